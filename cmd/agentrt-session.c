@@ -1,0 +1,641 @@
+/* agentrt-session - the engine's store: create, list, show, follow, remove */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jv.h>
+
+#include "clock.h"
+#include "diag.h"
+#include "err.h"
+#include "ids.h"
+#include "json.h"
+#include "log.h"
+#include "ndjson.h"
+#include "session.h"
+#include "store.h"
+
+/* How often log -f looks for new events, and how many it reads at once. */
+#define FOLLOW_POLL_MS	50
+#define LOG_BATCH	1024
+
+struct opts {
+	const char	*db;
+	const char	*agent;
+	const char	*id;
+	const char	*identity;
+	const char	*after;
+	bool		 quiet;
+	bool		 follow;
+};
+
+/* The world a command runs in, made once in main and passed down. */
+struct env {
+	struct art_clock	 clock;
+	struct art_ids		 ids;
+	struct art_store	*store;
+};
+
+struct cmd {
+	const char	*name;
+	int		(*run)(struct env *, const struct opts *, int, char **);
+	const char	*usage;
+	const char	*shortopts;	/* beyond -d, -h */
+	bool		 creates;	/* makes the store when there is none */
+	int		 min_args;
+	int		 max_args;	/* -1: any number */
+};
+
+static volatile sig_atomic_t stopping;
+
+enum { OPT_ID = 256, OPT_IDENTITY, OPT_AFTER };
+
+static const struct option longopts[] = {
+	{ "db",		required_argument,	NULL, 'd' },
+	{ "agent",	required_argument,	NULL, 'a' },
+	{ "id",		required_argument,	NULL, OPT_ID },
+	{ "identity",	required_argument,	NULL, OPT_IDENTITY },
+	{ "quiet",	no_argument,		NULL, 'q' },
+	{ "after",	required_argument,	NULL, OPT_AFTER },
+	{ "follow",	no_argument,		NULL, 'f' },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ "version",	no_argument,		NULL, 'V' },
+	{ NULL,		0,			NULL, 0 }
+};
+
+static _Noreturn void
+help(void)
+{
+	fputs(
+"Usage: agentrt-session [-d DIR] COMMAND [ARGS]\n"
+"\n"
+"Inspect and manage agentrt sessions in the LMDB store.\n"
+"\n"
+"Commands:\n"
+"  new [-a AGENT] [--id ID] [--identity JSON]\n"
+"                      create a session and print its id\n"
+"  ls [-q]             list sessions, one JSON object per line\n"
+"  show SESSION        print one session as JSON\n"
+"  log [--after SEQ] [-f] SESSION\n"
+"                      print the session's event log as NDJSON\n"
+"  rm SESSION...       delete sessions and everything recorded of them\n"
+"\n"
+"Options:\n"
+"  -d, --db DIR        use the store in DIR (default: $AGENTRT_DB, else\n"
+"                      $XDG_DATA_HOME/agentrt)\n"
+"  -a, --agent AGENT   (new) the agent the session runs\n"
+"      --id ID         (new) the session's id (default: a fresh UUIDv7)\n"
+"      --identity JSON (new) the session owner, {\"id\":...,\"metadata\":{...}};\n"
+"                      @FILE reads it from FILE, @- from stdin\n"
+"  -q, --quiet         (ls) print only the ids\n"
+"      --after SEQ     (log) start after event SEQ\n"
+"  -f, --follow        (log) keep printing events as they are appended\n"
+"  -h, --help          print this help and exit\n"
+"  -V, --version       print the version and exit\n"
+"\n"
+"Exit status: 0 success, 1 failure, 2 usage error.\n", stdout);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+static _Noreturn void
+version(void)
+{
+	printf("agentrt-session %s\n", PACKAGE_VERSION);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+static _Noreturn void
+usage(const char *line)
+{
+	fprintf(stderr, "usage: agentrt-session %s\n"
+	    "Try 'agentrt-session --help' for more information.\n",
+	    line != NULL ? line : "[-d DIR] COMMAND [ARGS]");
+	exit(ART_EXIT_USAGE);
+}
+
+/* One output line; a failed write (a reader gone, a full disk) is fatal. */
+static void
+emit(jv v)
+{
+	struct art_err err;
+
+	if (art_ndjson_write(stdout, v, &err) == -1)
+		art_die(ART_EXIT_FAIL, "%s", err.msg);
+}
+
+static _Noreturn void
+fail(const struct art_err *err)
+{
+	if (art_err_is(err, "nomem"))
+		art_die(ART_EXIT_FAIL, "out of memory");
+	art_die(ART_EXIT_FAIL, "%s", err->msg);
+}
+
+/* --- new ------------------------------------------------------------- */
+
+static void
+check_metadata(jv md)
+{
+	jv_object_foreach(md, k, val) {
+		if (jv_get_kind(val) != JV_KIND_STRING)
+			art_die(ART_EXIT_USAGE, "bad --identity: metadata "
+			    "'%s': expected string", jv_string_value(k));
+		jv_free(k);
+		jv_free(val);
+	}
+}
+
+/* An option's value, or with @FILE the file's contents (@- is stdin). */
+static jv
+option_text(const char *name, const char *arg)
+{
+	FILE *f;
+	char *buf = NULL;
+	size_t len = 0;
+	jv text;
+
+	if (arg[0] != '@')
+		return jv_string(arg);
+	if (strcmp(arg, "@-") == 0)
+		f = stdin;
+	else if ((f = fopen(arg + 1, "r")) == NULL)
+		art_die(ART_EXIT_USAGE, "read %s '%s': %s", name, arg + 1,
+		    strerror(errno));
+	text = jv_string("");
+	buf = malloc(65536);
+	if (buf == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	while ((len = fread(buf, 1, 65536, f)) > 0)
+		text = jv_string_append_buf(text, buf, (int)len);
+	if (ferror(f))
+		art_die(ART_EXIT_USAGE, "read %s '%s': %s", name, arg + 1,
+		    strerror(errno));
+	free(buf);
+	if (f != stdin)
+		fclose(f);
+	return text;
+}
+
+/* WorkerIdentity: {id?: string, metadata?: {string: string}}. */
+static jv
+parse_identity(const char *arg)
+{
+	struct art_err err;
+	jv text = option_text("--identity", arg), v, md;
+	const char *s;
+
+	v = art_json_parse_str(jv_string_value(text), &err);
+	jv_free(text);
+
+	if (!jv_is_valid(v))
+		art_die(ART_EXIT_USAGE, "bad --identity: %s", err.msg);
+	if (jv_get_kind(v) != JV_KIND_OBJECT)
+		art_die(ART_EXIT_USAGE, "bad --identity: expected an object");
+	if (art_json_get_str(&v, "id", 0, &s, &err) == -1)
+		art_die(ART_EXIT_USAGE, "bad --identity: %s", err.msg);
+	md = jv_null();
+	if (art_json_get_kind(&v, "metadata", JV_KIND_OBJECT, 0, &md,
+	    &err) == -1)
+		art_die(ART_EXIT_USAGE, "bad --identity: %s", err.msg);
+	if (jv_get_kind(md) == JV_KIND_OBJECT)
+		check_metadata(md);
+	jv_free(md);
+	return v;
+}
+
+struct new_ctx {
+	const char	*sid;
+	const char	*agent;
+	jv		 identity;
+};
+
+static int
+new_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct new_ctx *c = ctx;
+
+	return art_session_create(t, c->sid, c->agent, jv_copy(c->identity),
+	    jv_array(), err);
+}
+
+static int
+cmd_new(struct env *e, const struct opts *o, int argc, char **argv)
+{
+	char id[ART_ID_BUFSZ];
+	struct new_ctx c = { o->id, o->agent, jv_null() };
+	struct art_err err;
+	int r;
+
+	(void)argc, (void)argv;
+	if (o->id != NULL && !art_id_is_valid(o->id))
+		art_die(ART_EXIT_USAGE, "bad --id '%s': use 1-128 letters, "
+		    "digits, '.', '_', ':' or '-'", o->id);
+	if (o->agent != NULL && !art_id_is_valid(o->agent))
+		art_die(ART_EXIT_USAGE, "bad agent '%s': use 1-128 letters, "
+		    "digits, '.', '_', ':' or '-'", o->agent);
+	if (o->identity != NULL)
+		c.identity = parse_identity(o->identity);
+	if (c.sid == NULL) {
+		if (art_ids_v7(&e->ids, id) == -1)
+			art_die(ART_EXIT_FAIL, "cannot mint a session id");
+		c.sid = id;
+	}
+	r = art_store_write(e->store, new_fn, &c, &err);
+	jv_free(c.identity);
+	if (r == -1)
+		fail(&err);
+	printf("%s\n", c.sid);
+	return ART_EXIT_OK;
+}
+
+/* --- ls, show ------------------------------------------------------- */
+
+static int
+list_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	jv *all = ctx;
+
+	*all = art_session_list(t, err);
+	return jv_is_valid(*all) ? 0 : -1;
+}
+
+static jv
+ls_row(jv s)
+{
+	static const char *const keys[] = { "id", "agent_id", "created",
+	    "status", "head", "turn" };
+	jv row = jv_object();
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		row = jv_object_set(row, jv_string(keys[i]),
+		    art_json_field(&s, keys[i]));
+	jv_free(s);
+	return row;
+}
+
+static int
+cmd_ls(struct env *e, const struct opts *o, int argc, char **argv)
+{
+	struct art_err err;
+	jv all;
+
+	(void)argc, (void)argv;
+	if (art_store_read(e->store, list_fn, &all, &err) == -1)
+		fail(&err);
+	jv_array_foreach(all, i, s) {
+		if (o->quiet) {
+			const char *id = art_json_str(&s, "id");
+
+			printf("%s\n", id != NULL ? id : "");
+			if (fflush(stdout) == EOF || ferror(stdout))
+				art_die(ART_EXIT_FAIL, "write: %s",
+				    strerror(errno));
+			jv_free(s);
+		} else
+			emit(ls_row(s));
+	}
+	jv_free(all);
+	return ART_EXIT_OK;
+}
+
+struct show_ctx {
+	const char	*sid;
+	jv		 out;
+};
+
+static int
+show_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct show_ctx *c = ctx;
+
+	c->out = art_session_show(t, c->sid, err);
+	return jv_is_valid(c->out) ? 0 : -1;
+}
+
+static int
+cmd_show(struct env *e, const struct opts *o, int argc, char **argv)
+{
+	struct show_ctx c;
+	struct art_err err;
+
+	(void)o, (void)argc;
+	c.sid = argv[0];
+	if (art_store_read(e->store, show_fn, &c, &err) == -1)
+		fail(&err);
+	emit(c.out);
+	return ART_EXIT_OK;
+}
+
+/* --- log ------------------------------------------------------------ */
+
+struct log_ctx {
+	const char	*sid;
+	uint64_t	 after;
+	jv		 events;
+};
+
+static int
+log_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct log_ctx *c = ctx;
+	jv s = art_session_get(t, c->sid, err);
+
+	if (!jv_is_valid(s))
+		return -1;
+	jv_free(s);
+	c->events = art_log_read(t, c->sid, c->after, LOG_BATCH, err);
+	return jv_is_valid(c->events) ? 0 : -1;
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static void
+catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static void
+nap(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static uint64_t
+parse_seq(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0)
+		art_die(ART_EXIT_USAGE, "bad --after '%s': expected an event "
+		    "number", s);
+	return v;
+}
+
+/*
+ * Events are read in bounded batches in a read transaction and printed
+ * after it ends: no transaction is held across output.
+ */
+static int
+cmd_log(struct env *e, const struct opts *o, int argc, char **argv)
+{
+	struct log_ctx c = { NULL, 0, jv_null() };
+	struct art_err err;
+	int64_t seq;
+	int n;
+
+	(void)argc;
+	c.sid = argv[0];
+	if (o->after != NULL)
+		c.after = parse_seq(o->after);
+	if (o->follow)
+		catch_stop_signals();
+	while (!stopping) {
+		if (art_store_read(e->store, log_fn, &c, &err) == -1)
+			fail(&err);
+		n = jv_array_length(jv_copy(c.events));
+		jv_array_foreach(c.events, i, ev) {
+			if (art_json_get_int(&ev, "seq", 1, &seq, &err) == 0)
+				c.after = (uint64_t)seq;
+			emit(ev);
+		}
+		jv_free(c.events);
+		if (n == LOG_BATCH)
+			continue;
+		if (!o->follow)
+			break;
+		nap(FOLLOW_POLL_MS);
+	}
+	return ART_EXIT_OK;
+}
+
+/* --- rm ------------------------------------------------------------- */
+
+struct rm_ctx {
+	int	 argc;
+	char	**argv;
+};
+
+/* All or nothing: one unknown session and none is removed. */
+static int
+rm_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct rm_ctx *c = ctx;
+	int i;
+
+	for (i = 0; i < c->argc; i++)
+		if (art_session_remove(t, c->argv[i], err) == -1)
+			return -1;
+	return 0;
+}
+
+static int
+cmd_rm(struct env *e, const struct opts *o, int argc, char **argv)
+{
+	struct rm_ctx c = { argc, argv };
+	struct art_err err;
+
+	(void)o;
+	if (art_store_write(e->store, rm_fn, &c, &err) == -1)
+		fail(&err);
+	return ART_EXIT_OK;
+}
+
+/* --- main ----------------------------------------------------------- */
+
+static const struct cmd cmds[] = {
+	{ "new",  cmd_new,  "new [-a AGENT] [--id ID] [--identity JSON]", "a:",
+	    true, 0, 0 },
+	{ "ls",   cmd_ls,   "ls [-q]", "q", false, 0, 0 },
+	{ "show", cmd_show, "show SESSION", "", false, 1, 1 },
+	{ "log",  cmd_log,  "log [--after SEQ] [-f] SESSION", "f", false, 1, 1 },
+	{ "rm",   cmd_rm,   "rm SESSION...", "", false, 1, -1 },
+};
+
+static const struct cmd *
+find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(cmds[i].name, name) == 0)
+			return &cmds[i];
+	return NULL;
+}
+
+/* Long options each command takes, beyond --db, --help, --version. */
+static bool
+cmd_takes(const struct cmd *c, int opt)
+{
+	switch (opt) {
+	case 'a': case OPT_ID: case OPT_IDENTITY:
+		return strcmp(c->name, "new") == 0;
+	case 'q':
+		return strcmp(c->name, "ls") == 0;
+	case 'f': case OPT_AFTER:
+		return strcmp(c->name, "log") == 0;
+	}
+	return true;
+}
+
+static void
+parse(int argc, char **argv, const char *shortopts, const struct cmd *c,
+    struct opts *o)
+{
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c != NULL && !cmd_takes(c, ch))
+			usage(c->usage);
+		switch (ch) {
+		case 'd': o->db = optarg; break;
+		case 'a': o->agent = optarg; break;
+		case OPT_ID: o->id = optarg; break;
+		case OPT_IDENTITY: o->identity = optarg; break;
+		case 'q': o->quiet = true; break;
+		case OPT_AFTER: o->after = optarg; break;
+		case 'f': o->follow = true; break;
+		case 'h': help();
+		case 'V': version();
+		default: usage(c != NULL ? c->usage : NULL);
+		}
+	}
+}
+
+/* -d, else $AGENTRT_DB, else $XDG_DATA_HOME/agentrt, else ~/.local/share. */
+static const char *
+store_dir(const char *db, char *buf, size_t n)
+{
+	const char *v;
+
+	if (db != NULL && *db != '\0')
+		return db;
+	if ((v = getenv("AGENTRT_DB")) != NULL && *v != '\0')
+		return v;
+	if ((v = getenv("XDG_DATA_HOME")) != NULL && *v == '/')
+		snprintf(buf, n, "%s/agentrt", v);
+	else if ((v = getenv("HOME")) != NULL && *v != '\0')
+		snprintf(buf, n, "%s/.local/share/agentrt", v);
+	else
+		art_die(ART_EXIT_FAIL, "find store: set AGENTRT_DB, "
+		    "XDG_DATA_HOME or HOME, or give -d DIR");
+	return buf;
+}
+
+/* A size with an optional K, M, G or T suffix (powers of 1024). */
+static size_t
+parse_size(const char *name, const char *s)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	case 'T': case 't': shift = 40; end++; break;
+	}
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v == 0 ||
+	    v > (SIZE_MAX >> shift))
+		art_die(ART_EXIT_USAGE, "bad %s '%s': expected a size such as "
+		    "64M or 1T", name, s);
+	return (size_t)v << shift;
+}
+
+/*
+ * Opens the store; false when there is none and the command does not make
+ * one (so ls lists nothing and show, log and rm find no session).
+ */
+static bool
+setup(struct env *e, const struct opts *o, const struct cmd *c)
+{
+	struct art_store_opts so = { .clock = &e->clock, .create = c->creates };
+	struct art_err err;
+	char buf[4096];
+	const char *v;
+
+	if (art_clock_init(&e->clock, getenv("AGENTRT_CLOCK"), &err) == -1)
+		art_die(ART_EXIT_USAGE, "AGENTRT_CLOCK: %s", err.msg);
+	if (art_ids_init(&e->ids, &e->clock, getenv("AGENTRT_ID_SEED"),
+	    &err) == -1)
+		art_die(ART_EXIT_FAIL, "%s", err.msg);
+	if ((v = getenv("AGENTRT_MAP_MAX")) != NULL && *v != '\0')
+		so.map_max = parse_size("AGENTRT_MAP_MAX", v);
+	so.dir = store_dir(o->db, buf, sizeof(buf));
+	if (art_store_open(&e->store, &so, &err) == 0)
+		return true;
+	if (!art_err_is(&err, "no_store"))
+		fail(&err);
+	return false;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o = { 0 };
+	struct env e = { 0 };
+	const struct cmd *c;
+	char shortopts[16];
+	int status;
+
+	art_diag_init(argv[0]);
+	/* Options before the command: stop at the first non-option. */
+	parse(argc, argv, "+d:hV", NULL, &o);
+	if (optind >= argc)
+		usage(NULL);
+	if ((c = find_cmd(argv[optind])) == NULL) {
+		art_warn("unknown command '%s'", argv[optind]);
+		usage(NULL);
+	}
+	argc -= optind;
+	argv += optind;
+	optind = 1;
+	snprintf(shortopts, sizeof(shortopts), "d:hV%s", c->shortopts);
+	parse(argc, argv, shortopts, c, &o);
+	argc -= optind;
+	argv += optind;
+	if (argc < c->min_args || (c->max_args >= 0 && argc > c->max_args))
+		usage(c->usage);
+	if (!setup(&e, &o, c)) {
+		if (strcmp(c->name, "ls") == 0)
+			return ART_EXIT_OK;
+		if (argc > 0)
+			art_die(ART_EXIT_FAIL, "no session '%s'", argv[0]);
+	}
+	status = c->run(&e, &o, argc, argv);
+	art_store_close(e.store);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		art_die(ART_EXIT_FAIL, "write: %s", strerror(errno));
+	return status;
+}

@@ -1,0 +1,67 @@
+/* json.h - typed access, canonical text and equality over libjq's jv */
+#ifndef ART_JSON_H
+#define ART_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jv.h>
+
+#include "err.h"
+
+/*
+ * Field getters borrow obj (const jv *) and never consume it.  A missing
+ * field, or one set to null, is an error only when required is set; then (and for a field of the
+ * wrong kind) they return -1 with err code "bad_field" and a message such
+ * as "field 'model': expected string, got number".  Optional missing
+ * fields return 0 and leave *out as it was.  A string borrowed through
+ * art_json_get_str() lives as long as obj does.
+ */
+int	art_json_get_str(const jv *obj, const char *key, int required,
+	    const char **out, struct art_err *);
+/* An integer in [-(2^53-1), 2^53-1]: JSON numbers are doubles in libjq. */
+int	art_json_get_int(const jv *obj, const char *key, int required,
+	    int64_t *out, struct art_err *);
+int	art_json_get_bool(const jv *obj, const char *key, int required,
+	    int *out, struct art_err *);
+/* A field of the given kind; *out is a new jv the caller owns. */
+int	art_json_get_kind(const jv *obj, const char *key, jv_kind kind,
+	    int required, jv *out, struct art_err *);
+
+/* obj's string field, or NULL when absent or not a string; borrowed. */
+const char *art_json_str(const jv *obj, const char *key);
+/* obj's field (a new jv; jv_null() when absent). */
+jv	art_json_field(const jv *obj, const char *key);
+
+/*
+ * Parses text[0..len), which must be followed by a readable NUL at
+ * text[len] (libjq 1.6 reads its input as a C string when it fails).
+ * Returns the value, or jv_invalid() with err code "bad_json" and a
+ * message that does not quote the input.
+ */
+jv	art_json_parse(const char *text, size_t len, struct art_err *);
+/* Parses a NUL-terminated string; as art_json_parse(). */
+jv	art_json_parse_str(const char *text, struct art_err *);
+
+/*
+ * Canonical text: compact, object keys sorted by code point, numbers as
+ * libjq prints them (so -0 stays "-0").  Consumes v; returns a jv string
+ * the caller owns.
+ */
+jv	art_json_canon(jv v);
+
+/*
+ * Structural equality (PROTOCOL-NOTES.md §6): object key order and
+ * whitespace do not matter, arrays are ordered, {"a":null} differs from
+ * {}, strings compare by code points.  Numbers compare by value: libjq 1.6
+ * holds every number as a double, so 1 and 1.0 (and 0 and -0) are one
+ * number on our bus; PROTOCOL-NOTES.md's integer/float distinction cannot
+ * survive a libjq parse.
+ * Borrows both.
+ */
+int	art_json_equal(const jv *a, const jv *b);
+
+/* The kind's name for messages: "string", "number", "object", … */
+const char *art_json_kind_name(jv_kind);
+
+#endif

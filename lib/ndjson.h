@@ -1,0 +1,90 @@
+/* ndjson.h - newline-delimited JSON: one object a line, bad lines reported */
+#ifndef ART_NDJSON_H
+#define ART_NDJSON_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jv.h>
+
+#include "err.h"
+
+/* The longest line read by default, in bytes before its '\n'. */
+#define ART_NDJSON_MAX_LINE	((size_t)64 << 20)
+/* How much of a bad line an error line quotes. */
+#define ART_NDJSON_EXCERPT	256
+
+enum art_ndjson_status {
+	ART_NDJSON_OK,		/* *out holds the next object */
+	ART_NDJSON_BAD,		/* the line was bad; err says why; go on */
+	ART_NDJSON_AGAIN,	/* no whole line yet: feed more, or poll fd */
+	ART_NDJSON_EOF,		/* end of input, every line returned */
+	ART_NDJSON_IOERR	/* reading failed; err says why */
+};
+
+/* Every line must also carry a string "type" (the bus rule). */
+#define ART_NDJSON_REQUIRE_TYPE	0x1
+
+struct art_ndjson_reader;
+
+/*
+ * A reader of fd (which it never closes), or of bytes handed to
+ * art_ndjson_feed() when fd is -1.  name labels messages ("<stdin>", a
+ * file's path) and is borrowed for the reader's life.  Lines longer than
+ * max_line bytes are reported, never held whole (with the feed API, as
+ * long as the caller calls art_ndjson_next() between feeds).  Returns NULL
+ * only when out of memory.
+ */
+struct art_ndjson_reader *art_ndjson_reader_new(int fd, const char *name,
+	    size_t max_line, unsigned flags);
+void	art_ndjson_reader_free(struct art_ndjson_reader *);
+
+/*
+ * The next line.  Splits on '\n' before parsing, so a bad line never
+ * swallows the good one after it.  Strips a '\r' before the newline, skips
+ * blank lines, and takes a last line that has no newline.  A line holding
+ * a NUL byte or invalid UTF-8, one that is not exactly one JSON object, or
+ * one over max_line is ART_NDJSON_BAD with err->code "nul_byte",
+ * "bad_utf8", "bad_json", "not_object", "no_type" or "line_too_long".  On
+ * ART_NDJSON_OK the caller owns *out.  With fd -1, or a non-blocking fd
+ * that has nothing to read, returns ART_NDJSON_AGAIN when no whole line is
+ * buffered.
+ */
+enum art_ndjson_status art_ndjson_next(struct art_ndjson_reader *, jv *out,
+	    struct art_err *);
+/* Appends bytes to a reader made with fd -1; -1 and err "nomem" on failure. */
+int	art_ndjson_feed(struct art_ndjson_reader *, const void *, size_t,
+	    struct art_err *);
+/* Says no more bytes will come: the last unterminated line is then taken. */
+void	art_ndjson_feed_eof(struct art_ndjson_reader *);
+
+/* The number of the line last returned, from 1. */
+size_t	art_ndjson_lineno(const struct art_ndjson_reader *);
+const char *art_ndjson_name(const struct art_ndjson_reader *);
+
+/*
+ * The error line for the line art_ndjson_next() just reported BAD:
+ * {"type":"error","code":…,"message":"<name>:<line>: <why>","input":…}
+ * with input the line's first ART_NDJSON_EXCERPT bytes.  Caller owns it.
+ */
+jv	art_ndjson_bad_line(const struct art_ndjson_reader *,
+	    const struct art_err *);
+
+/*
+ * An error line {"type":"error","code":…,"message":…} with "input" the
+ * first ART_NDJSON_EXCERPT bytes of input when input is not NULL.
+ */
+jv	art_ndjson_error(const char *code, const char *message,
+	    const char *input, size_t len);
+
+/*
+ * Writes v (consumed) as one compact line and flushes.  Returns -1 with
+ * err code "io" when the write fails (a reader gone, a full disk).
+ */
+int	art_ndjson_write(FILE *, jv v, struct art_err *);
+
+/* True when s[0..len) is well-formed UTF-8 (no overlongs, no surrogates);
+ * otherwise *bad is the offset of the first bad byte. */
+int	art_utf8_is_valid(const char *s, size_t len, size_t *bad);
+
+#endif

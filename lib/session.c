@@ -1,0 +1,438 @@
+/* session.c - a session: its log folded into views, and what reads them */
+#include "session.h"
+
+#include <string.h>
+
+#include "json.h"
+#include "log.h"
+#include "tree.h"
+
+static int
+no_session(const char *sid, struct art_err *err)
+{
+	return art_err_set(err, "not_found", "no session '%s'", sid);
+}
+
+jv
+art_session_get(struct art_txn *t, const char *sid, struct art_err *err)
+{
+	jv s = art_store_get(t, ART_DB_SESSIONS, sid, NULL, 0, err);
+
+	if (!jv_is_valid(s) && art_err_is(err, "not_found"))
+		no_session(sid, err);
+	return s;
+}
+
+static int
+put_summary(struct art_txn *t, const char *sid, jv summary,
+    struct art_err *err)
+{
+	return art_store_put(t, ART_DB_SESSIONS, sid, NULL, 0, summary, err);
+}
+
+static int
+apply_created(struct art_txn *t, const char *sid, const jv *ev,
+    const jv *p, struct art_err *err)
+{
+	jv s = jv_object();
+
+	s = jv_object_set(s, jv_string("id"), jv_string(sid));
+	s = jv_object_set(s, jv_string("agent_id"), art_json_field(p,
+	    "agent_id"));
+	s = jv_object_set(s, jv_string("created"), art_json_field(ev,
+	    "occurred_at"));
+	s = jv_object_set(s, jv_string("status"), jv_string("idle"));
+	s = jv_object_set(s, jv_string("head"), jv_null());
+	s = jv_object_set(s, jv_string("turn"), jv_null());
+	s = jv_object_set(s, jv_string("identity"), art_json_field(p,
+	    "identity"));
+	s = jv_object_set(s, jv_string("ancestry"), art_json_field(p,
+	    "ancestry"));
+	s = jv_object_set(s, jv_string("nodes"), jv_number(0));
+	if (art_store_add(t, ART_DB_SESSIONS, sid, NULL, 0, s, err) == -1)
+		return art_err_is(err, "exists") ? art_err_set(err, "exists",
+		    "session '%s' exists", sid) : -1;
+	return 0;
+}
+
+static int
+apply_message(struct art_txn *t, const char *sid, jv *s, const jv *p,
+    struct art_err *err)
+{
+	jv msg = art_json_field(p, "message");
+	const char *parent = art_json_str(p, "parent_id");
+	int64_t nodes = 0;
+
+	if (jv_get_kind(msg) != JV_KIND_OBJECT) {
+		jv_free(msg);
+		return art_err_set(err, "bad_field", "message.new: field "
+		    "'message': expected object");
+	}
+	*s = jv_object_set(*s, jv_string("head"), art_json_field(&msg, "id"));
+	if (art_tree_add(t, sid, msg, parent, err) == -1)
+		return -1;
+	art_json_get_int(s, "nodes", 0, &nodes, NULL);
+	*s = jv_object_set(*s, jv_string("nodes"), jv_number(nodes + 1));
+	return 0;
+}
+
+static int
+apply_head(struct art_txn *t, const char *sid, jv *s, const jv *p,
+    struct art_err *err)
+{
+	const char *head = art_json_str(p, "head_id");
+	jv node;
+
+	if (head != NULL) {
+		node = art_tree_node(t, sid, head, err);
+		if (!jv_is_valid(node))
+			return -1;
+		jv_free(node);
+	}
+	*s = jv_object_set(*s, jv_string("head"), head != NULL ?
+	    jv_string(head) : jv_null());
+	return 0;
+}
+
+/* Sub-key of a version: kind, anchor ("" for none), NUL, be64 seq. */
+static size_t
+version_key(unsigned char *k, size_t cap, enum art_version kind,
+    const char *anchor, int64_t seq)
+{
+	size_t n = anchor != NULL ? strlen(anchor) : 0;
+
+	if (n + 10 > cap)
+		return 0;
+	k[0] = (unsigned char)kind;
+	memcpy(k + 1, anchor != NULL ? anchor : "", n);
+	k[1 + n] = '\0';
+	if (seq >= 0)
+		art_be64_put(k + 2 + n, (uint64_t)seq);
+	return n + 2 + (seq >= 0 ? 8 : 0);
+}
+
+static int
+apply_version(struct art_txn *t, const char *sid, enum art_version kind,
+    const jv *p, const char *field, int64_t seq, struct art_err *err)
+{
+	unsigned char k[512];
+	size_t n = version_key(k, sizeof(k), kind, art_json_str(p, "anchor"),
+	    seq);
+
+	if (n == 0)
+		return art_err_set(err, "bad_field", "anchor too long");
+	return art_store_put(t, ART_DB_VERSIONS, sid, k, n,
+	    art_json_field(p, field), err);
+}
+
+static int
+apply_turn(struct art_txn *t, const char *sid, jv *s, const jv *ev,
+    const jv *p, int started, struct art_err *err)
+{
+	const char *tid = art_json_str(p, "turn_id");
+	jv turn, e;
+	int failed;
+
+	if (tid == NULL)
+		return art_err_set(err, "bad_field", "turn event without "
+		    "turn_id");
+	e = art_json_field(p, "error");
+	failed = jv_get_kind(e) != JV_KIND_NULL;
+	jv_free(e);
+	turn = started ? jv_object() : art_store_get(t, ART_DB_TURNS, sid,
+	    tid, strlen(tid), err);
+	if (!jv_is_valid(turn))
+		return -1;
+	turn = jv_object_set(turn, jv_string("turn_id"), jv_string(tid));
+	turn = jv_object_set(turn, jv_string("status"), jv_string(started ?
+	    "running" : failed ? "failed" : "completed"));
+	turn = jv_object_set(turn, jv_string(started ? "started" :
+	    "completed"), art_json_field(ev, "occurred_at"));
+	if (!started)
+		turn = jv_object_set(turn, jv_string("data"),
+		    art_json_field(p, "data"));
+	*s = jv_object_set(*s, jv_string("turn"), jv_string(tid));
+	*s = jv_object_set(*s, jv_string("status"), jv_string(started ?
+	    "running" : "idle"));
+	return art_store_put(t, ART_DB_TURNS, sid, tid, strlen(tid), turn, err);
+}
+
+static int
+apply_to(struct art_txn *t, const char *sid, jv *s, const jv *ev,
+    const jv *p, const char *type, struct art_err *err)
+{
+	int64_t seq = 0;
+
+	art_json_get_int(ev, "seq", 0, &seq, NULL);
+	if (strcmp(type, "message.new") == 0)
+		return apply_message(t, sid, s, p, err);
+	if (strcmp(type, "head.moved") == 0)
+		return apply_head(t, sid, s, p, err);
+	if (strcmp(type, "worker.state.updated") == 0)
+		return apply_version(t, sid, ART_VERSION_STATE, p, "state",
+		    seq, err);
+	if (strcmp(type, "agent.updated") == 0)
+		return apply_version(t, sid, ART_VERSION_AGENT, p, "config",
+		    seq, err);
+	if (strcmp(type, "turn.started") == 0)
+		return apply_turn(t, sid, s, ev, p, 1, err);
+	if (strcmp(type, "turn.completed") == 0)
+		return apply_turn(t, sid, s, ev, p, 0, err);
+	return 0;	/* an event no view keeps */
+}
+
+int
+art_session_apply(struct art_txn *t, const jv *ev, struct art_err *err)
+{
+	const char *sid = art_json_str(ev, "session_id"), *type;
+	jv p = art_json_field(ev, "payload"), s;
+	int r;
+
+	type = art_json_str(&p, "type");
+	if (sid == NULL || type == NULL) {
+		jv_free(p);
+		return art_err_set(err, "bad_field", "event without "
+		    "session_id or payload type");
+	}
+	if (strcmp(type, "session.created") == 0) {
+		r = apply_created(t, sid, ev, &p, err);
+		jv_free(p);
+		return r;
+	}
+	s = art_session_get(t, sid, err);
+	if (!jv_is_valid(s)) {
+		jv_free(p);
+		return -1;
+	}
+	r = apply_to(t, sid, &s, ev, &p, type, err);
+	jv_free(p);
+	if (r == -1) {
+		jv_free(s);
+		return -1;
+	}
+	return put_summary(t, sid, s, err);
+}
+
+/* The turn an event belongs to: the one running, or the one it starts. */
+static jv
+turn_of(struct art_txn *t, const char *sid, const jv *payload)
+{
+	const char *type = art_json_str(payload, "type");
+	jv s, turn = jv_null();
+	const char *st;
+
+	if (type != NULL && strcmp(type, "turn.started") == 0)
+		return art_json_field(payload, "turn_id");
+	if (type != NULL && strcmp(type, "session.created") == 0)
+		return turn;
+	s = art_store_get(t, ART_DB_SESSIONS, sid, NULL, 0, NULL);
+	if (jv_is_valid(s) && (st = art_json_str(&s, "status")) != NULL &&
+	    strcmp(st, "running") == 0) {
+		jv_free(turn);
+		turn = art_json_field(&s, "turn");
+	}
+	jv_free(s);
+	return turn;
+}
+
+int64_t
+art_session_record(struct art_txn *t, const char *sid, jv payload,
+    jv *event, struct art_err *err)
+{
+	jv turn = turn_of(t, sid, &payload), ev;
+	int64_t seq;
+
+	seq = art_log_append(t, sid, payload, jv_get_kind(turn) ==
+	    JV_KIND_STRING ? jv_string_value(turn) : NULL, &ev, err);
+	jv_free(turn);
+	if (seq == -1)
+		return -1;
+	if (art_session_apply(t, &ev, err) == -1) {
+		jv_free(ev);
+		return -1;
+	}
+	if (event != NULL)
+		*event = ev;
+	else
+		jv_free(ev);
+	return seq;
+}
+
+int
+art_session_create(struct art_txn *t, const char *sid, const char *agent_id,
+    jv identity, jv ancestry, struct art_err *err)
+{
+	jv p = jv_object();
+
+	p = jv_object_set(p, jv_string("type"), jv_string("session.created"));
+	p = jv_object_set(p, jv_string("agent_id"), agent_id != NULL ?
+	    jv_string(agent_id) : jv_null());
+	p = jv_object_set(p, jv_string("identity"), identity);
+	p = jv_object_set(p, jv_string("ancestry"), ancestry);
+	return art_session_record(t, sid, p, NULL, err) == -1 ? -1 : 0;
+}
+
+struct best {
+	int64_t	seq;
+	jv	value;
+};
+
+static int
+best_fn(const void *sub, size_t sublen, jv v, void *ctx, struct art_err *err)
+{
+	struct best *b = ctx;
+	int64_t seq;
+
+	(void)err;
+	if (sublen < 8) {
+		jv_free(v);
+		return 1;
+	}
+	seq = (int64_t)art_be64_get((const unsigned char *)sub + sublen - 8);
+	if (seq > b->seq) {
+		b->seq = seq;
+		jv_free(b->value);
+		b->value = v;
+	} else
+		jv_free(v);
+	return 1;	/* the newest of this anchor is enough */
+}
+
+/* The newest version at one anchor, if newer than b's. */
+static int
+best_at(struct art_txn *t, const char *sid, enum art_version kind,
+    const char *anchor, struct best *b, struct art_err *err)
+{
+	unsigned char k[512];
+	size_t n = version_key(k, sizeof(k), kind, anchor, -1);
+
+	if (n == 0)
+		return 0;
+	return art_store_scan(t, ART_DB_VERSIONS, sid, k, n, NULL, 0, 1,
+	    best_fn, b, err);
+}
+
+jv
+art_session_resolve(struct art_txn *t, const char *sid,
+    enum art_version kind, const char *head, struct art_err *err)
+{
+	struct best b = { 0, jv_null() };
+	jv ids = art_tree_path_ids(t, sid, head, err);
+	int r = best_at(t, sid, kind, NULL, &b, err);
+
+	if (!jv_is_valid(ids) || r == -1)
+		goto fail;
+	jv_array_foreach(ids, i, id) {
+		r = best_at(t, sid, kind, jv_string_value(id), &b, err);
+		jv_free(id);
+		if (r == -1)
+			goto fail;
+	}
+	jv_free(ids);
+	return b.value;
+fail:
+	jv_free(ids);
+	jv_free(b.value);
+	return jv_invalid();
+}
+
+static int
+open_call_fn(const void *sub, size_t sublen, jv v, void *ctx,
+    struct art_err *err)
+{
+	const char *st = art_json_str(&v, "status");
+	jv *calls = ctx;
+
+	(void)sub, (void)sublen, (void)err;
+	if (st != NULL && (strcmp(st, "completed") == 0 ||
+	    strcmp(st, "failed") == 0))
+		jv_free(v);
+	else
+		*calls = jv_array_append(*calls, v);
+	return 0;
+}
+
+/* Adds the resolved parts to a summary; -1 with err on failure. */
+static int
+resolve_all(struct art_txn *t, const char *sid, jv *s, struct art_err *err)
+{
+	const char *head = art_json_str(s, "head"), *tid;
+	jv calls = jv_array(), v, turn = jv_null();
+	int64_t last;
+
+	if ((last = art_log_last_seq(t, sid, err)) == -1)
+		goto fail;
+	*s = jv_object_set(*s, jv_string("last_seq"), jv_number(last));
+	if (!jv_is_valid(v = art_session_resolve(t, sid, ART_VERSION_AGENT,
+	    head, err)))
+		goto fail;
+	*s = jv_object_set(*s, jv_string("config"), v);
+	if (!jv_is_valid(v = art_session_resolve(t, sid, ART_VERSION_STATE,
+	    head, err)))
+		goto fail;
+	*s = jv_object_set(*s, jv_string("state"), v);
+	if (art_store_scan(t, ART_DB_CALLS, sid, NULL, 0, NULL, 0, 0,
+	    open_call_fn, &calls, err) == -1)
+		goto fail;
+	*s = jv_object_set(*s, jv_string("calls"), calls);
+	if ((tid = art_json_str(s, "turn")) != NULL) {
+		turn = art_store_get(t, ART_DB_TURNS, sid, tid, strlen(tid), err);
+		if (!jv_is_valid(turn))
+			return -1;
+	}
+	*s = jv_object_set(*s, jv_string("turn_status"), art_json_field(&turn,
+	    "status"));
+	jv_free(turn);
+	return 0;
+fail:
+	jv_free(calls);
+	return -1;
+}
+
+jv
+art_session_show(struct art_txn *t, const char *sid, struct art_err *err)
+{
+	jv s = art_session_get(t, sid, err);
+
+	if (!jv_is_valid(s))
+		return s;
+	if (resolve_all(t, sid, &s, err) == -1) {
+		jv_free(s);
+		return jv_invalid();
+	}
+	return s;
+}
+
+static int
+list_fn(const void *sub, size_t sublen, jv v, void *ctx, struct art_err *err)
+{
+	jv *all = ctx;
+
+	(void)sub, (void)sublen, (void)err;
+	*all = jv_array_append(*all, v);
+	return 0;
+}
+
+jv
+art_session_list(struct art_txn *t, struct art_err *err)
+{
+	jv all = jv_array();
+
+	if (art_store_scan(t, ART_DB_SESSIONS, NULL, NULL, 0, NULL, 0, 0,
+	    list_fn, &all, err) == -1) {
+		jv_free(all);
+		return jv_invalid();
+	}
+	return all;
+}
+
+int
+art_session_remove(struct art_txn *t, const char *sid, struct art_err *err)
+{
+	jv s = art_session_get(t, sid, err);
+
+	if (!jv_is_valid(s))
+		return -1;
+	jv_free(s);
+	return art_store_del_session(t, sid, err) == -1 ? -1 : 0;
+}

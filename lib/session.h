@@ -1,0 +1,69 @@
+/* session.h - a session: its log folded into views, and what reads them */
+#ifndef ART_SESSION_H
+#define ART_SESSION_H
+
+#include <stdint.h>
+
+#include <jv.h>
+
+#include "err.h"
+#include "store.h"
+
+/*
+ * Every change to a session is one or more events recorded through
+ * art_session_record(): the event is appended to the log and folded into
+ * the views (the session's summary, the message tree, state and config
+ * versions, turns) in the caller's write transaction.  art_session_apply()
+ * is that fold alone, so the views can be rebuilt from the log.
+ */
+
+/*
+ * Appends payload (consumed; {"type":…,…}) to sid's log and applies it.
+ * Returns the event's seq, or -1 (the caller's transaction must then be
+ * aborted: art_store_write() does so).  event, when not NULL, receives the
+ * recorded event.
+ */
+int64_t	art_session_record(struct art_txn *, const char *sid, jv payload,
+	    jv *event, struct art_err *);
+/* Folds one recorded event (borrowed) into the views. */
+int	art_session_apply(struct art_txn *, const jv *event, struct art_err *);
+
+/*
+ * Records session.created for a new session.  identity (consumed) is null
+ * or {"id"?,"metadata"?}; ancestry (consumed) an array of ancestor ids.
+ * -1 with err code "exists" when sid is taken.
+ */
+int	art_session_create(struct art_txn *, const char *sid,
+	    const char *agent_id, jv identity, jv ancestry, struct art_err *);
+
+/*
+ * The session's summary {id, agent_id, created, status, head, turn,
+ * identity, ancestry, nodes}; jv_invalid() with err code "not_found"
+ * ("no session 'X'").
+ */
+jv	art_session_get(struct art_txn *, const char *sid, struct art_err *);
+/*
+ * The summary plus what reads resolve on the active path: config, state,
+ * open calls, turn_status (the turn's "running", "completed", "failed", or
+ * null), last_seq.
+ */
+jv	art_session_show(struct art_txn *, const char *sid, struct art_err *);
+/* Every session's summary, in id order (UUIDv7 ids: creation order). */
+jv	art_session_list(struct art_txn *, struct art_err *);
+/* Deletes the session, its log and its views; "not_found" when absent. */
+int	art_session_remove(struct art_txn *, const char *sid,
+	    struct art_err *);
+
+/* The versioned values resolved along a path. */
+enum art_version {
+	ART_VERSION_STATE = 's',	/* worker.state.updated */
+	ART_VERSION_AGENT = 'a'		/* agent.updated */
+};
+/*
+ * The newest version of kind whose anchor is on the path root..head (a
+ * null anchor is on every path); jv_null() when none.  O(depth).
+ */
+jv	art_session_resolve(struct art_txn *, const char *sid,
+	    enum art_version, const char *head, struct art_err *);
+
+#endif

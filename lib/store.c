@@ -1,0 +1,626 @@
+/* store.c - sessions in one LMDB environment
+ *
+ * Every change runs in one write transaction through art_store_write(),
+ * which owns the retry on a full map: LMDB cannot grow a map while a
+ * transaction is open, so the transaction is aborted, the map doubled and
+ * the change run again from the start.  Views and log are written by the
+ * same callback, so a failed change leaves nothing behind.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+
+#include "json.h"
+
+#define MAX_KEY		511	/* LMDB's default key limit */
+#define MAGIC		"agentrt"
+
+static const char *const dbnames[ART_DB__COUNT] = {
+	"sessions", "events", "nodes", "calls", "turns", "versions", "pending",
+};
+
+struct art_store {
+	MDB_env			*env;
+	char			*dir;
+	size_t			 map_max;
+	const struct art_clock	*clock;
+	MDB_dbi			 meta;
+	MDB_dbi			 dbi[ART_DB__COUNT];
+};
+
+struct art_txn {
+	struct art_store	*st;
+	MDB_txn			*txn;
+};
+
+void
+art_be64_put(unsigned char out[8], uint64_t v)
+{
+	int i;
+
+	for (i = 7; i >= 0; i--, v >>= 8)
+		out[i] = (unsigned char)(v & 0xff);
+}
+
+uint64_t
+art_be64_get(const unsigned char in[8])
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | in[i];
+	return v;
+}
+
+/* mkdir -p, new directories 0700. */
+static int
+make_dirs(const char *dir, struct art_err *err)
+{
+	char path[4096], *p;
+	struct stat sb;
+
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
+		return art_err_set(err, "store", "store directory name too long");
+	for (p = path + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(path, 0700) == -1 && errno != EEXIST)
+			return art_err_set(err, "store", "create store "
+			    "directory '%s': %s", path, strerror(errno));
+		*p = c;
+		if (c == '\0')
+			break;
+	}
+	if (stat(dir, &sb) == -1 || !S_ISDIR(sb.st_mode))
+		return art_err_set(err, "store", "open store '%s': not a "
+		    "directory", dir);
+	return 0;
+}
+
+static int
+lmdb_fail(struct art_store *st, struct art_err *err, const char *what, int rc)
+{
+	if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH)
+		return art_err_set(err, "store", "open store '%s': not an "
+		    "agentrt store (%s)", st->dir, mdb_strerror(rc));
+	return art_err_set(err, "store", "%s store '%s': %s", what, st->dir,
+	    mdb_strerror(rc));
+}
+
+static int
+get_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, char *out, size_t n)
+{
+	MDB_val k = { strlen(key), (void *)key }, v;
+
+	if (mdb_get(txn, dbi, &k, &v) != 0 || v.mv_size >= n)
+		return -1;
+	memcpy(out, v.mv_data, v.mv_size);
+	out[v.mv_size] = '\0';
+	return 0;
+}
+
+static int
+put_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, const char *val)
+{
+	MDB_val k = { strlen(key), (void *)key }, v = { strlen(val),
+	    (void *)val };
+
+	return mdb_put(txn, dbi, &k, &v, 0);
+}
+
+/* The meta database exists: is it ours, and of our schema? */
+static int
+check_meta(struct art_store *st, MDB_txn *txn, struct art_err *err)
+{
+	char magic[32], schema[32];
+
+	if (get_meta(txn, st->meta, "magic", magic, sizeof(magic)) == -1 ||
+	    strcmp(magic, MAGIC) != 0)
+		return art_err_set(err, "store", "open store '%s': not an "
+		    "agentrt store (made by another program)", st->dir);
+	if (get_meta(txn, st->meta, "schema", schema, sizeof(schema)) == -1)
+		return art_err_set(err, "store", "open store '%s': no schema "
+		    "version", st->dir);
+	if (atoi(schema) != ART_STORE_SCHEMA)
+		return art_err_set(err, "store", "open store '%s': schema "
+		    "version %s, this agentrt reads version %d", st->dir,
+		    schema, ART_STORE_SCHEMA);
+	return 0;
+}
+
+/* Opens every database in txn; 1 when one is missing, -1 on failure. */
+static int
+open_dbis(struct art_store *st, MDB_txn *txn, unsigned flags,
+    struct art_err *err)
+{
+	int i, rc;
+
+	for (i = 0; i < ART_DB__COUNT; i++) {
+		rc = mdb_dbi_open(txn, dbnames[i], flags, &st->dbi[i]);
+		if (rc == MDB_NOTFOUND)
+			return 1;
+		if (rc != 0)
+			return lmdb_fail(st, err, "open", rc);
+	}
+	return 0;
+}
+
+/* Creates the layout in a new environment, or checks the one there. */
+static int
+init_layout(struct art_store *st, struct art_err *err)
+{
+	MDB_txn *txn;
+	MDB_dbi main;
+	MDB_stat ms;
+	char v[16];
+	int rc;
+
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
+		return lmdb_fail(st, err, "open", rc);
+	rc = mdb_dbi_open(txn, "meta", 0, &st->meta);
+	if (rc == MDB_NOTFOUND) {
+		/* A fresh environment has nothing at all in its main db. */
+		if ((rc = mdb_dbi_open(txn, NULL, 0, &main)) != 0 ||
+		    (rc = mdb_stat(txn, main, &ms)) != 0)
+			goto lmdb;
+		if (ms.ms_entries > 0) {
+			mdb_txn_abort(txn);
+			return art_err_set(err, "store", "open store '%s': not "
+			    "an agentrt store (made by another program)",
+			    st->dir);
+		}
+		snprintf(v, sizeof(v), "%d", ART_STORE_SCHEMA);
+		if ((rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &st->meta)) ||
+		    (rc = put_meta(txn, st->meta, "magic", MAGIC)) ||
+		    (rc = put_meta(txn, st->meta, "schema", v)))
+			goto lmdb;
+	} else if (rc != 0)
+		goto lmdb;
+	else if (check_meta(st, txn, err) == -1) {
+		mdb_txn_abort(txn);
+		return -1;
+	}
+	if (open_dbis(st, txn, MDB_CREATE, err) != 0) {
+		mdb_txn_abort(txn);
+		return -1;
+	}
+	if ((rc = mdb_txn_commit(txn)) != 0)
+		return lmdb_fail(st, err, "create", rc);
+	return 0;
+lmdb:
+	mdb_txn_abort(txn);
+	if (rc == MDB_MAP_FULL)
+		return art_err_set(err, "store_full", "create store '%s': the "
+		    "map is too small", st->dir);
+	return lmdb_fail(st, err, "open", rc);
+}
+
+/*
+ * The usual case, an existing store of ours, needs only a read
+ * transaction (committed, so the database handles stay open).
+ */
+static int
+open_layout(struct art_store *st, struct art_err *err)
+{
+	MDB_txn *txn;
+	int rc, r;
+
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+		return lmdb_fail(st, err, "open", rc);
+	rc = mdb_dbi_open(txn, "meta", 0, &st->meta);
+	if (rc == MDB_NOTFOUND) {
+		mdb_txn_abort(txn);
+		return init_layout(st, err);
+	}
+	if (rc != 0 || check_meta(st, txn, err) == -1) {
+		mdb_txn_abort(txn);
+		return rc != 0 ? lmdb_fail(st, err, "open", rc) : -1;
+	}
+	if ((r = open_dbis(st, txn, 0, err)) != 0) {
+		mdb_txn_abort(txn);
+		return r == 1 ? init_layout(st, err) : -1;
+	}
+	if ((rc = mdb_txn_commit(txn)) != 0)
+		return lmdb_fail(st, err, "open", rc);
+	return 0;
+}
+
+int
+art_store_open(struct art_store **stp, const struct art_store_opts *o,
+    struct art_err *err)
+{
+	struct art_store *st;
+	size_t start;
+	int rc;
+
+	*stp = NULL;
+	if (!o->create && access(o->dir, F_OK) == -1 && errno == ENOENT)
+		return art_err_set(err, "no_store", "no store in '%s'", o->dir);
+	if (make_dirs(o->dir, err) == -1)
+		return -1;
+	if ((st = calloc(1, sizeof(*st))) == NULL ||
+	    (st->dir = strdup(o->dir)) == NULL) {
+		free(st);
+		return art_err_set(err, "nomem", "out of memory");
+	}
+	st->map_max = o->map_max > 0 ? o->map_max : ART_STORE_MAP_MAX;
+	st->clock = o->clock;
+	start = o->map_start > 0 ? o->map_start : ART_STORE_MAP_START;
+	if (start > st->map_max)
+		start = st->map_max;
+	if ((rc = mdb_env_create(&st->env)) != 0 ||
+	    (rc = mdb_env_set_maxdbs(st->env, ART_DB__COUNT + 1)) != 0 ||
+	    (rc = mdb_env_set_mapsize(st->env, start)) != 0 ||
+	    (rc = mdb_env_open(st->env, st->dir, 0, 0600)) != 0 ||
+	    open_layout(st, err) == -1) {
+		if (rc != 0)
+			lmdb_fail(st, err, "open", rc);
+		art_store_close(st);
+		return -1;
+	}
+	*stp = st;
+	return 0;
+}
+
+void
+art_store_close(struct art_store *st)
+{
+	if (st == NULL)
+		return;
+	if (st->env != NULL)
+		mdb_env_close(st->env);
+	free(st->dir);
+	free(st);
+}
+
+const char *
+art_store_dir(const struct art_store *st)
+{
+	return st->dir;
+}
+
+const struct art_clock *
+art_store_clock(const struct art_store *st)
+{
+	return st->clock;
+}
+
+size_t
+art_store_mapsize(const struct art_store *st)
+{
+	MDB_envinfo info;
+
+	if (mdb_env_info(st->env, &info) != 0)
+		return 0;
+	return info.me_mapsize;
+}
+
+struct art_store *
+art_txn_store(struct art_txn *t)
+{
+	return t->st;
+}
+
+/* Another process grew the map: adopt its size and go on. */
+static int
+begin(struct art_store *st, unsigned flags, MDB_txn **txn,
+    struct art_err *err)
+{
+	int rc;
+
+	rc = mdb_txn_begin(st->env, NULL, flags, txn);
+	if (rc == MDB_MAP_RESIZED) {
+		if ((rc = mdb_env_set_mapsize(st->env, 0)) == 0)
+			rc = mdb_txn_begin(st->env, NULL, flags, txn);
+	}
+	if (rc != 0)
+		return art_err_set(err, "store", "begin transaction in '%s': "
+		    "%s", st->dir, mdb_strerror(rc));
+	return 0;
+}
+
+/* Doubles the map, up to map_max; called with no transaction open. */
+static int
+grow(struct art_store *st, struct art_err *err)
+{
+	size_t cur = art_store_mapsize(st), next;
+	int rc;
+
+	if (cur >= st->map_max)
+		return art_err_set(err, "store_full", "store '%s' is full: its "
+		    "map reached the limit of %zu bytes", st->dir, st->map_max);
+	next = cur > st->map_max / 2 ? st->map_max : cur * 2;
+	if ((rc = mdb_env_set_mapsize(st->env, next)) != 0)
+		return art_err_set(err, "store_full", "grow store '%s' to %zu "
+		    "bytes: %s", st->dir, next, mdb_strerror(rc));
+	return 0;
+}
+
+int
+art_store_write(struct art_store *st, art_txn_fn *fn, void *ctx,
+    struct art_err *err)
+{
+	struct art_txn t = { st, NULL };
+	int r, rc;
+
+	for (;;) {
+		if (begin(st, 0, &t.txn, err) == -1)
+			return -1;
+		if ((r = fn(&t, ctx, err)) == -1) {
+			mdb_txn_abort(t.txn);
+			if (!art_err_is(err, "map_full"))
+				return -1;
+		} else if ((rc = mdb_txn_commit(t.txn)) != MDB_MAP_FULL) {
+			if (rc != 0)
+				return art_err_set(err, "store", "commit to "
+				    "'%s': %s", st->dir, mdb_strerror(rc));
+			return r;
+		}
+		if (grow(st, err) == -1)
+			return -1;
+	}
+}
+
+int
+art_store_read(struct art_store *st, art_txn_fn *fn, void *ctx,
+    struct art_err *err)
+{
+	struct art_txn t = { st, NULL };
+	int r;
+
+	if (begin(st, MDB_RDONLY, &t.txn, err) == -1)
+		return -1;
+	r = fn(&t, ctx, err);
+	mdb_txn_abort(t.txn);
+	return r;
+}
+
+/* key = sid NUL sub; with sid NULL the key is sub alone. */
+static int
+make_key(unsigned char *buf, MDB_val *k, const char *sid, const void *sub,
+    size_t sublen, struct art_err *err)
+{
+	size_t n = sid != NULL ? strlen(sid) + 1 : 0;
+
+	if (n + sublen > MAX_KEY)
+		return art_err_set(err, "store", "key too long (%zu bytes)",
+		    n + sublen);
+	if (sid != NULL)
+		memcpy(buf, sid, n);
+	if (sublen > 0)
+		memcpy(buf + n, sub, sublen);
+	k->mv_data = buf;
+	k->mv_size = n + sublen;
+	return 0;
+}
+
+static int
+put(struct art_txn *t, enum art_db db, const char *sid, const void *sub,
+    size_t sublen, jv value, unsigned flags, struct art_err *err)
+{
+	unsigned char kb[MAX_KEY];
+	MDB_val k, v;
+	jv text = jv_dump_string(value, 0);
+	int rc;
+
+	if (make_key(kb, &k, sid, sub, sublen, err) == -1) {
+		jv_free(text);
+		return -1;
+	}
+	v.mv_data = (void *)jv_string_value(text);
+	v.mv_size = (size_t)jv_string_length_bytes(jv_copy(text)) + 1;
+	rc = mdb_put(t->txn, t->st->dbi[db], &k, &v, flags);
+	jv_free(text);
+	if (rc == MDB_KEYEXIST)
+		return art_err_set(err, "exists", "%s: key exists", dbnames[db]);
+	if (rc == MDB_MAP_FULL)
+		return art_err_set(err, "map_full", "store map is full");
+	if (rc != 0)
+		return art_err_set(err, "store", "write %s: %s", dbnames[db],
+		    mdb_strerror(rc));
+	return 0;
+}
+
+int
+art_store_put(struct art_txn *t, enum art_db db, const char *sid,
+    const void *sub, size_t sublen, jv value, struct art_err *err)
+{
+	return put(t, db, sid, sub, sublen, value, 0, err);
+}
+
+int
+art_store_add(struct art_txn *t, enum art_db db, const char *sid,
+    const void *sub, size_t sublen, jv value, struct art_err *err)
+{
+	return put(t, db, sid, sub, sublen, value, MDB_NOOVERWRITE, err);
+}
+
+/* A stored value: JSON then a NUL, so a failed parse stays in bounds. */
+static jv
+parse_value(const MDB_val *v, struct art_err *err)
+{
+	const char *p = v->mv_data;
+
+	if (v->mv_size == 0 || p[v->mv_size - 1] != '\0') {
+		art_err_set(err, "store", "corrupt value (%zu bytes, no NUL)",
+		    v->mv_size);
+		return jv_invalid();
+	}
+	return art_json_parse(p, v->mv_size - 1, err);
+}
+
+jv
+art_store_get(struct art_txn *t, enum art_db db, const char *sid,
+    const void *sub, size_t sublen, struct art_err *err)
+{
+	unsigned char kb[MAX_KEY];
+	MDB_val k, v;
+	int rc;
+
+	if (make_key(kb, &k, sid, sub, sublen, err) == -1)
+		return jv_invalid();
+	rc = mdb_get(t->txn, t->st->dbi[db], &k, &v);
+	if (rc == MDB_NOTFOUND) {
+		art_err_set(err, "not_found", "%s: no such key", dbnames[db]);
+		return jv_invalid();
+	}
+	if (rc != 0) {
+		art_err_set(err, "store", "read %s: %s", dbnames[db],
+		    mdb_strerror(rc));
+		return jv_invalid();
+	}
+	return parse_value(&v, err);
+}
+
+int
+art_store_del(struct art_txn *t, enum art_db db, const char *sid,
+    const void *sub, size_t sublen, struct art_err *err)
+{
+	unsigned char kb[MAX_KEY];
+	MDB_val k;
+	int rc;
+
+	if (make_key(kb, &k, sid, sub, sublen, err) == -1)
+		return -1;
+	rc = mdb_del(t->txn, t->st->dbi[db], &k, NULL);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc != 0)
+		return art_err_set(err, "store", "delete from %s: %s",
+		    dbnames[db], mdb_strerror(rc));
+	return 1;
+}
+
+struct scan {
+	MDB_cursor	*cur;
+	MDB_val		 k, v;
+	size_t		 plen;		/* bytes of the key every hit starts with */
+	unsigned char	 pkey[MAX_KEY];
+	size_t		 skip;		/* the sid NUL part handed over not */
+};
+
+/* Positions the cursor on the first key to visit; MDB_NOTFOUND at none. */
+static int
+scan_first(struct scan *s, const MDB_val *from, int after, int reverse)
+{
+	int rc;
+
+	if (!reverse) {
+		s->k = *from;
+		/* LMDB refuses an empty key: the start of the db is MDB_FIRST. */
+		rc = mdb_cursor_get(s->cur, &s->k, &s->v, from->mv_size == 0 ?
+		    MDB_FIRST : MDB_SET_RANGE);
+		if (rc == 0 && after && s->k.mv_size == from->mv_size &&
+		    memcmp(s->k.mv_data, from->mv_data, s->k.mv_size) == 0)
+			rc = mdb_cursor_get(s->cur, &s->k, &s->v, MDB_NEXT);
+		return rc;
+	}
+	s->k = *from;
+	rc = mdb_cursor_get(s->cur, &s->k, &s->v, MDB_SET_RANGE);
+	if (rc == MDB_NOTFOUND)
+		return mdb_cursor_get(s->cur, &s->k, &s->v, MDB_LAST);
+	if (rc != 0)
+		return rc;
+	return mdb_cursor_get(s->cur, &s->k, &s->v, MDB_PREV);
+}
+
+static int
+in_prefix(const struct scan *s)
+{
+	return s->k.mv_size >= s->plen &&
+	    memcmp(s->k.mv_data, s->pkey, s->plen) == 0;
+}
+
+int
+art_store_scan(struct art_txn *t, enum art_db db, const char *sid,
+    const void *prefix, size_t prefixlen, const void *from, size_t fromlen,
+    int reverse, art_scan_fn *fn, void *ctx, struct art_err *err)
+{
+	struct scan s = { 0 };
+	unsigned char fkey[MAX_KEY];
+	MDB_val f;
+	jv v;
+	int rc, r = 0;
+
+	if (make_key(s.pkey, &f, sid, prefix, prefixlen, err) == -1)
+		return -1;
+	s.plen = f.mv_size;
+	s.skip = sid != NULL ? strlen(sid) + 1 : 0;
+	if (from != NULL) {
+		if (make_key(fkey, &f, sid, from, fromlen, err) == -1)
+			return -1;
+	} else if (reverse) {
+		/* Past every key of the prefix: the prefix then 0xff bytes. */
+		memcpy(fkey, s.pkey, s.plen);
+		memset(fkey + s.plen, 0xff, MAX_KEY - s.plen);
+		f.mv_data = fkey;
+		f.mv_size = MAX_KEY;
+	}
+	if ((rc = mdb_cursor_open(t->txn, t->st->dbi[db], &s.cur)) != 0)
+		return art_err_set(err, "store", "scan %s: %s", dbnames[db],
+		    mdb_strerror(rc));
+	for (rc = scan_first(&s, &f, from != NULL, reverse); rc == 0 && in_prefix(&s);
+	    rc = mdb_cursor_get(s.cur, &s.k, &s.v, reverse ? MDB_PREV :
+	    MDB_NEXT)) {
+		v = parse_value(&s.v, err);
+		if (!jv_is_valid(v)) {
+			r = -1;
+			break;
+		}
+		r = fn((unsigned char *)s.k.mv_data + s.skip,
+		    s.k.mv_size - s.skip, v, ctx, err);
+		if (r != 0)
+			break;
+	}
+	mdb_cursor_close(s.cur);
+	if (r == 0 && rc != 0 && rc != MDB_NOTFOUND)
+		return art_err_set(err, "store", "scan %s: %s", dbnames[db],
+		    mdb_strerror(rc));
+	return r == -1 ? -1 : 0;
+}
+
+int64_t
+art_store_del_session(struct art_txn *t, const char *sid,
+    struct art_err *err)
+{
+	unsigned char kb[MAX_KEY];
+	MDB_cursor *cur;
+	MDB_val pk, k, v;
+	int64_t n = 0;
+	int i, rc;
+
+	if (make_key(kb, &pk, sid, NULL, 0, err) == -1)
+		return -1;
+	for (i = 0; i < ART_DB__COUNT; i++) {
+		if ((rc = mdb_cursor_open(t->txn, t->st->dbi[i], &cur)) != 0)
+			return art_err_set(err, "store", "delete: %s",
+			    mdb_strerror(rc));
+		/* Seek afresh after each delete: simple, and O(log n). */
+		for (;;) {
+			k = pk;
+			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+			if (rc != 0 || k.mv_size < pk.mv_size ||
+			    memcmp(k.mv_data, pk.mv_data, pk.mv_size) != 0)
+				break;
+			if ((rc = mdb_cursor_del(cur, 0)) != 0)
+				break;
+			n++;
+		}
+		mdb_cursor_close(cur);
+		if (rc == MDB_MAP_FULL)
+			return art_err_set(err, "map_full", "store map is full");
+		if (rc != 0 && rc != MDB_NOTFOUND)
+			return art_err_set(err, "store", "delete: %s",
+			    mdb_strerror(rc));
+	}
+	return n;
+}

@@ -1,0 +1,378 @@
+#!/usr/bin/env bats
+# agentrt-session: new, ls, show, log, rm, and the store's failure modes
+
+load lib
+
+uuidv7='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
+
+@test "--help prints the usage on stdout and exits 0" {
+	run agentrt-session --help
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "Usage: agentrt-session [-d DIR] COMMAND [ARGS]" ]]
+	[[ "$output" == *"log [--after SEQ] [-f] SESSION"* ]]
+	run agentrt-session show --help
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == Usage:* ]]
+}
+
+@test "--version names the program and the version" {
+	run agentrt-session --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^agentrt-session\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "no command is a usage error" {
+	run agentrt-session
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"usage: agentrt-session"* ]]
+}
+
+@test "an unknown command is named and is a usage error" {
+	run agentrt-session frobnicate
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "agentrt-session: unknown command 'frobnicate'" ]]
+	[ ! -e "$AGENTRT_DB" ]
+}
+
+@test "an unknown option, or one another command owns, is a usage error" {
+	run agentrt-session ls --bogus
+	[ "$status" -eq 2 ]
+	run agentrt-session ls --follow
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"usage: agentrt-session ls [-q]"* ]]
+	run agentrt-session show
+	[ "$status" -eq 2 ]
+	run agentrt-session show a b
+	[ "$status" -eq 2 ]
+}
+
+@test "new prints a fresh UUIDv7 and records session.created" {
+	run agentrt-session new -a calc
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ $uuidv7 ]]
+	id=$output
+	run agentrt-session log "$id"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	assert_eq "$(jq -c '[.session_id, .seq, .payload.type, .payload.agent_id, .payload.ancestry]' <<<"$output")" \
+		"[\"$id\",1,\"session.created\",\"calc\",[]]"
+}
+
+@test "new ids are time-ordered, and ls lists sessions in that order" {
+	a=$(agentrt-session new)
+	b=$(agentrt-session new)
+	c=$(agentrt-session new)
+	[[ "$a" < "$b" && "$b" < "$c" ]]
+	run agentrt-session ls -q
+	[ "$status" -eq 0 ]
+	assert_eq "$output" "$a"$'\n'"$b"$'\n'"$c"
+}
+
+@test "new --id names the session; a taken id is refused" {
+	run agentrt-session new --id demo -a calc
+	[ "$status" -eq 0 ]
+	assert_eq "$output" demo
+	run agentrt-session new --id demo
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-session: session 'demo' exists"
+	run agentrt-session log demo
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "new refuses ids and agent names outside the safe set" {
+	for bad in '' '../x' 'a b' '-x' "$(printf 'x%.0s' $(seq 129))"; do
+		run agentrt-session new --id "$bad"
+		[ "$status" -eq 2 ] || fail "id '$bad' accepted"
+		[[ "$output" == *"bad --id"* ]]
+	done
+	run agentrt-session new -a 'calc/../../etc'
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"bad agent 'calc/../../etc'"* ]]
+	run agentrt-session ls
+	assert_eq "$output" ""
+}
+
+@test "new --identity @FILE and @- read the identity from a file or stdin" {
+	printf '{"id":"from-file"}' >"$BATS_TEST_TMPDIR/who.json"
+	agentrt-session new --id f --identity "@$BATS_TEST_TMPDIR/who.json" >/dev/null
+	assert_eq "$(agentrt-session show f | jq -r .identity.id)" from-file
+	echo '{"id":"from-stdin"}' | agentrt-session new --id g --identity @- >/dev/null
+	assert_eq "$(agentrt-session show g | jq -r .identity.id)" from-stdin
+	run agentrt-session new --identity "@$BATS_TEST_TMPDIR/missing.json"
+	[ "$status" -eq 2 ]
+	assert_eq "$output" "agentrt-session: read --identity '$BATS_TEST_TMPDIR/missing.json': No such file or directory"
+}
+
+@test "read-only commands on a missing store make no store" {
+	run agentrt-session -d "$BATS_TEST_TMPDIR/none" ls
+	[ "$status" -eq 0 ]
+	assert_eq "$output" ""
+	run agentrt-session -d "$BATS_TEST_TMPDIR/none" show s
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-session: no session 's'"
+	run agentrt-session -d "$BATS_TEST_TMPDIR/none" log -f s
+	[ "$status" -eq 1 ]
+	run agentrt-session -d "$BATS_TEST_TMPDIR/none" rm s
+	[ "$status" -eq 1 ]
+	[ ! -e "$BATS_TEST_TMPDIR/none" ]
+}
+
+@test "new --identity records the owner; bad identities are refused" {
+	run agentrt-session new --id s --identity '{"id":"u1","metadata":{"team":"x"}}'
+	[ "$status" -eq 0 ]
+	assert_eq "$(agentrt-session show s | jq -c .identity)" '{"id":"u1","metadata":{"team":"x"}}'
+	run agentrt-session new --identity '{"id":'
+	[ "$status" -eq 2 ]
+	[[ "$output" == "agentrt-session: bad --identity: not valid JSON"* ]]
+	run agentrt-session new --identity '[1]'
+	[ "$status" -eq 2 ]
+	assert_eq "$output" "agentrt-session: bad --identity: expected an object"
+	run agentrt-session new --identity '{"id":7}'
+	[ "$status" -eq 2 ]
+	assert_eq "$output" "agentrt-session: bad --identity: field 'id': expected string, got number"
+	run agentrt-session new --identity '{"metadata":{"k":1}}'
+	[ "$status" -eq 2 ]
+	assert_eq "$output" "agentrt-session: bad --identity: metadata 'k': expected string"
+	assert_eq "$(agentrt-session ls -q)" s
+}
+
+@test "ls prints one object per session with exactly the summary fields" {
+	agentrt-session new --id one -a calc >/dev/null
+	agentrt-session new --id two >/dev/null
+	run agentrt-session ls
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	assert_eq "$(jq -c 'keys' <<<"${lines[0]}")" '["agent_id","created","head","id","status","turn"]'
+	assert_eq "$(jq -c '[.id, .agent_id, .status, .head, .turn]' <<<"${lines[0]}")" '["one","calc","idle",null,null]'
+	assert_eq "$(jq -r .id <<<"${lines[1]}")" two
+}
+
+@test "ls on an empty store prints nothing and succeeds" {
+	run agentrt-session ls
+	[ "$status" -eq 0 ]
+	assert_eq "$output" ""
+}
+
+@test "show prints the session with its resolved config, state, calls and turn" {
+	agentrt-session new --id s -a calc >/dev/null
+	run agentrt-session show s
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	assert_eq "$(jq -c '[.id, .agent_id, .status, .head, .turn, .turn_status, .config, .state, .calls, .nodes, .last_seq, .ancestry]' <<<"$output")" \
+		'["s","calc","idle",null,null,null,null,null,[],0,1,[]]'
+}
+
+@test "an unknown session is one line on stderr and exit 1" {
+	for sub in show log rm; do
+		run agentrt-session "$sub" nosuch
+		[ "$status" -eq 1 ] || fail "$sub exited $status"
+		assert_eq "$output" "agentrt-session: no session 'nosuch'"
+	done
+}
+
+@test "log --after skips events; a bad --after is a usage error" {
+	agentrt-session new --id s >/dev/null
+	append-events "$AGENTRT_DB" s 4
+	run agentrt-session log --after 2 s
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -s -c 'map(.seq)' <<<"$output")" '[3,4,5]'
+	run agentrt-session log --after 5 s
+	assert_eq "$output" ""
+	for bad in x -1 1.5 ''; do
+		run agentrt-session log --after "$bad" s
+		[ "$status" -eq 2 ] || fail "--after '$bad' accepted"
+	done
+}
+
+@test "log reads a long log whole, in order, across its read batches" {
+	agentrt-session new --id s >/dev/null
+	append-events "$AGENTRT_DB" s 2500
+	run agentrt-session log s
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2501 ]
+	assert_eq "$(agentrt-session log s | jq -s -c '[map(.seq) == [range(1;2502)], (map(.payload.n) | .[1:] == [range(1;2501)])]')" '[true,true]'
+}
+
+@test "log -f sees every event another process appends, in order, once" {
+	agentrt-session new --id s >/dev/null
+	agentrt-session log -f s >"$BATS_TEST_TMPDIR/out" 3>&- &
+	follower=$!
+	append-events "$AGENTRT_DB" s 300 2000 3>&- &
+	writer=$!
+	wait "$writer"
+	wait_lines "$BATS_TEST_TMPDIR/out" 301
+	kill -INT "$follower"
+	wait "$follower"	# SIGINT ends a follow cleanly: status 0
+	assert_eq "$(jq -s -c 'map(.seq) == [range(1;302)]' "$BATS_TEST_TMPDIR/out")" true
+	assert_eq "$(jq -s -c '.[1:] | map(.payload.n) == [range(1;301)]' "$BATS_TEST_TMPDIR/out")" true
+}
+
+@test "log -f starts after --after and keeps following" {
+	agentrt-session new --id s >/dev/null
+	append-events "$AGENTRT_DB" s 3
+	agentrt-session log -f --after 2 s >"$BATS_TEST_TMPDIR/out" 3>&- &
+	follower=$!
+	wait_lines "$BATS_TEST_TMPDIR/out" 2
+	append-events "$AGENTRT_DB" s 2
+	wait_lines "$BATS_TEST_TMPDIR/out" 4
+	kill -TERM "$follower"
+	wait "$follower"
+	assert_eq "$(jq -s -c 'map(.seq)' "$BATS_TEST_TMPDIR/out")" '[3,4,5,6]'
+}
+
+@test "rm deletes sessions and everything of them; other sessions stay" {
+	agentrt-session new --id a >/dev/null
+	agentrt-session new --id ab >/dev/null
+	agentrt-session new --id b >/dev/null
+	append-events "$AGENTRT_DB" a 3
+	run agentrt-session rm a b
+	[ "$status" -eq 0 ]
+	assert_eq "$(agentrt-session ls -q)" ab
+	run agentrt-session log a
+	[ "$status" -eq 1 ]
+	run agentrt-session log ab
+	[ "${#lines[@]}" -eq 1 ]
+	run agentrt-session new --id a
+	[ "$status" -eq 0 ]
+	assert_eq "$(agentrt-session log a | jq -s -c 'map(.seq)')" '[1]'
+}
+
+@test "rm of several sessions with one unknown removes none" {
+	agentrt-session new --id a >/dev/null
+	run agentrt-session rm a nosuch
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-session: no session 'nosuch'"
+	assert_eq "$(agentrt-session ls -q)" a
+}
+
+@test "the store is -d, else AGENTRT_DB, else XDG_DATA_HOME, else HOME" {
+	agentrt-session -d "$BATS_TEST_TMPDIR/d1" new --id one >/dev/null
+	agentrt-session new --id two -d "$BATS_TEST_TMPDIR/d2" >/dev/null
+	agentrt-session new --id three >/dev/null
+	(unset AGENTRT_DB; agentrt-session new --id four >/dev/null)
+	(unset AGENTRT_DB XDG_DATA_HOME; HOME="$BATS_TEST_TMPDIR/h2" agentrt-session new --id five >/dev/null)
+	assert_eq "$(agentrt-session --db "$BATS_TEST_TMPDIR/d1" ls -q)" one
+	assert_eq "$(agentrt-session -d "$BATS_TEST_TMPDIR/d2" ls -q)" two
+	assert_eq "$(agentrt-session ls -q)" three
+	assert_eq "$(agentrt-session -d "$XDG_DATA_HOME/agentrt" ls -q)" four
+	assert_eq "$(agentrt-session -d "$BATS_TEST_TMPDIR/h2/.local/share/agentrt" ls -q)" five
+}
+
+@test "the store directory is created 0700 and its files 0600" {
+	agentrt-session -d "$BATS_TEST_TMPDIR/new/deep/db" new >/dev/null
+	assert_eq "$(stat -c %a "$BATS_TEST_TMPDIR/new/deep/db")" 700
+	assert_eq "$(stat -c %a "$BATS_TEST_TMPDIR/new")" 700
+	assert_eq "$(stat -c %a "$BATS_TEST_TMPDIR/new/deep/db/data.mdb")" 600
+	assert_eq "$(stat -c %a "$BATS_TEST_TMPDIR/new/deep/db/lock.mdb")" 600
+}
+
+@test "AGENTRT_CLOCK pins timestamps and AGENTRT_ID_SEED pins ids" {
+	export AGENTRT_CLOCK=2026-01-02T03:04:05Z AGENTRT_ID_SEED=test
+	a=$(agentrt-session -d "$BATS_TEST_TMPDIR/x" new)
+	b=$(agentrt-session -d "$BATS_TEST_TMPDIR/y" new)
+	assert_eq "$a" "$b"
+	[[ "$a" == 019b7ca9-8c88-7* ]]	# 48 bits of 2026-01-02T03:04:05Z
+	assert_eq "$(agentrt-session -d "$BATS_TEST_TMPDIR/x" log "$a" | jq -r .occurred_at)" 2026-01-02T03:04:05.000Z
+	assert_eq "$(agentrt-session -d "$BATS_TEST_TMPDIR/x" show "$a" | jq -r .created)" 2026-01-02T03:04:05.000Z
+	AGENTRT_CLOCK=1767323045000 run agentrt-session -d "$BATS_TEST_TMPDIR/z" new --id s
+	assert_eq "$(agentrt-session -d "$BATS_TEST_TMPDIR/z" show s | jq -r .created)" 2026-01-02T03:04:05.000Z
+	AGENTRT_CLOCK=yesterday run agentrt-session new
+	[ "$status" -eq 2 ]
+	[[ "$output" == "agentrt-session: AGENTRT_CLOCK: bad clock 'yesterday'"* ]]
+}
+
+@test "a store another program made is refused, and left alone" {
+	mkdir -p "$BATS_TEST_TMPDIR/other"
+	printf 'VERSION=3\nformat=bytevalue\ntype=btree\nHEADER=END\n 6b6579\n 76616c\nDATA=END\n' |
+		mdb_load "$BATS_TEST_TMPDIR/other"
+	before=$(mdb_dump -a "$BATS_TEST_TMPDIR/other" | md5sum)
+	run agentrt-session -d "$BATS_TEST_TMPDIR/other" ls
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-session: open store '$BATS_TEST_TMPDIR/other': not an agentrt store (made by another program)"
+	assert_eq "$(mdb_dump -a "$BATS_TEST_TMPDIR/other" | md5sum)" "$before"
+}
+
+@test "a file that is not LMDB is refused with one line" {
+	mkdir -p "$BATS_TEST_TMPDIR/junk"
+	head -c 65536 /dev/urandom >"$BATS_TEST_TMPDIR/junk/data.mdb"
+	run agentrt-session -d "$BATS_TEST_TMPDIR/junk" ls
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "agentrt-session: open store '$BATS_TEST_TMPDIR/junk': not an agentrt store ("* ]]
+}
+
+@test "a store of another schema version is refused" {
+	agentrt-session new --id s >/dev/null
+	printf 'VERSION=3\nformat=bytevalue\ntype=btree\nHEADER=END\n 736368656d61\n 39\nDATA=END\n' |
+		mdb_load -s meta "$AGENTRT_DB"
+	run agentrt-session show s
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-session: open store '$AGENTRT_DB': schema version 9, this agentrt reads version 1"
+}
+
+@test "a directory that cannot be made or written is one clear line" {
+	touch "$BATS_TEST_TMPDIR/file"
+	run agentrt-session -d "$BATS_TEST_TMPDIR/file" ls
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-session: open store '$BATS_TEST_TMPDIR/file': not a directory"
+	run agentrt-session -d "$BATS_TEST_TMPDIR/file/db" ls
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-session: create store directory '$BATS_TEST_TMPDIR/file/db': Not a directory"
+	if [ "$(id -u)" -eq 0 ]; then
+		dir=/sys/agentrt-test-$$	# root may write anywhere but sysfs
+	else
+		mkdir -m 500 "$BATS_TEST_TMPDIR/ro"
+		dir=$BATS_TEST_TMPDIR/ro
+	fi
+	run agentrt-session -d "$dir" new
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "agentrt-session: "*"'$dir"*": "* ]]
+}
+
+@test "a full map that cannot grow is one line, and nothing is half-written" {
+	export AGENTRT_MAP_MAX=1M
+	agentrt-session new --id small >/dev/null
+	{ printf '{"id":"'; head -c 1500000 /dev/zero | tr '\0' x; printf '"}'; } >"$BATS_TEST_TMPDIR/big.json"
+	run agentrt-session new --id big --identity "@$BATS_TEST_TMPDIR/big.json"
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-session: store '$AGENTRT_DB' is full: its map reached the limit of 1048576 bytes"
+	assert_eq "$(agentrt-session ls -q)" small
+	run agentrt-session log big
+	[ "$status" -eq 1 ]
+}
+
+@test "the map grows past its first size when the limit allows" {
+	{ printf '{"id":"'; head -c 3000000 /dev/zero | tr '\0' x; printf '"}'; } >"$BATS_TEST_TMPDIR/big.json"
+	for i in $(seq 1 30); do
+		agentrt-session new --id "s$i" --identity "@$BATS_TEST_TMPDIR/big.json" >/dev/null
+	done
+	assert_eq "$(agentrt-session ls -q | wc -l)" 30
+	[ "$(stat -c %s "$AGENTRT_DB/data.mdb")" -gt $((64 * 1024 * 1024)) ]
+	assert_eq "$(agentrt-session show s30 | jq '.identity.id | length')" 3000000
+}
+
+@test "a bad AGENTRT_MAP_MAX is a usage error" {
+	AGENTRT_MAP_MAX=lots run agentrt-session ls
+	[ "$status" -eq 2 ]
+	assert_eq "$output" "agentrt-session: bad AGENTRT_MAP_MAX 'lots': expected a size such as 64M or 1T"
+}
+
+@test "a failed write to stdout is an error, not silent loss" {
+	agentrt-session new --id s >/dev/null
+	run bash -c 'agentrt-session ls >/dev/full'
+	[ "$status" -eq 1 ]
+	[[ "$output" == "agentrt-session: write: No space left on device" ]]
+	run bash -c 'agentrt-session log s >/dev/full'
+	[ "$status" -eq 1 ]
+	run bash -c 'agentrt-session new >/dev/full'
+	[ "$status" -eq 1 ]
+}
+
+@test "several processes create sessions in one store at once" {
+	for i in $(seq 1 8); do
+		( for j in $(seq 1 10); do agentrt-session new --id "p$i-$j" >/dev/null || exit 1; done ) &
+	done
+	wait
+	assert_eq "$(agentrt-session ls -q | wc -l)" 80
+}

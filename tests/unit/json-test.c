@@ -1,0 +1,510 @@
+/* json-test - typed getters, parsing, canonical text and equality */
+#include "json.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+
+/* A parsed value for a test; aborts on a typo in the test itself. */
+static jv
+parse(const char *text)
+{
+	struct art_err err;
+	jv v = art_json_parse_str(text, &err);
+
+	if (!jv_is_valid(v)) {
+		fprintf(stderr, "bad test input %s: %s\n", text, err.msg);
+		abort();
+	}
+	return v;
+}
+
+static int
+err_is(const struct art_err *err, const char *code, const char *msg)
+{
+	return err->code != NULL && strcmp(err->code, code) == 0 &&
+	    strcmp(err->msg, msg) == 0;
+}
+
+/* The canonical text of text, in buf. */
+static const char *
+canon(const char *text, char *buf, size_t size)
+{
+	jv c = art_json_canon(parse(text));
+
+	snprintf(buf, size, "%s", jv_string_value(c));
+	jv_free(c);
+	return buf;
+}
+
+static int
+equal(const char *a, const char *b)
+{
+	jv va = parse(a), vb = parse(b);
+	int eq = art_json_equal(&va, &vb);
+
+	jv_free(va);
+	jv_free(vb);
+	return eq;
+}
+
+/* --- getters --- */
+
+static void
+test_get_str_returns_a_present_string(void)
+{
+	struct art_err err;
+	const char *s = NULL;
+	jv obj = parse("{\"model\":\"mock/echo\",\"n\":1}");
+
+	ok(art_json_get_str(&obj, "model", 1, &s, &err) == 0 && s != NULL &&
+	    strcmp(s, "mock/echo") == 0, "a present string is returned");
+	ok(jv_get_kind(obj) == JV_KIND_OBJECT &&
+	    jv_object_length(jv_copy(obj)) == 2,
+	    "obj is borrowed, not consumed");
+	ok(strcmp(s, "mock/echo") == 0, "the string lives as long as obj");
+	jv_free(obj);
+}
+
+static void
+test_missing_required_field_is_missing_field(void)
+{
+	struct art_err err;
+	const char *s = "keep";
+	int64_t i = 7;
+	int b = 7;
+	jv obj = parse("{\"y\":1}"), k = jv_true();
+
+	art_err_clear(&err);
+	ok(art_json_get_str(&obj, "x", 1, &s, &err) == -1 &&
+	    err_is(&err, "bad_field", "missing field 'x'"),
+	    "str: -1, bad_field, \"missing field 'x'\" (%s)", err.msg);
+	art_err_clear(&err);
+	ok(art_json_get_int(&obj, "x", 1, &i, &err) == -1 &&
+	    err_is(&err, "bad_field", "missing field 'x'"),
+	    "int: -1, bad_field, \"missing field 'x'\"");
+	art_err_clear(&err);
+	ok(art_json_get_bool(&obj, "x", 1, &b, &err) == -1 &&
+	    err_is(&err, "bad_field", "missing field 'x'"),
+	    "bool: -1, bad_field, \"missing field 'x'\"");
+	art_err_clear(&err);
+	ok(art_json_get_kind(&obj, "x", JV_KIND_ARRAY, 1, &k, &err) == -1 &&
+	    err_is(&err, "bad_field", "missing field 'x'"),
+	    "kind: -1, bad_field, \"missing field 'x'\"");
+	ok(strcmp(s, "keep") == 0 && i == 7 && b == 7 &&
+	    jv_get_kind(k) == JV_KIND_TRUE, "a failure leaves *out alone");
+	jv_free(k);
+	jv_free(obj);
+}
+
+static void
+test_wrong_kind_names_both_kinds(void)
+{
+	struct art_err err;
+	const char *s = NULL;
+	int64_t i = 0;
+	int b = 0;
+	jv obj = parse("{\"x\":1,\"s\":\"1\",\"a\":[],\"o\":{}}"), k;
+
+	ok(art_json_get_str(&obj, "x", 1, &s, &err) == -1 &&
+	    err_is(&err, "bad_field", "field 'x': expected string, got number"),
+	    "str of a number (%s)", err.msg);
+	ok(art_json_get_str(&obj, "x", 0, &s, &err) == -1 &&
+	    err_is(&err, "bad_field", "field 'x': expected string, got number"),
+	    "an optional field of the wrong kind is an error too");
+	ok(art_json_get_int(&obj, "s", 1, &i, &err) == -1 &&
+	    strncmp(err.msg, "field 's': expected ", 20) == 0 &&
+	    strstr(err.msg, "got string") != NULL,
+	    "int of a string (%s)", err.msg);
+	ok(art_json_get_bool(&obj, "a", 1, &b, &err) == -1 &&
+	    err_is(&err, "bad_field", "field 'a': expected boolean, got array"),
+	    "bool of an array (%s)", err.msg);
+	ok(art_json_get_kind(&obj, "a", JV_KIND_OBJECT, 1, &k, &err) == -1 &&
+	    err_is(&err, "bad_field", "field 'a': expected object, got array"),
+	    "kind object of an array (%s)", err.msg);
+	ok(art_json_get_kind(&obj, "o", JV_KIND_STRING, 0, &k, &err) == -1 &&
+	    err_is(&err, "bad_field", "field 'o': expected string, got object"),
+	    "kind string of an object (%s)", err.msg);
+	jv_free(obj);
+}
+
+static void
+test_optional_missing_field_leaves_out_unchanged(void)
+{
+	struct art_err err;
+	const char *s = "keep";
+	int64_t i = 42;
+	int b = 3;
+	jv obj = parse("{\"y\":1}"), k = jv_string("keep");
+
+	ok(art_json_get_str(&obj, "x", 0, &s, &err) == 0 &&
+	    strcmp(s, "keep") == 0, "str: 0, *out unchanged");
+	ok(art_json_get_int(&obj, "x", 0, &i, &err) == 0 && i == 42,
+	    "int: 0, *out unchanged");
+	ok(art_json_get_bool(&obj, "x", 0, &b, &err) == 0 && b == 3,
+	    "bool: 0, *out unchanged");
+	ok(art_json_get_kind(&obj, "x", JV_KIND_OBJECT, 0, &k, &err) == 0 &&
+	    jv_get_kind(k) == JV_KIND_STRING &&
+	    strcmp(jv_string_value(k), "keep") == 0, "kind: 0, *out unchanged");
+	jv_free(k);
+	jv_free(obj);
+}
+
+static void
+test_get_int_takes_integers_within_2_53(void)
+{
+	static const struct {
+		const char	*text;
+		int64_t		 want;
+	} cases[] = {
+		{ "{\"n\":0}", 0 },
+		{ "{\"n\":-17}", -17 },
+		{ "{\"n\":2.0}", 2 },
+		{ "{\"n\":1e2}", 100 },
+		{ "{\"n\":9007199254740991}", INT64_C(9007199254740991) },
+		{ "{\"n\":9007199254740992}", INT64_C(9007199254740992) },
+		{ "{\"n\":-9007199254740992}", -INT64_C(9007199254740992) },
+	};
+	struct art_err err;
+	int64_t n;
+	size_t i;
+	jv obj;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		obj = parse(cases[i].text);
+		n = -1;
+		ok(art_json_get_int(&obj, "n", 1, &n, &err) == 0 &&
+		    n == cases[i].want, "%s gives %lld", cases[i].text,
+		    (long long)cases[i].want);
+		jv_free(obj);
+	}
+}
+
+static void
+test_get_int_rejects_fractions_and_beyond_2_53(void)
+{
+	static const char *const cases[] = {
+		"{\"n\":1.5}",
+		"{\"n\":-0.25}",
+		"{\"n\":9007199254740994}",	/* 2^53 + 2: a double */
+		"{\"n\":-9007199254740994}",
+		"{\"n\":18446744073709551616}",
+		"{\"n\":1e300}",
+		"{\"n\":1e400}",	/* +infinity in libjq 1.6 */
+	};
+	struct art_err err;
+	int64_t n;
+	size_t i;
+	jv obj;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		obj = parse(cases[i]);
+		n = 99;
+		art_err_clear(&err);
+		ok(art_json_get_int(&obj, "n", 1, &n, &err) == -1 && n == 99 &&
+		    err.code != NULL && strcmp(err.code, "bad_field") == 0 &&
+		    strncmp(err.msg, "field 'n': ", 11) == 0,
+		    "%s is rejected (%s)", cases[i], err.msg);
+		jv_free(obj);
+	}
+}
+
+static void
+test_get_bool_reads_true_and_false(void)
+{
+	struct art_err err;
+	int t = -1, f = -1;
+	jv obj = parse("{\"t\":true,\"f\":false}");
+
+	ok(art_json_get_bool(&obj, "t", 1, &t, &err) == 0 && t == 1,
+	    "true is 1");
+	ok(art_json_get_bool(&obj, "f", 1, &f, &err) == 0 && f == 0,
+	    "false is 0");
+	jv_free(obj);
+}
+
+static void
+test_get_kind_gives_an_owned_value(void)
+{
+	struct art_err err;
+	jv obj = parse("{\"args\":{\"q\":[1,2]}}"), args = jv_null();
+
+	ok(art_json_get_kind(&obj, "args", JV_KIND_OBJECT, 1, &args,
+	    &err) == 0 && jv_get_kind(args) == JV_KIND_OBJECT,
+	    "an object field of kind object");
+	jv_free(obj);	/* args must outlive obj: it is the caller's */
+	ok(jv_object_length(jv_copy(args)) == 1, "*out is the caller's own");
+	jv_free(args);
+}
+
+/* --- str and field --- */
+
+static void
+test_str_and_field_on_non_objects(void)
+{
+	static const char *const texts[] = {
+		"[\"x\"]", "\"x\"", "null", "1", "true",
+	};
+	size_t i;
+	jv v, f;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		v = parse(texts[i]);
+		f = art_json_field(&v, "x");
+		ok(art_json_str(&v, "x") == NULL &&
+		    jv_get_kind(f) == JV_KIND_NULL,
+		    "%s: str is NULL, field is null", texts[i]);
+		jv_free(f);
+		jv_free(v);
+	}
+	v = jv_invalid();
+	f = art_json_field(&v, "x");
+	ok(art_json_str(&v, "x") == NULL && jv_get_kind(f) == JV_KIND_NULL,
+	    "invalid: str is NULL, field is null");
+	jv_free(f);
+	jv_free(v);
+}
+
+static void
+test_str_and_field_on_objects(void)
+{
+	jv obj = parse("{\"s\":\"v\",\"n\":1,\"a\":[1]}");
+	jv f = art_json_field(&obj, "a"), m = art_json_field(&obj, "missing");
+	const char *s = art_json_str(&obj, "s");
+
+	ok(s != NULL && strcmp(s, "v") == 0, "str of a string field");
+	ok(art_json_str(&obj, "n") == NULL, "str of a number field is NULL");
+	ok(art_json_str(&obj, "missing") == NULL, "str of a missing field");
+	ok(jv_get_kind(f) == JV_KIND_ARRAY, "field gives the value");
+	ok(jv_get_kind(m) == JV_KIND_NULL, "a missing field is null");
+	jv_free(f);
+	jv_free(m);
+	jv_free(obj);
+}
+
+/* --- parse --- */
+
+static void
+test_parse_takes_one_value(void)
+{
+	static const char text[] = " {\"a\" : [1, \"\\u00e9\", null]} \n";
+	struct art_err err;
+	jv v = art_json_parse(text, sizeof(text) - 1, &err), c;
+
+	if (!ok(jv_is_valid(v), "a valid object parses"))
+		return;
+	c = art_json_canon(v);
+	ok(strcmp(jv_string_value(c), "{\"a\":[1,\"\xc3\xa9\",null]}") == 0,
+	    "to the right value (%s)", jv_string_value(c));
+	jv_free(c);
+	v = art_json_parse_str("42", &err);
+	ok(jv_get_kind(v) == JV_KIND_NUMBER && jv_number_value(v) == 42,
+	    "a bare number parses");
+	jv_free(v);
+}
+
+static void
+test_parse_failure_is_bad_json_without_the_input(void)
+{
+	static const char *const bad[] = {
+		"{\"key\":SECRET_TOKEN}",
+		"{\"key\":\"SECRET_TOKEN\"",
+		"{\"key\":\"SECRET_TOKEN\"} {}",
+		"[\"SECRET_TOKEN\",]",
+		"",
+		"   ",
+	};
+	struct art_err err;
+	size_t i;
+	jv v;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		art_err_clear(&err);
+		v = art_json_parse_str(bad[i], &err);
+		ok(!jv_is_valid(v) && err.code != NULL &&
+		    strcmp(err.code, "bad_json") == 0,
+		    "'%s' is bad_json (%s)", bad[i], err.msg);
+		ok(strstr(err.msg, "SECRET") == NULL &&
+		    strstr(err.msg, "while parsing") == NULL &&
+		    strchr(err.msg, '\n') == NULL,
+		    "its message does not quote the input");
+		jv_free(v);
+	}
+}
+
+/* --- canonical text --- */
+
+static void
+test_canon_sorts_keys_at_every_depth(void)
+{
+	char buf[256];
+
+	ok(strcmp(canon("{\"b\":{\"d\":1,\"c\":[{\"z\":1,\"y\":{\"q\":0,"
+	    "\"p\":0}}]},\"a\":true}", buf, sizeof(buf)),
+	    "{\"a\":true,\"b\":{\"c\":[{\"y\":{\"p\":0,\"q\":0},\"z\":1}],"
+	    "\"d\":1}}") == 0, "keys sorted at every depth (%s)", buf);
+}
+
+static void
+test_canon_is_compact(void)
+{
+	char buf[256];
+
+	ok(strcmp(canon(" {\n\t\"a\" : [ 1 , 2 ] ,\r\n \"b\" : { } } ", buf,
+	    sizeof(buf)), "{\"a\":[1,2],\"b\":{}}") == 0,
+	    "no whitespace (%s)", buf);
+	ok(strcmp(canon("\"a b\"", buf, sizeof(buf)), "\"a b\"") == 0,
+	    "spaces inside strings stay");
+}
+
+/*
+ * By code point, not by UTF-16 unit: U+FF5A sorts before U+1F600 (in
+ * UTF-16 the surrogate D83D would put the emoji first).
+ */
+static void
+test_canon_sorts_keys_by_code_point(void)
+{
+	char buf[256];
+
+	ok(strcmp(canon("{\"\xf0\x9f\x98\x80\":4,\"\xef\xbd\x9a\":3,"
+	    "\"\xc3\xa9\":2,\"z\":1,\"Z\":0,\"\":5}", buf, sizeof(buf)),
+	    "{\"\":5,\"Z\":0,\"z\":1,\"\xc3\xa9\":2,\"\xef\xbd\x9a\":3,"
+	    "\"\xf0\x9f\x98\x80\":4}") == 0, "keys by code point (%s)", buf);
+	ok(strcmp(canon("{\"ab\":1,\"a\":2,\"b\":3}", buf, sizeof(buf)),
+	    "{\"a\":2,\"ab\":1,\"b\":3}") == 0, "a prefix sorts first");
+}
+
+/* --- equality, PROTOCOL-NOTES.md §6 --- */
+
+static void
+test_equal_ignores_key_order_and_whitespace(void)
+{
+	ok(equal("{\"a\":1,\"b\":2}", "{\"b\":2,\"a\":1}"),
+	    "{\"a\":1,\"b\":2} == {\"b\":2,\"a\":1}");
+	ok(equal("{\"x\":{\"a\":[1,{\"c\":3,\"d\":4}],\"b\":null}}",
+	    " { \"x\" : { \"b\" : null ,\n"
+	    "\t\"a\" : [ 1 , {\"d\":4,\"c\":3} ] } }\r\n"),
+	    "nested objects in any order and spacing");
+	ok(!equal("{\"a\":1,\"b\":2}", "{\"a\":1,\"b\":3}"),
+	    "a different value differs");
+	ok(!equal("{\"a\":1}", "{\"a\":1,\"b\":2}"), "an extra key differs");
+}
+
+static void
+test_equal_null_field_differs_from_absent(void)
+{
+	ok(!equal("{\"a\":null}", "{}"), "{\"a\":null} != {}");
+	ok(equal("{\"a\":null}", "{\"a\":null}"), "{\"a\":null} == itself");
+	ok(!equal("null", "{}"), "null != {}");
+	ok(!equal("[null]", "[]"), "[null] != []");
+}
+
+static void
+test_equal_arrays_are_ordered(void)
+{
+	ok(!equal("[1,2]", "[2,1]"), "[1,2] != [2,1]");
+	ok(equal("[1,2]", "[ 1 , 2 ]"), "[1,2] == [ 1 , 2 ]");
+	ok(!equal("[]", "{}"), "[] != {}");
+}
+
+static void
+test_equal_strings_by_code_point(void)
+{
+	ok(equal("\"\\u00e9\"", "\"\xc3\xa9\""),
+	    "an escaped and a raw U+00E9 are one string");
+	ok(!equal("\"\xc3\xa9\"", "\"e\xcc\x81\""),
+	    "U+00E9 differs from e + U+0301 (no normalization)");
+	ok(equal("\"\\ud83d\\ude00\"", "\"\xf0\x9f\x98\x80\""),
+	    "a surrogate-pair escape is its code point");
+	ok(!equal("\"a\"", "\"A\""), "case matters");
+	ok(!equal("\"1\"", "1"), "\"1\" != 1");
+}
+
+/*
+ * PROTOCOL-NOTES §6 wants integer 1 != float 1.0, but libjq 1.6 holds every
+ * number as a double and cannot tell them apart; json.h documents that on
+ * our bus they are one number.
+ */
+static void
+test_equal_one_and_one_point_zero_are_one_number(void)
+{
+	ok(equal("1", "1.0"), "1 == 1.0");
+	ok(equal("{\"n\":100}", "{\"n\":1e2}"), "100 == 1e2");
+	ok(!equal("1", "1.5"), "1 != 1.5");
+	ok(!equal("true", "1"), "true != 1");
+	ok(!equal("false", "null"), "false != null");
+}
+
+/* Numbers compare by value (json.h), and -0 == 0 as values. */
+static void
+test_equal_zero_and_negative_zero_are_one_number(void)
+{
+	ok(equal("0", "-0"), "0 == -0");
+	ok(equal("{\"n\":0.0}", "{\"n\":-0.0}"), "0.0 == -0.0 in an object");
+}
+
+static void
+test_equal_borrows_both(void)
+{
+	jv a = parse("{\"a\":[1]}"), b = parse("{\"a\":[1]}");
+
+	ok(art_json_equal(&a, &b) && art_json_equal(&a, &b) &&
+	    art_json_equal(&a, &a), "asked again: nothing was consumed");
+	jv_free(a);
+	jv_free(b);
+}
+
+static void
+test_kind_names(void)
+{
+	static const struct {
+		jv_kind		 kind;
+		const char	*name;
+	} kinds[] = {
+		{ JV_KIND_INVALID, "invalid" },
+		{ JV_KIND_NULL, "null" },
+		{ JV_KIND_FALSE, "boolean" },
+		{ JV_KIND_TRUE, "boolean" },
+		{ JV_KIND_NUMBER, "number" },
+		{ JV_KIND_STRING, "string" },
+		{ JV_KIND_ARRAY, "array" },
+		{ JV_KIND_OBJECT, "object" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		ok(strcmp(art_json_kind_name(kinds[i].kind),
+		    kinds[i].name) == 0, "kind %d is \"%s\"",
+		    (int)kinds[i].kind, kinds[i].name);
+}
+
+int
+main(void)
+{
+	test_get_str_returns_a_present_string();
+	test_missing_required_field_is_missing_field();
+	test_wrong_kind_names_both_kinds();
+	test_optional_missing_field_leaves_out_unchanged();
+	test_get_int_takes_integers_within_2_53();
+	test_get_int_rejects_fractions_and_beyond_2_53();
+	test_get_bool_reads_true_and_false();
+	test_get_kind_gives_an_owned_value();
+	test_str_and_field_on_non_objects();
+	test_str_and_field_on_objects();
+	test_parse_takes_one_value();
+	test_parse_failure_is_bad_json_without_the_input();
+	test_canon_sorts_keys_at_every_depth();
+	test_canon_is_compact();
+	test_canon_sorts_keys_by_code_point();
+	test_equal_ignores_key_order_and_whitespace();
+	test_equal_null_field_differs_from_absent();
+	test_equal_arrays_are_ordered();
+	test_equal_strings_by_code_point();
+	test_equal_one_and_one_point_zero_are_one_number();
+	test_equal_zero_and_negative_zero_are_one_number();
+	test_equal_borrows_both();
+	test_kind_names();
+	return tap_done();
+}
