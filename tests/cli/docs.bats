@@ -311,3 +311,24 @@ none_missing() {
 	run fish_complete 'agentrt-llm --'
 	[ "${lines[*]}" = "--help --version" ]
 }
+
+# The EXAMPLES section runs as written (but for log -f, which never ends),
+# so the manual cannot drift from the program.
+@test "the man page's EXAMPLES run and succeed" {
+	script=$BATS_TEST_TMPDIR/examples.sh
+	{
+		echo 'set -euo pipefail'
+		awk '/^\.Sh EXAMPLES/ { on = 1; next } /^\.Sh / { on = 0 }
+		    on && /^\.Bd -literal/ { lit = 1; next }
+		    on && /^\.Ed/ { lit = 0; next }
+		    on && lit { print; next }
+		    on && /^\.Dl / && !/ -f / { sub(/^\.Dl /, ""); print }' \
+		    "$top_srcdir/man/agentrt-session.1" |
+			sed -e 's/\\e/\\/g' -e 's/\\(dq/"/g' -e "s/\\\\(aq/'/g"
+	} >"$script"
+	[ "$(grep -c agentrt-session "$script")" -ge 8 ]
+	run bash "$script"
+	[ "$status" -eq 0 ] || fail "examples failed: $output"
+	[[ "$output" == *'"idle"'* ]]
+	[[ "$output" == *'"session.created"'* ]]
+}
