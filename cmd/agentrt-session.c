@@ -35,6 +35,8 @@ struct opts {
 	const char	*after;
 	bool		 quiet;
 	bool		 follow;
+	jv		 identity_v;	/* --identity, parsed */
+	uint64_t	 after_seq;	/* --after, parsed */
 };
 
 /* The world a command runs in, made once in main and passed down. */
@@ -123,25 +125,63 @@ usage(const char *line)
 	exit(ART_EXIT_USAGE);
 }
 
-/* One output line; a failed write (a reader gone, a full disk) is fatal. */
-static void
+/* A failure after the store opened: one line, then status 1. */
+static int
+failed(const struct art_err *err)
+{
+	art_warn("%s", art_err_is(err, "nomem") ? "out of memory" : err->msg);
+	return ART_EXIT_FAIL;
+}
+
+/* One output line; -1 (said on stderr) when the reader is gone. */
+static int
 emit(jv v)
 {
 	struct art_err err;
 
 	if (art_ndjson_write(stdout, v, &err) == -1)
-		art_die(ART_EXIT_FAIL, "%s", err.msg);
+		return failed(&err), -1;
+	return 0;
 }
 
-static _Noreturn void
-fail(const struct art_err *err)
+static int
+emit_text(const char *s)
 {
-	if (art_err_is(err, "nomem"))
-		art_die(ART_EXIT_FAIL, "out of memory");
-	art_die(ART_EXIT_FAIL, "%s", err->msg);
+	if (printf("%s\n", s) < 0 || fflush(stdout) == EOF || ferror(stdout)) {
+		art_warn("write: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
-/* --- new ------------------------------------------------------------- */
+/* --- option values, checked before the store opens -------------------- */
+
+/* An option's value, or with @FILE the file's contents (@- is stdin). */
+static jv
+option_text(const char *name, const char *arg)
+{
+	char buf[65536];
+	size_t len;
+	FILE *f;
+	jv text;
+
+	if (arg[0] != '@')
+		return jv_string(arg);
+	if (strcmp(arg, "@-") == 0)
+		f = stdin;
+	else if ((f = fopen(arg + 1, "r")) == NULL)
+		art_die(ART_EXIT_USAGE, "read %s '%s': %s", name, arg + 1,
+		    strerror(errno));
+	text = jv_string("");
+	while ((len = fread(buf, 1, sizeof(buf), f)) > 0)
+		text = jv_string_append_buf(text, buf, (int)len);
+	if (ferror(f))
+		art_die(ART_EXIT_USAGE, "read %s '%s': %s", name, arg + 1,
+		    strerror(errno));
+	if (f != stdin)
+		fclose(f);
+	return text;
+}
 
 static void
 check_metadata(jv md)
@@ -153,37 +193,7 @@ check_metadata(jv md)
 		jv_free(k);
 		jv_free(val);
 	}
-}
-
-/* An option's value, or with @FILE the file's contents (@- is stdin). */
-static jv
-option_text(const char *name, const char *arg)
-{
-	FILE *f;
-	char *buf = NULL;
-	size_t len = 0;
-	jv text;
-
-	if (arg[0] != '@')
-		return jv_string(arg);
-	if (strcmp(arg, "@-") == 0)
-		f = stdin;
-	else if ((f = fopen(arg + 1, "r")) == NULL)
-		art_die(ART_EXIT_USAGE, "read %s '%s': %s", name, arg + 1,
-		    strerror(errno));
-	text = jv_string("");
-	buf = malloc(65536);
-	if (buf == NULL)
-		art_die(ART_EXIT_FAIL, "out of memory");
-	while ((len = fread(buf, 1, 65536, f)) > 0)
-		text = jv_string_append_buf(text, buf, (int)len);
-	if (ferror(f))
-		art_die(ART_EXIT_USAGE, "read %s '%s': %s", name, arg + 1,
-		    strerror(errno));
-	free(buf);
-	if (f != stdin)
-		fclose(f);
-	return text;
+	jv_free(md);
 }
 
 /* WorkerIdentity: {id?: string, metadata?: {string: string}}. */
@@ -191,32 +201,64 @@ static jv
 parse_identity(const char *arg)
 {
 	struct art_err err;
-	jv text = option_text("--identity", arg), v, md;
+	jv text = option_text("--identity", arg), v, md = jv_null();
 	const char *s;
 
 	v = art_json_parse_str(jv_string_value(text), &err);
 	jv_free(text);
-
 	if (!jv_is_valid(v))
 		art_die(ART_EXIT_USAGE, "bad --identity: %s", err.msg);
 	if (jv_get_kind(v) != JV_KIND_OBJECT)
 		art_die(ART_EXIT_USAGE, "bad --identity: expected an object");
-	if (art_json_get_str(&v, "id", 0, &s, &err) == -1)
-		art_die(ART_EXIT_USAGE, "bad --identity: %s", err.msg);
-	md = jv_null();
-	if (art_json_get_kind(&v, "metadata", JV_KIND_OBJECT, 0, &md,
+	if (art_json_get_str(&v, "id", 0, &s, &err) == -1 ||
+	    art_json_get_kind(&v, "metadata", JV_KIND_OBJECT, 0, &md,
 	    &err) == -1)
 		art_die(ART_EXIT_USAGE, "bad --identity: %s", err.msg);
 	if (jv_get_kind(md) == JV_KIND_OBJECT)
 		check_metadata(md);
-	jv_free(md);
+	else
+		jv_free(md);
 	return v;
 }
 
+static uint64_t
+parse_seq(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0)
+		art_die(ART_EXIT_USAGE, "bad --after '%s': expected an event "
+		    "number", s);
+	return v;
+}
+
+static void
+check_name(const char *what, const char *v)
+{
+	if (v != NULL && !art_id_is_valid(v))
+		art_die(ART_EXIT_USAGE, "bad %s '%s': use 1-128 letters, "
+		    "digits, '.', '_', ':' or '-'", what, v);
+}
+
+/* Turns option text into values; usage errors exit before any store. */
+static void
+prepare(struct opts *o)
+{
+	check_name("--id", o->id);
+	check_name("agent", o->agent);
+	o->identity_v = o->identity != NULL ? parse_identity(o->identity) :
+	    jv_null();
+	o->after_seq = o->after != NULL ? parse_seq(o->after) : 0;
+}
+
+/* --- new ------------------------------------------------------------- */
+
 struct new_ctx {
 	const char	*sid;
-	const char	*agent;
-	jv		 identity;
+	const struct opts *o;
 };
 
 static int
@@ -224,38 +266,28 @@ new_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
 	struct new_ctx *c = ctx;
 
-	return art_session_create(t, c->sid, c->agent, jv_copy(c->identity),
-	    jv_array(), err);
+	return art_session_create(t, c->sid, c->o->agent,
+	    jv_copy(c->o->identity_v), jv_array(), err);
 }
 
 static int
 cmd_new(struct env *e, const struct opts *o, int argc, char **argv)
 {
 	char id[ART_ID_BUFSZ];
-	struct new_ctx c = { o->id, o->agent, jv_null() };
+	struct new_ctx c = { o->id, o };
 	struct art_err err;
-	int r;
 
 	(void)argc, (void)argv;
-	if (o->id != NULL && !art_id_is_valid(o->id))
-		art_die(ART_EXIT_USAGE, "bad --id '%s': use 1-128 letters, "
-		    "digits, '.', '_', ':' or '-'", o->id);
-	if (o->agent != NULL && !art_id_is_valid(o->agent))
-		art_die(ART_EXIT_USAGE, "bad agent '%s': use 1-128 letters, "
-		    "digits, '.', '_', ':' or '-'", o->agent);
-	if (o->identity != NULL)
-		c.identity = parse_identity(o->identity);
 	if (c.sid == NULL) {
-		if (art_ids_v7(&e->ids, id) == -1)
-			art_die(ART_EXIT_FAIL, "cannot mint a session id");
+		if (art_ids_v7(&e->ids, id) == -1) {
+			art_warn("mint a session id: %s", strerror(errno));
+			return ART_EXIT_FAIL;
+		}
 		c.sid = id;
 	}
-	r = art_store_write(e->store, new_fn, &c, &err);
-	jv_free(c.identity);
-	if (r == -1)
-		fail(&err);
-	printf("%s\n", c.sid);
-	return ART_EXIT_OK;
+	if (art_store_write(e->store, new_fn, &c, &err) == -1)
+		return failed(&err);
+	return emit_text(c.sid) == -1 ? ART_EXIT_FAIL : ART_EXIT_OK;
 }
 
 /* --- ls, show ------------------------------------------------------- */
@@ -288,25 +320,20 @@ static int
 cmd_ls(struct env *e, const struct opts *o, int argc, char **argv)
 {
 	struct art_err err;
+	int r = 0;
 	jv all;
 
 	(void)argc, (void)argv;
 	if (art_store_read(e->store, list_fn, &all, &err) == -1)
-		fail(&err);
+		return failed(&err);
 	jv_array_foreach(all, i, s) {
-		if (o->quiet) {
-			const char *id = art_json_str(&s, "id");
-
-			printf("%s\n", id != NULL ? id : "");
-			if (fflush(stdout) == EOF || ferror(stdout))
-				art_die(ART_EXIT_FAIL, "write: %s",
-				    strerror(errno));
-			jv_free(s);
-		} else
-			emit(ls_row(s));
+		if (r == 0)
+			r = o->quiet ? emit_text(art_json_str(&s, "id")) :
+			    emit(ls_row(jv_copy(s)));
+		jv_free(s);
 	}
 	jv_free(all);
-	return ART_EXIT_OK;
+	return r == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
 }
 
 struct show_ctx {
@@ -326,15 +353,13 @@ show_fn(struct art_txn *t, void *ctx, struct art_err *err)
 static int
 cmd_show(struct env *e, const struct opts *o, int argc, char **argv)
 {
-	struct show_ctx c;
+	struct show_ctx c = { argv[0], jv_null() };
 	struct art_err err;
 
 	(void)o, (void)argc;
-	c.sid = argv[0];
 	if (art_store_read(e->store, show_fn, &c, &err) == -1)
-		fail(&err);
-	emit(c.out);
-	return ART_EXIT_OK;
+		return failed(&err);
+	return emit(c.out) == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
 }
 
 /* --- log ------------------------------------------------------------ */
@@ -386,18 +411,24 @@ nap(long ms)
 	nanosleep(&ts, NULL);
 }
 
-static uint64_t
-parse_seq(const char *s)
+/* Prints a batch; the count printed, or -1 when the reader is gone. */
+static int
+print_events(struct log_ctx *c)
 {
-	char *end;
-	unsigned long long v;
+	struct art_err err;
+	int64_t seq;
+	int n = 0;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0)
-		art_die(ART_EXIT_USAGE, "bad --after '%s': expected an event "
-		    "number", s);
-	return v;
+	jv_array_foreach(c->events, i, ev) {
+		if (n >= 0 && art_json_get_int(&ev, "seq", 1, &seq, &err) == 0)
+			c->after = (uint64_t)seq;
+		if (n >= 0)
+			n = emit(jv_copy(ev)) == -1 ? -1 : n + 1;
+		jv_free(ev);
+	}
+	jv_free(c->events);
+	c->events = jv_null();
+	return n;
 }
 
 /*
@@ -407,27 +438,18 @@ parse_seq(const char *s)
 static int
 cmd_log(struct env *e, const struct opts *o, int argc, char **argv)
 {
-	struct log_ctx c = { NULL, 0, jv_null() };
+	struct log_ctx c = { argv[0], o->after_seq, jv_null() };
 	struct art_err err;
-	int64_t seq;
 	int n;
 
 	(void)argc;
-	c.sid = argv[0];
-	if (o->after != NULL)
-		c.after = parse_seq(o->after);
 	if (o->follow)
 		catch_stop_signals();
 	while (!stopping) {
 		if (art_store_read(e->store, log_fn, &c, &err) == -1)
-			fail(&err);
-		n = jv_array_length(jv_copy(c.events));
-		jv_array_foreach(c.events, i, ev) {
-			if (art_json_get_int(&ev, "seq", 1, &seq, &err) == 0)
-				c.after = (uint64_t)seq;
-			emit(ev);
-		}
-		jv_free(c.events);
+			return failed(&err);
+		if ((n = print_events(&c)) == -1)
+			return ART_EXIT_FAIL;
 		if (n == LOG_BATCH)
 			continue;
 		if (!o->follow)
@@ -465,7 +487,7 @@ cmd_rm(struct env *e, const struct opts *o, int argc, char **argv)
 
 	(void)o;
 	if (art_store_write(e->store, rm_fn, &c, &err) == -1)
-		fail(&err);
+		return failed(&err);
 	return ART_EXIT_OK;
 }
 
@@ -596,14 +618,14 @@ setup(struct env *e, const struct opts *o, const struct cmd *c)
 	if (art_store_open(&e->store, &so, &err) == 0)
 		return true;
 	if (!art_err_is(&err, "no_store"))
-		fail(&err);
+		art_die(ART_EXIT_FAIL, "%s", err.msg);
 	return false;
 }
 
 int
 main(int argc, char *argv[])
 {
-	struct opts o = { 0 };
+	struct opts o = { .identity_v = jv_null() };
 	struct env e = { 0 };
 	const struct cmd *c;
 	char shortopts[16];
@@ -627,6 +649,7 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (argc < c->min_args || (c->max_args >= 0 && argc > c->max_args))
 		usage(c->usage);
+	prepare(&o);
 	if (!setup(&e, &o, c)) {
 		if (strcmp(c->name, "ls") == 0)
 			return ART_EXIT_OK;
@@ -635,7 +658,8 @@ main(int argc, char *argv[])
 	}
 	status = c->run(&e, &o, argc, argv);
 	art_store_close(e.store);
-	if (fflush(stdout) == EOF || ferror(stdout))
+	jv_free(o.identity_v);
+	if (status == ART_EXIT_OK && (fflush(stdout) == EOF || ferror(stdout)))
 		art_die(ART_EXIT_FAIL, "write: %s", strerror(errno));
 	return status;
 }
