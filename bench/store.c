@@ -5,8 +5,9 @@
  * second session, each appended in its own write transaction as the
  * engine does (so each commit pays LMDB's fsync); then R reads of the
  * active path from the head.  A short chain is then built in the full
- * store and in a fresh empty one: if appending and reading the path do
- * not depend on the log's total length, the two cost the same.  Each
+ * store and in a fresh empty one, the two taking turns append by append
+ * and read by read: if appending and reading the path do not depend on
+ * the log's total length, the two cost the same.  Each
  * append is timed twice: the whole art_store_write() (commit and fsync
  * included), and the work inside its transaction alone, which fsync
  * noise does not hide.
@@ -87,10 +88,15 @@ struct probe {
 	double	append, work, read;	/* medians, us */
 };
 
+/* One long chain's appends. */
+struct phase {
+	struct stats	total, work;
+	double		secs;	/* the whole chain, wall time */
+};
+
 struct result {
 	size_t		n;
-	double		msg_secs, ev_secs;
-	struct stats	msg, msg_work, ev, ev_work;
+	struct phase	msg, ev;
 	double		read, read_per_msg;	/* medians, us */
 	struct probe	full, empty;
 	long long	size_msgs, size_events, size_total;
@@ -186,10 +192,12 @@ bench_open(struct bench *b, const char *parent, struct art_err *err)
 	struct art_store_opts so = { 0 };
 
 	if (snprintf(b->dir, sizeof(b->dir), "%s/agentrt-bench.XXXXXX",
-	    parent) >= (int)sizeof(b->dir))
+	    parent) >= (int)sizeof(b->dir)) {
+		b->dir[0] = '\0';	/* nothing for bench_close() */
 		return art_err_set(err, "usage", "directory name too long");
+	}
 	if (mkdtemp(b->dir) == NULL) {
-		b->dir[0] = '\0';	/* nothing for bench_close() to remove */
+		b->dir[0] = '\0';
 		return art_err_set(err, "io", "create directory in '%s': %s",
 		    parent, strerror(errno));
 	}
@@ -303,34 +311,57 @@ series_release(struct series *s)
 	free(s->work);
 }
 
+/* A session being appended to, and the time each append took. */
+struct chain {
+	struct bench	*b;
+	char		 sid[ART_ID_BUFSZ];
+	struct append	 a;
+	struct series	 s;
+};
 
 /*
- * Appends s->n events, one transaction each, to a new session whose id
- * goes to sid: a chain of messages, parent to child, when message is set,
- * else notes.
+ * A new session for n appends: messages chained parent to child when
+ * message is set, else notes.
  */
 static int
-append_chain(struct bench *b, bool message, struct series *s,
-    char sid[ART_ID_BUFSZ], struct art_err *err)
+chain_start(struct chain *c, struct bench *b, bool message, size_t n,
+    struct art_err *err)
 {
-	struct append a = { .sid = sid, .message = message };
+	memset(c, 0, sizeof(*c));
+	c->b = b;
+	c->a.sid = c->sid;
+	c->a.message = message;
+	series_init(&c->s, n);
+	return new_session(b, c->sid, err);
+}
+
+/* The next append, in its own write transaction. */
+static int
+chain_step(struct chain *c, struct art_err *err)
+{
+	struct append *a = &c->a;
 	double t0;
 
-	if (new_session(b, sid, err) == -1)
+	if (stopping)
+		return interrupted(err);
+	if (a->message && art_ids_v7(c->b->ids, a->id) == -1)
+		return art_err_set(err, "ids", "mint id: %s", strerror(errno));
+	t0 = now_us();
+	if (art_store_write(c->b->store, append_fn, a, err) == -1)
 		return -1;
-	for (a.i = 0; a.i < s->n; a.i++) {
-		if (stopping)
-			return interrupted(err);
-		if (message && art_ids_v7(b->ids, a.id) == -1)
-			return art_err_set(err, "ids", "mint id: %s",
-			    strerror(errno));
-		t0 = now_us();
-		if (art_store_write(b->store, append_fn, &a, err) == -1)
+	c->s.total[a->i] = now_us() - t0;
+	c->s.work[a->i] = a->work;
+	memcpy(a->parent, a->id, sizeof(a->parent));
+	a->i++;
+	return 0;
+}
+
+static int
+chain_run(struct chain *c, struct art_err *err)
+{
+	while (c->a.i < c->s.n)
+		if (chain_step(c, err) == -1)
 			return -1;
-		s->total[a.i] = now_us() - t0;
-		s->work[a.i] = a.work;
-		memcpy(a.parent, a.id, sizeof(a.parent));
-	}
 	return 0;
 }
 
@@ -358,60 +389,37 @@ path_fn(struct art_txn *t, void *ctx, struct art_err *err)
 	return 0;
 }
 
-/* Reads sid's active path (want messages) reads times; the median, us. */
+/* One read of sid's active path, in *us; it must hold want messages. */
 static int
-read_path(struct bench *b, const char *sid, int reads, size_t want,
-    double *median, struct art_err *err)
+read_once(struct bench *b, const char *sid, size_t want, double *us,
+    struct art_err *err)
 {
 	struct reader r = { sid, 0 };
-	double *t, t0;
-	int i, rc = -1;
+	double t0;
 
-	if ((t = malloc((size_t)reads * sizeof(*t))) == NULL)
+	if (stopping)
+		return interrupted(err);
+	t0 = now_us();
+	if (art_store_read(b->store, path_fn, &r, err) == -1)
+		return -1;
+	*us = now_us() - t0;
+	if ((size_t)r.len != want)
+		return art_err_set(err, "bench", "path of %lld messages, "
+		    "expected %zu", (long long)r.len, want);
+	return 0;
+}
+
+static double *
+doubles(size_t n)
+{
+	double *v = malloc((n > 0 ? n : 1) * sizeof(*v));
+
+	if (v == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");
-	for (i = 0; i < reads; i++) {
-		if (stopping) {
-			interrupted(err);
-			goto out;
-		}
-		t0 = now_us();
-		if (art_store_read(b->store, path_fn, &r, err) == -1)
-			goto out;
-		t[i] = now_us() - t0;
-		if ((size_t)r.len != want) {
-			art_err_set(err, "bench", "path of %lld messages, "
-			    "expected %zu", (long long)r.len, want);
-			goto out;
-		}
-	}
-	*median = median_of(t, (size_t)reads);
-	rc = 0;
-out:
-	free(t);
-	return rc;
+	return v;
 }
 
 /* --- one chain length ------------------------------------------------ */
-
-/* A short chain in b's store: its append and path-read medians. */
-static int
-probe(struct bench *b, const struct opts *o, struct probe *p,
-    struct art_err *err)
-{
-	struct series s;
-	char sid[ART_ID_BUFSZ];
-	int r;
-
-	series_init(&s, o->short_len);
-	r = append_chain(b, true, &s, sid, err);
-	if (r == 0) {
-		p->append = median_of(s.total, s.n);
-		p->work = median_of(s.work, s.n);
-		r = read_path(b, sid, o->reads, s.n, &p->read, err);
-	}
-	series_release(&s);
-	return r;
-}
 
 static void
 progress(size_t n, const char *what, double secs)
@@ -420,70 +428,116 @@ progress(size_t n, const char *what, double secs)
 	    secs > 0 ? (double)n / secs : 0);
 }
 
-/* N messages in one chain, then N notes in another session. */
+/* A whole chain of n appends; its session's id goes to sid. */
 static int
-fill(struct bench *b, struct result *res, char sid[ART_ID_BUFSZ],
-    struct art_err *err)
+fill(struct bench *b, bool message, size_t n, struct phase *ph,
+    char sid[ART_ID_BUFSZ], struct art_err *err)
 {
-	struct series s;
-	char nsid[ART_ID_BUFSZ];
+	struct chain c;
 	double t0 = now_us();
-	int r = -1;
+	int r;
 
-	series_init(&s, res->n);
-	if (append_chain(b, true, &s, sid, err) == -1)
-		goto out;
-	res->msg_secs = (now_us() - t0) / 1e6;
-	progress(res->n, "messages appended", res->msg_secs);
-	res->msg = stats_of(s.total, s.n);
-	res->msg_work = stats_of(s.work, s.n);
-	res->size_msgs = data_size(b);
-	t0 = now_us();
-	if (append_chain(b, false, &s, nsid, err) == -1)
-		goto out;
-	res->ev_secs = (now_us() - t0) / 1e6;
-	progress(res->n, "events appended", res->ev_secs);
-	res->ev = stats_of(s.total, s.n);
-	res->ev_work = stats_of(s.work, s.n);
-	res->size_events = data_size(b);
-	r = 0;
-out:
-	series_release(&s);
+	if ((r = chain_start(&c, b, message, n, err)) == 0)
+		r = chain_run(&c, err);
+	if (r == 0) {
+		ph->secs = (now_us() - t0) / 1e6;
+		progress(n, message ? "messages appended" : "events appended",
+		    ph->secs);
+		ph->total = stats_of(c.s.total, c.s.n);
+		ph->work = stats_of(c.s.work, c.s.n);
+		memcpy(sid, c.sid, ART_ID_BUFSZ);
+	}
+	series_release(&c.s);
 	return r;
 }
 
-/* Everything in the store that holds the long chain. */
+/* The median of o->reads reads of the N-message path. */
 static int
-run_full(struct bench *b, const struct opts *o, struct result *res,
-    struct art_err *err)
+read_long(struct bench *b, const struct opts *o, const char *sid,
+    struct result *res, struct art_err *err)
 {
-	char sid[ART_ID_BUFSZ];
+	double *t = doubles((size_t)o->reads);
+	int i, r = 0;
 
-	if (fill(b, res, sid, err) == -1 ||
-	    read_path(b, sid, o->reads, res->n, &res->read, err) == -1)
+	for (i = 0; r == 0 && i < o->reads; i++)
+		r = read_once(b, sid, res->n, &t[i], err);
+	if (r == 0) {
+		res->read = median_of(t, (size_t)o->reads);
+		res->read_per_msg = res->read / (double)res->n;
+	}
+	free(t);
+	return r;
+}
+
+/*
+ * A short chain in each store, then its path read o->reads times, the
+ * two stores taking turns so that whatever else the machine is doing
+ * falls on both alike.
+ */
+static int
+probe(struct bench *full, struct bench *empty, const struct opts *o,
+    struct result *res, struct art_err *err)
+{
+	struct chain cf = { 0 }, ce = { 0 };
+	double *tf = doubles((size_t)o->reads);
+	double *te = doubles((size_t)o->reads);
+	int i, r;
+
+	if ((r = chain_start(&cf, full, true, o->short_len, err)) == 0)
+		r = chain_start(&ce, empty, true, o->short_len, err);
+	while (r == 0 && cf.a.i < cf.s.n)
+		if ((r = chain_step(&cf, err)) == 0)
+			r = chain_step(&ce, err);
+	for (i = 0; r == 0 && i < o->reads; i++)
+		if ((r = read_once(full, cf.sid, o->short_len, &tf[i],
+		    err)) == 0)
+			r = read_once(empty, ce.sid, o->short_len, &te[i], err);
+	if (r == 0) {
+		res->full = (struct probe){ median_of(cf.s.total, cf.s.n),
+		    median_of(cf.s.work, cf.s.n), median_of(tf, i) };
+		res->empty = (struct probe){ median_of(ce.s.total, ce.s.n),
+		    median_of(ce.s.work, ce.s.n), median_of(te, i) };
+	}
+	series_release(&cf.s);
+	series_release(&ce.s);
+	free(tf);
+	free(te);
+	return r;
+}
+
+static int
+run_full(struct bench *full, struct bench *empty, const struct opts *o,
+    struct result *res, struct art_err *err)
+{
+	char sid[ART_ID_BUFSZ], nsid[ART_ID_BUFSZ];
+
+	if (fill(full, true, res->n, &res->msg, sid, err) == -1)
 		return -1;
-	res->read_per_msg = res->read / (double)res->n;
-	if (probe(b, o, &res->full, err) == -1)
+	res->size_msgs = data_size(full);
+	if (fill(full, false, res->n, &res->ev, nsid, err) == -1)
 		return -1;
-	res->size_total = data_size(b);
+	res->size_events = data_size(full);
+	if (read_long(full, o, sid, res, err) == -1 ||
+	    probe(full, empty, o, res, err) == -1)
+		return -1;
+	res->size_total = data_size(full);
 	return 0;
 }
 
-/* One chain length: the full store, then the empty one to compare. */
+/* One chain length, in a store to fill and an empty one to compare. */
 static int
-run_n(struct bench *b, const struct opts *o, struct result *res,
-    struct art_err *err)
+run_n(struct art_clock *clock, struct art_ids *ids, const struct opts *o,
+    struct result *res, struct art_err *err)
 {
+	struct bench full = { clock, ids, NULL, "" };
+	struct bench empty = { clock, ids, NULL, "" };
 	int r;
 
-	if ((r = bench_open(b, o->parent, err)) == 0)
-		r = run_full(b, o, res, err);
-	bench_close(b, o->keep);
-	if (r == -1)
-		return -1;
-	if ((r = bench_open(b, o->parent, err)) == 0)
-		r = probe(b, o, &res->empty, err);
-	bench_close(b, o->keep);
+	if ((r = bench_open(&full, o->parent, err)) == 0 &&
+	    (r = bench_open(&empty, o->parent, err)) == 0)
+		r = run_full(&full, &empty, o, res, err);
+	bench_close(&full, o->keep);
+	bench_close(&empty, o->keep);
 	return r;
 }
 
@@ -518,14 +572,13 @@ stats_json(const struct stats *s)
 }
 
 static jv
-append_json(const struct stats *total, const struct stats *work,
-    double secs)
+phase_json(const struct phase *ph)
 {
 	jv o = jv_object();
 
-	o = jv_object_set(o, jv_string("total_us"), stats_json(total));
-	o = jv_object_set(o, jv_string("work_us"), stats_json(work));
-	return jv_object_set(o, jv_string("seconds"), num(secs));
+	o = jv_object_set(o, jv_string("total_us"), stats_json(&ph->total));
+	o = jv_object_set(o, jv_string("work_us"), stats_json(&ph->work));
+	return jv_object_set(o, jv_string("seconds"), num(ph->secs));
 }
 
 static jv
@@ -543,7 +596,8 @@ check_json(const struct opts *o, const struct result *r)
 {
 	jv c = jv_object();
 
-	c = jv_object_set(c, jv_string("chain"), jv_number((double)o->short_len));
+	c = jv_object_set(c, jv_string("chain"),
+	    jv_number((double)o->short_len));
 	c = jv_object_set(c, jv_string("full"), probe_json(&r->full));
 	c = jv_object_set(c, jv_string("empty"), probe_json(&r->empty));
 	c = jv_object_set(c, jv_string("append_ratio"),
@@ -577,10 +631,8 @@ result_json(const struct opts *o, const struct result *r)
 	jv j = jv_object(), p = jv_object();
 
 	j = jv_object_set(j, jv_string("n"), jv_number((double)r->n));
-	j = jv_object_set(j, jv_string("message_append"),
-	    append_json(&r->msg, &r->msg_work, r->msg_secs));
-	j = jv_object_set(j, jv_string("event_append"),
-	    append_json(&r->ev, &r->ev_work, r->ev_secs));
+	j = jv_object_set(j, jv_string("message_append"), phase_json(&r->msg));
+	j = jv_object_set(j, jv_string("event_append"), phase_json(&r->ev));
 	p = jv_object_set(p, jv_string("reads"), jv_number(o->reads));
 	p = jv_object_set(p, jv_string("median_us"), num(r->read));
 	p = jv_object_set(p, jv_string("per_message_us"),
@@ -624,19 +676,19 @@ figures(const struct result *r, double f[NROWS])
 {
 	double n = (double)r->n;
 
-	*f++ = r->msg.med;
-	*f++ = r->msg.p90;
-	*f++ = r->msg.p99;
-	*f++ = r->msg.first;
-	*f++ = r->msg.last;
-	*f++ = ratio(r->msg.last, r->msg.first);
-	*f++ = r->msg_work.med;
-	*f++ = ratio(r->msg_work.last, r->msg_work.first);
-	*f++ = r->ev.med;
-	*f++ = r->ev.p99;
-	*f++ = ratio(r->ev.last, r->ev.first);
-	*f++ = r->ev_work.med;
-	*f++ = ratio(r->ev_work.last, r->ev_work.first);
+	*f++ = r->msg.total.med;
+	*f++ = r->msg.total.p90;
+	*f++ = r->msg.total.p99;
+	*f++ = r->msg.total.first;
+	*f++ = r->msg.total.last;
+	*f++ = ratio(r->msg.total.last, r->msg.total.first);
+	*f++ = r->msg.work.med;
+	*f++ = ratio(r->msg.work.last, r->msg.work.first);
+	*f++ = r->ev.total.med;
+	*f++ = r->ev.total.p99;
+	*f++ = ratio(r->ev.total.last, r->ev.total.first);
+	*f++ = r->ev.work.med;
+	*f++ = ratio(r->ev.work.last, r->ev.work.first);
 	*f++ = r->read / 1000;
 	*f++ = r->read_per_msg;
 	*f++ = ratio(r->full.append, r->empty.append);
@@ -788,7 +840,6 @@ main(int argc, char *argv[])
 	struct result res[MAX_NS];
 	struct art_clock clock;
 	struct art_ids ids;
-	struct bench b = { .clock = &clock, .ids = &ids };
 	struct art_err err;
 	int i;
 
@@ -804,7 +855,7 @@ main(int argc, char *argv[])
 	for (i = 0; i < o.nn; i++) {
 		memset(&res[i], 0, sizeof(res[i]));
 		res[i].n = o.ns[i];
-		if (run_n(&b, &o, &res[i], &err) == -1)
+		if (run_n(&clock, &ids, &o, &res[i], &err) == -1)
 			art_die(ART_EXIT_FAIL, "n=%zu: %s", o.ns[i], err.msg);
 		if (o.json && art_ndjson_write(stdout, result_json(&o,
 		    &res[i]), &err) == -1)
