@@ -23,28 +23,11 @@
 #include "session.h"
 #include "store.h"
 
+#include "session-cmd.h"
+
 /* How often log -f looks for new events, and how many it reads at once. */
 #define FOLLOW_POLL_MS	50
 #define LOG_BATCH	1024
-
-struct opts {
-	const char	*db;
-	const char	*agent;
-	const char	*id;
-	const char	*identity;
-	const char	*after;
-	bool		 quiet;
-	bool		 follow;
-	jv		 identity_v;	/* --identity, parsed */
-	uint64_t	 after_seq;	/* --after, parsed */
-};
-
-/* The world a command runs in, made once in main and passed down. */
-struct env {
-	struct art_clock	 clock;
-	struct art_ids		 ids;
-	struct art_store	*store;
-};
 
 struct cmd {
 	const char	*name;
@@ -58,7 +41,8 @@ struct cmd {
 
 static volatile sig_atomic_t stopping;
 
-enum { OPT_ID = 256, OPT_IDENTITY, OPT_AFTER };
+enum { OPT_ID = 256, OPT_IDENTITY, OPT_AFTER, OPT_TURN_ID, OPT_INPUT,
+    OPT_EVENTS, OPT_AGENTS, OPT_MAX_LINE };
 
 static const struct option longopts[] = {
 	{ "db",		required_argument,	NULL, 'd' },
@@ -68,6 +52,13 @@ static const struct option longopts[] = {
 	{ "quiet",	no_argument,		NULL, 'q' },
 	{ "after",	required_argument,	NULL, OPT_AFTER },
 	{ "follow",	no_argument,		NULL, 'f' },
+	{ "session",	required_argument,	NULL, 's' },
+	{ "message",	required_argument,	NULL, 'm' },
+	{ "turn-id",	required_argument,	NULL, OPT_TURN_ID },
+	{ "input",	required_argument,	NULL, OPT_INPUT },
+	{ "events",	required_argument,	NULL, OPT_EVENTS },
+	{ "agents",	required_argument,	NULL, OPT_AGENTS },
+	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "version",	no_argument,		NULL, 'V' },
 	{ NULL,		0,			NULL, 0 }
@@ -89,21 +80,34 @@ help(void)
 "  log [--after SEQ] [-f] SESSION\n"
 "                      print the session's event log as NDJSON\n"
 "  rm SESSION...       delete sessions and everything recorded of them\n"
+"  run [-a AGENT | -s SESSION] [-m TEXT] [--input JSON] [--events FILE]\n"
+"                      drive a session on a ring of filters (stdin and\n"
+"                      stdout are the ring)\n"
 "\n"
 "Options:\n"
 "  -d, --db DIR        use the store in DIR (default: $AGENTRT_DB, else\n"
 "                      $XDG_DATA_HOME/agentrt)\n"
-"  -a, --agent AGENT   (new) the agent the session runs\n"
+"  -a, --agent AGENT   (new, run) the agent the session runs\n"
 "      --id ID         (new) the session's id (default: a fresh UUIDv7)\n"
 "      --identity JSON (new) the session owner, {\"id\":...,\"metadata\":{...}};\n"
 "                      @FILE reads it from FILE, @- from stdin\n"
 "  -q, --quiet         (ls) print only the ids\n"
 "      --after SEQ     (log) start after event SEQ\n"
 "  -f, --follow        (log) keep printing events as they are appended\n"
+"  -s, --session SESSION\n"
+"                      (run) continue this session\n"
+"  -m, --message TEXT  (run) send a user message\n"
+"      --turn-id ID    (run) the message's turn id, for idempotency\n"
+"      --input JSON    (run) send client input lines; @FILE, @- read them\n"
+"      --events FILE   (run) append client events to FILE as NDJSON\n"
+"      --agents DIR    (run) look for agents/NAME.json in DIR first\n"
+"      --max-line BYTES\n"
+"                      (run) the longest ring line read (default 64M)\n"
 "  -h, --help          print this help and exit\n"
 "  -V, --version       print the version and exit\n"
 "\n"
-"Exit status: 0 success, 1 failure, 2 usage error.\n", stdout);
+"Exit status: 0 success, 1 failure, 2 usage error; run: 3 parked.\n",
+	    stdout);
 	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
 	    ART_EXIT_OK);
 }
@@ -156,9 +160,8 @@ emit_text(const char *s)
 
 /* --- option values, checked before the store opens -------------------- */
 
-/* An option's value, or with @FILE the file's contents (@- is stdin). */
-static jv
-option_text(const char *name, const char *arg)
+jv
+session_option_text(const char *name, const char *arg)
 {
 	char buf[65536];
 	size_t len;
@@ -201,7 +204,7 @@ static jv
 parse_identity(const char *arg)
 {
 	struct art_err err;
-	jv text = option_text("--identity", arg), v, md = jv_null();
+	jv text = session_option_text("--identity", arg), v, md = jv_null();
 	const char *s;
 
 	v = art_json_parse_str(jv_string_value(text), &err);
@@ -500,6 +503,9 @@ static const struct cmd cmds[] = {
 	{ "show", cmd_show, "show SESSION", "", false, 1, 1 },
 	{ "log",  cmd_log,  "log [--after SEQ] [-f] SESSION", "f", false, 1, 1 },
 	{ "rm",   cmd_rm,   "rm SESSION...", "", false, 1, -1 },
+	{ "run",  session_run, "run [-a AGENT | -s SESSION] [-m TEXT] "
+	    "[--turn-id ID] [--input JSON] [--events FILE]", "a:s:m:", true, 0,
+	    0 },
 };
 
 static const struct cmd *
@@ -518,15 +524,22 @@ static bool
 cmd_takes(const struct cmd *c, int opt)
 {
 	switch (opt) {
-	case 'a': case OPT_ID: case OPT_IDENTITY:
+	case 'a':
+		return strcmp(c->name, "new") == 0 || strcmp(c->name, "run") == 0;
+	case OPT_ID: case OPT_IDENTITY:
 		return strcmp(c->name, "new") == 0;
 	case 'q':
 		return strcmp(c->name, "ls") == 0;
 	case 'f': case OPT_AFTER:
 		return strcmp(c->name, "log") == 0;
+	case 's': case 'm': case OPT_TURN_ID: case OPT_INPUT: case OPT_EVENTS:
+	case OPT_AGENTS: case OPT_MAX_LINE:
+		return strcmp(c->name, "run") == 0;
 	}
 	return true;
 }
+
+static size_t	parse_size(const char *, const char *);
 
 static void
 parse(int argc, char **argv, const char *shortopts, const struct cmd *c,
@@ -545,6 +558,23 @@ parse(int argc, char **argv, const char *shortopts, const struct cmd *c,
 		case 'q': o->quiet = true; break;
 		case OPT_AFTER: o->after = optarg; break;
 		case 'f': o->follow = true; break;
+		case 's': o->session = optarg; break;
+		case 'm': o->message = optarg; break;
+		case OPT_TURN_ID: o->turn_id = optarg; break;
+		case OPT_INPUT:
+			if (o->ninputs == MAX_INPUTS)
+				usage(c != NULL ? c->usage : NULL);
+			o->inputs[o->ninputs++] = optarg;
+			break;
+		case OPT_EVENTS: o->events = optarg; break;
+		case OPT_AGENTS:
+			if (o->nagent_dirs == MAX_AGENT_DIRS)
+				usage(c != NULL ? c->usage : NULL);
+			o->agent_dirs[o->nagent_dirs++] = optarg;
+			break;
+		case OPT_MAX_LINE:
+			o->max_line = parse_size("--max-line", optarg);
+			break;
 		case 'h': help();
 		case 'V': version();
 		default: usage(c != NULL ? c->usage : NULL);

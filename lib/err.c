@@ -50,5 +50,5 @@ art_err_clear(struct art_err *err)
 int
 art_err_is(const struct art_err *err, const char *code)
 {
-	return err->code != NULL && strcmp(err->code, code) == 0;
+	return err != NULL && err->code != NULL && strcmp(err->code, code) == 0;
 }

@@ -6,6 +6,7 @@
 #include "json.h"
 #include "log.h"
 #include "tree.h"
+#include "views.h"
 
 static int
 no_session(const char *sid, struct art_err *err)
@@ -178,7 +179,7 @@ apply_to(struct art_txn *t, const char *sid, jv *s, const jv *ev,
 		return apply_turn(t, sid, s, ev, p, 1, err);
 	if (strcmp(type, "turn.completed") == 0)
 		return apply_turn(t, sid, s, ev, p, 0, err);
-	return 0;	/* an event no view keeps */
+	return art_views_apply(t, sid, s, ev, p, type, err);
 }
 
 int

@@ -23,6 +23,7 @@
 
 static const char *const dbnames[ART_DB__COUNT] = {
 	"sessions", "events", "nodes", "calls", "turns", "versions", "pending",
+	"drivers",
 };
 
 struct art_store {

@@ -29,7 +29,8 @@ enum art_db {
 	ART_DB_CALLS,		/* (sid, call id) -> call */
 	ART_DB_TURNS,		/* (sid, turn id) -> turn */
 	ART_DB_VERSIONS,	/* (sid, kind, anchor, NUL, be64 seq) -> value */
-	ART_DB_PENDING,		/* (sid, be64 seq) -> queued trigger */
+	ART_DB_PENDING,		/* (sid, priority, be64 seq) -> queued decision */
+	ART_DB_DRIVERS,		/* sid -> the process driving it, {pid, since} */
 	ART_DB__COUNT
 };
 

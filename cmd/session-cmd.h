@@ -1,0 +1,53 @@
+/* session-cmd.h - what agentrt-session's subcommands share */
+#ifndef ART_CMD_SESSION_H
+#define ART_CMD_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jv.h>
+
+#include "clock.h"
+#include "ids.h"
+#include "store.h"
+
+#define MAX_AGENT_DIRS	16
+#define MAX_INPUTS	64
+
+/* Options, parsed once in main and passed down as const. */
+struct opts {
+	const char	*db;
+	const char	*agent;
+	const char	*id;
+	const char	*identity;
+	const char	*after;
+	bool		 quiet;
+	bool		 follow;
+	jv		 identity_v;	/* --identity, parsed */
+	uint64_t	 after_seq;	/* --after, parsed */
+	/* run */
+	const char	*session;
+	const char	*message;
+	const char	*turn_id;
+	const char	*inputs[MAX_INPUTS];
+	int		 ninputs;
+	const char	*events;
+	const char	*agent_dirs[MAX_AGENT_DIRS];
+	int		 nagent_dirs;
+	size_t		 max_line;
+};
+
+/* The world a command runs in, made once in main and passed down. */
+struct env {
+	struct art_clock	 clock;
+	struct art_ids		 ids;
+	struct art_store	*store;
+};
+
+/* An option's value, or with @FILE the file's contents (@- is stdin). */
+jv	session_option_text(const char *name, const char *arg);
+/* run: the engine on a ring (cmd/session-run.c). */
+int	session_run(struct env *, const struct opts *, int, char **);
+
+#endif

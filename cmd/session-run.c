@@ -1,0 +1,319 @@
+/* session-run.c - agentrt-session run: the engine on a ring of filters
+ *
+ * stdin and stdout are the ring.  The loop polls both, and never blocks
+ * writing: what the ring will not take yet waits in an art_outq while the
+ * loop keeps reading, so a ring of full pipes cannot deadlock.  Timers
+ * (deadlines, retry backoff) are the poll's timeout.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "bus.h"
+#include "diag.h"
+#include "engine.h"
+#include "json.h"
+#include "ndjson.h"
+
+#include "session-cmd.h"
+
+struct ring {
+	struct art_engine		*engine;
+	struct art_outq			*out;
+	struct art_ndjson_reader	*in;
+	FILE				*events;
+	const struct art_clock		*clock;
+	char				 sid[ART_ID_MAX + 1];
+	int				 eof;
+};
+
+struct agents {
+	const char	*dirs[MAX_AGENT_DIRS + 8];
+	size_t		 n;
+	char		 xdg[4096];
+	char		 env[4096];
+};
+
+static jv
+load_agent(void *ctx, const char *name, struct art_err *err)
+{
+	struct agents *a = ctx;
+
+	return art_agent_load(a->dirs, a->n, name, err);
+}
+
+/* --agents, then $AGENTRT_AGENTS, $XDG_CONFIG_HOME/agentrt/agents, ./agents. */
+static void
+agent_dirs(struct agents *a, const struct opts *o)
+{
+	const char *v;
+	char *p, *save;
+	int i;
+
+	a->n = 0;
+	for (i = 0; i < o->nagent_dirs; i++)
+		a->dirs[a->n++] = o->agent_dirs[i];
+	if ((v = getenv("AGENTRT_AGENTS")) != NULL && *v != '\0') {
+		snprintf(a->env, sizeof(a->env), "%s", v);
+		for (p = strtok_r(a->env, ":", &save); p != NULL &&
+		    a->n < MAX_AGENT_DIRS + 4; p = strtok_r(NULL, ":", &save))
+			a->dirs[a->n++] = p;
+	}
+	if ((v = getenv("XDG_CONFIG_HOME")) != NULL && *v == '/')
+		snprintf(a->xdg, sizeof(a->xdg), "%s/agentrt/agents", v);
+	else if ((v = getenv("HOME")) != NULL && *v != '\0')
+		snprintf(a->xdg, sizeof(a->xdg), "%s/.config/agentrt/agents", v);
+	if (a->xdg[0] != '\0')
+		a->dirs[a->n++] = a->xdg;
+	a->dirs[a->n++] = "agents";
+}
+
+/* Writes what the engine produced: ring lines, then client events. */
+static int
+drain(struct ring *r)
+{
+	struct art_err err;
+	jv out = art_engine_output(r->engine), ev = art_engine_events(r->engine);
+	int failed = 0;
+
+	jv_array_foreach(out, i, line) {
+		if (!failed && art_outq_push(r->out, line, &err) == -1) {
+			art_warn("write to the ring: %s", err.msg);
+			failed = 1;
+		} else if (failed)
+			jv_free(line);
+	}
+	jv_free(out);
+	jv_array_foreach(ev, i, e) {
+		if (r->events != NULL && art_ndjson_write(r->events, e,
+		    &err) == -1) {
+			art_warn("write events: %s", err.msg);
+			fclose(r->events);
+			r->events = NULL;
+		} else if (r->events == NULL)
+			jv_free(e);
+	}
+	jv_free(ev);
+	return failed ? -1 : 0;
+}
+
+/* --input JSON (or @FILE): one or more client input lines. */
+static int
+send_inputs(struct ring *r, const struct opts *o)
+{
+	struct art_ndjson_reader *rd;
+	struct art_err err;
+	jv text, line;
+	int i, st;
+
+	for (i = 0; i < o->ninputs; i++) {
+		text = session_option_text("--input", o->inputs[i]);
+		rd = art_ndjson_reader_new(-1, "--input", o->max_line,
+		    ART_NDJSON_REQUIRE_TYPE);
+		if (rd == NULL || art_ndjson_feed(rd, jv_string_value(text),
+		    (size_t)jv_string_length_bytes(jv_copy(text)), &err) == -1)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		jv_free(text);
+		art_ndjson_feed_eof(rd);
+		while ((st = art_ndjson_next(rd, &line, &err)) != ART_NDJSON_EOF) {
+			if (st == ART_NDJSON_BAD) {
+				art_warn("--input:%zu: %s", art_ndjson_lineno(rd),
+				    err.msg);
+				art_ndjson_reader_free(rd);
+				return ART_EXIT_USAGE;
+			}
+			if (art_engine_input(r->engine, r->sid, line, &err) == -1)
+				return art_warn("%s", err.msg), ART_EXIT_FAIL;
+		}
+		art_ndjson_reader_free(rd);
+	}
+	return 0;
+}
+
+static int
+send_message(struct ring *r, const struct opts *o)
+{
+	struct art_err err;
+	jv m, line;
+
+	if (o->message == NULL)
+		return 0;
+	m = jv_object_set(jv_object(), jv_string("role"), jv_string("user"));
+	m = jv_object_set(m, jv_string("content"), jv_string(o->message));
+	line = jv_object_set(jv_object(), jv_string("type"),
+	    jv_string("client.message"));
+	line = jv_object_set(line, jv_string("message"), m);
+	if (o->turn_id != NULL)
+		line = jv_object_set(line, jv_string("turn_id"),
+		    jv_string(o->turn_id));
+	if (art_engine_input(r->engine, r->sid, line, &err) == -1) {
+		art_warn("%s", err.msg);
+		return ART_EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* Reads what the ring has; every bad line becomes an error event. */
+static int
+read_ring(struct ring *r)
+{
+	struct art_err err;
+	jv line;
+	int st;
+
+	for (;;) {
+		st = art_ndjson_next(r->in, &line, &err);
+		if (st == ART_NDJSON_AGAIN)
+			return 0;
+		if (st == ART_NDJSON_EOF) {
+			r->eof = 1;
+			return 0;
+		}
+		if (st == ART_NDJSON_IOERR) {
+			art_warn("%s", err.msg);
+			r->eof = 1;
+			return 0;
+		}
+		if (st == ART_NDJSON_BAD) {
+			art_warn("<stdin>:%zu: %s", art_ndjson_lineno(r->in),
+			    err.msg);
+			line = art_ndjson_bad_line(r->in, &err);
+		}
+		if (art_engine_input(r->engine, r->sid, line, &err) == -1) {
+			art_warn("%s", err.msg);
+			return -1;
+		}
+		if (drain(r) == -1)
+			return -1;
+	}
+}
+
+static int
+exit_status(enum art_engine_state st)
+{
+	switch (st) {
+	case ART_ENGINE_DONE:	return ART_EXIT_OK;
+	case ART_ENGINE_PARKED:	return 3;
+	default:		return ART_EXIT_FAIL;
+	}
+}
+
+static int
+poll_timeout(struct ring *r)
+{
+	int64_t wake = art_engine_wake(r->engine), now;
+
+	if (wake < 0)
+		return -1;
+	now = art_clock_now_ms(r->clock);
+	if (wake <= now)
+		return 0;
+	return wake - now > 60000 ? 60000 : (int)(wake - now);
+}
+
+static int
+loop(struct ring *r)
+{
+	struct pollfd pfd[2];
+	struct art_err err;
+	enum art_engine_state st;
+	int n;
+
+	for (;;) {
+		st = art_engine_state(r->engine, &err);
+		if (st != ART_ENGINE_BUSY && art_outq_pending(r->out) == 0)
+			return exit_status(st);
+		if (r->eof) {
+			art_warn("the ring closed with session '%s' in flight; "
+			    "run again with -s %s to resume", r->sid, r->sid);
+			return ART_EXIT_FAIL;
+		}
+		pfd[0] = (struct pollfd){ STDIN_FILENO, POLLIN, 0 };
+		pfd[1] = (struct pollfd){ art_outq_fd(r->out), POLLOUT, 0 };
+		n = poll(pfd, art_outq_pending(r->out) > 0 ? 2 : 1,
+		    poll_timeout(r));
+		if (n == -1 && errno != EINTR)
+			return art_warn("poll: %s", strerror(errno)),
+			    ART_EXIT_FAIL;
+		if (n > 0 && (pfd[1].revents & (POLLOUT | POLLERR | POLLHUP)) &&
+		    art_outq_flush(r->out, &err) == -1)
+			return art_warn("write to the ring: %s", err.msg),
+			    ART_EXIT_FAIL;
+		if (n > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    read_ring(r) == -1)
+			return ART_EXIT_FAIL;
+		if (art_engine_tick(r->engine, &err) == -1 || drain(r) == -1)
+			return art_warn("%s", err.msg), ART_EXIT_FAIL;
+	}
+}
+
+static FILE *
+open_events(const char *path)
+{
+	FILE *f;
+
+	if (path == NULL)
+		return NULL;
+	if ((f = fopen(path, "a")) == NULL)
+		art_die(ART_EXIT_FAIL, "open events '%s': %s", path,
+		    strerror(errno));
+	return f;
+}
+
+int
+session_run(struct env *e, const struct opts *o, int argc, char **argv)
+{
+	struct agents agents = { .n = 0 };
+	struct art_engine_opts eo = { e->store, &e->ids, &e->clock, load_agent,
+	    &agents, (long)getpid() };
+	struct ring r = { .clock = &e->clock };
+	struct art_err err;
+	int fl, status;
+
+	(void)argc, (void)argv;
+	if (o->agent == NULL && o->session == NULL)
+		art_die(ART_EXIT_USAGE, "run: give -a AGENT (a new session) or "
+		    "-s SESSION");
+	if (o->session != NULL && !art_id_is_valid(o->session))
+		art_die(ART_EXIT_USAGE, "bad session '%s'", o->session);
+	if (o->turn_id != NULL && !art_id_is_valid(o->turn_id))
+		art_die(ART_EXIT_USAGE, "bad --turn-id '%s'", o->turn_id);
+	signal(SIGPIPE, SIG_IGN);
+	agent_dirs(&agents, o);
+	r.events = open_events(o->events);
+	if ((r.engine = art_engine_new(&eo)) == NULL ||
+	    (r.out = art_outq_new(STDOUT_FILENO)) == NULL ||
+	    (r.in = art_ndjson_reader_new(STDIN_FILENO, "<stdin>",
+	    o->max_line, ART_NDJSON_REQUIRE_TYPE)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	if ((fl = fcntl(STDIN_FILENO, F_GETFL)) != -1)
+		fcntl(STDIN_FILENO, F_SETFL, fl | O_NONBLOCK);
+	if (art_engine_start(r.engine, o->session, o->agent, r.sid, &err) == -1) {
+		art_warn("%s", err.msg);
+		status = art_err_is(&err, "no_agent") ? ART_EXIT_USAGE :
+		    ART_EXIT_FAIL;
+	} else {
+		if (o->session == NULL)
+			art_warn("session %s", r.sid);
+		status = send_inputs(&r, o);
+		if (status == 0)
+			status = send_message(&r, o);
+		if (status == 0)
+			status = drain(&r) == -1 ? ART_EXIT_FAIL : loop(&r);
+		art_engine_stop(r.engine);
+	}
+	if (r.events != NULL)
+		fclose(r.events);
+	art_ndjson_reader_free(r.in);
+	art_outq_free(r.out);
+	art_engine_free(r.engine);
+	return status;
+}

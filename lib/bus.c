@@ -1,0 +1,143 @@
+/* bus.c - the ring's plumbing: lines out without blocking, line helpers */
+#include "bus.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+
+struct art_outq {
+	int	 fd;
+	char	*buf;
+	size_t	 start, end, cap;
+};
+
+struct art_outq *
+art_outq_new(int fd)
+{
+	struct art_outq *q;
+	struct stat sb;
+	int fl;
+
+	if ((q = calloc(1, sizeof(*q))) == NULL)
+		return NULL;
+	q->fd = fd;
+	if (fstat(fd, &sb) == 0 && (S_ISFIFO(sb.st_mode) ||
+	    S_ISSOCK(sb.st_mode)) && (fl = fcntl(fd, F_GETFL)) != -1)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	return q;
+}
+
+void
+art_outq_free(struct art_outq *q)
+{
+	if (q == NULL)
+		return;
+	free(q->buf);
+	free(q);
+}
+
+int
+art_outq_fd(const struct art_outq *q)
+{
+	return q->fd;
+}
+
+size_t
+art_outq_pending(const struct art_outq *q)
+{
+	return q->end - q->start;
+}
+
+int
+art_outq_flush(struct art_outq *q, struct art_err *err)
+{
+	ssize_t n;
+
+	while (q->start < q->end) {
+		n = write(q->fd, q->buf + q->start, q->end - q->start);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n == -1)
+			return art_err_set(err, "io", "write: %s",
+			    strerror(errno));
+		q->start += (size_t)n;
+	}
+	q->start = q->end = 0;
+	return 0;
+}
+
+static int
+append(struct art_outq *q, const char *p, size_t n, struct art_err *err)
+{
+	size_t live = q->end - q->start, ncap;
+	char *nb;
+
+	if (q->start > 0) {
+		memmove(q->buf, q->buf + q->start, live);
+		q->start = 0;
+		q->end = live;
+	}
+	if (q->end + n > q->cap) {
+		ncap = q->cap > 0 ? q->cap : 65536;
+		while (ncap < q->end + n)
+			ncap *= 2;
+		if ((nb = realloc(q->buf, ncap)) == NULL)
+			return art_err_set(err, "nomem", "out of memory");
+		q->buf = nb;
+		q->cap = ncap;
+	}
+	memcpy(q->buf + q->end, p, n);
+	q->end += n;
+	return 0;
+}
+
+int
+art_outq_push_raw(struct art_outq *q, const char *p, size_t n,
+    struct art_err *err)
+{
+	if (append(q, p, n, err) == -1)
+		return -1;
+	return art_outq_flush(q, err);
+}
+
+int
+art_outq_push(struct art_outq *q, jv line, struct art_err *err)
+{
+	jv s = jv_dump_string(line, 0);
+	int r;
+
+	s = jv_string_append_buf(s, "\n", 1);
+	r = append(q, jv_string_value(s),
+	    (size_t)jv_string_length_bytes(jv_copy(s)), err);
+	jv_free(s);
+	return r == -1 ? -1 : art_outq_flush(q, err);
+}
+
+const char *
+art_bus_type(const jv *line)
+{
+	const char *t = art_json_str(line, "type");
+
+	return t != NULL ? t : "";
+}
+
+jv
+art_bus_error(const char *code, const char *message, const char *session_id)
+{
+	jv e = jv_object();
+
+	e = jv_object_set(e, jv_string("type"), jv_string("error"));
+	e = jv_object_set(e, jv_string("code"), jv_string(code));
+	e = jv_object_set(e, jv_string("message"), jv_string(message));
+	if (session_id != NULL)
+		e = jv_object_set(e, jv_string("session_id"),
+		    jv_string(session_id));
+	return e;
+}

@@ -1,0 +1,2353 @@
+/* engine.c - the engine: inputs in, decisions and calls out, all recorded
+ *
+ * Each public entry point runs one write transaction through
+ * art_store_write().  Inside it a struct cx gathers the lines and client
+ * events the step produces; they reach the engine's outboxes only after
+ * the commit, and a transaction that is rerun (the map grew) starts them
+ * afresh.  A step that finds its input bad after it began writing aborts
+ * with err code "reject"; the entry point then records only the rejection
+ * in a second transaction, so a half-applied response never lands.
+ */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <errno.h>
+#include <signal.h>
+
+#include "calls.h"
+#include "json.h"
+#include "propose.h"
+#include "reconcile.h"
+#include "session.h"
+#include "tree.h"
+#include "views.h"
+
+#define MAX_SESSIONS		64
+#define DECISION_ATTEMPTS	10
+
+struct art_engine {
+	struct art_engine_opts	 o;
+	char			 sids[MAX_SESSIONS][ART_ID_MAX + 1];
+	int			 nsids;
+	jv			 out;		/* lines for the ring */
+	jv			 events;	/* events for clients */
+	int64_t			 wake;
+	jv			 first_token;	/* call id -> ms, for ttft */
+};
+
+/* One step's work inside one transaction. */
+struct cx {
+	struct art_engine	*e;
+	struct art_txn		*t;
+	struct art_err		*err;
+	const char		*sid;
+	int64_t			 now;
+	jv			 out;
+	jv			 events;
+	int64_t			 wake;
+};
+
+static int	plan(struct cx *);
+static int	rec_error(struct cx *, const char *, const char *, const jv *);
+
+/* --- small things --------------------------------------------------- */
+
+static jv
+iso(int64_t ms)
+{
+	char buf[ART_CLOCK_BUFSZ];
+
+	return jv_string(art_clock_format(ms, buf));
+}
+
+static int64_t
+ms_of(const jv *o, const char *key)
+{
+	const char *s = art_json_str(o, key);
+	int64_t ms;
+
+	if (s == NULL || art_clock_parse(s, &ms, NULL) == -1)
+		return -1;
+	return ms;
+}
+
+static int
+mint(struct cx *c, char *buf)
+{
+	if (art_ids_v7(c->e->o.ids, buf) == -1)
+		return art_err_set(c->err, "ids", "cannot mint an id");
+	return 0;
+}
+
+/* Refuses the step's input: the entry point records only the refusal. */
+static int
+reject(struct cx *c, const char *fmt, const char *arg)
+{
+	char a[sizeof(c->err->msg)];
+
+	snprintf(a, sizeof(a), "%s", arg != NULL ? arg : "");	/* may alias */
+	art_err_set(c->err, "reject", fmt, a);
+	return -1;
+}
+
+static jv
+obj(const char *type)
+{
+	return jv_object_set(jv_object(), jv_string("type"), jv_string(type));
+}
+
+static jv
+set(jv o, const char *key, jv v)
+{
+	return jv_object_set(o, jv_string(key), v);
+}
+
+/* v unless it is null (or invalid), when the key is left out. */
+static jv
+set_some(jv o, const char *key, jv v)
+{
+	if (!jv_is_valid(v) || jv_get_kind(v) == JV_KIND_NULL) {
+		jv_free(v);
+		return o;
+	}
+	return jv_object_set(o, jv_string(key), v);
+}
+
+static void
+wake_at(struct cx *c, int64_t ms)
+{
+	if (ms >= 0 && (c->wake < 0 || ms < c->wake))
+		c->wake = ms;
+}
+
+static void
+wake(struct cx *c, const jv *o, const char *key)
+{
+	wake_at(c, ms_of(o, key));
+}
+
+static void
+emit(struct cx *c, jv line)
+{
+	c->out = jv_array_append(c->out, line);
+}
+
+/* --- client events: a projection of what was recorded ---------------- */
+
+static void
+publish(struct cx *c, const jv *ev, jv ce)
+{
+	ce = set(ce, "session_id", jv_string(c->sid));
+	if (ev != NULL) {
+		ce = set_some(ce, "seq", art_json_field(ev, "seq"));
+		ce = set_some(ce, "turn_id", art_json_field(ev, "turn_id"));
+		ce = set_some(ce, "at", art_json_field(ev, "occurred_at"));
+	}
+	c->events = jv_array_append(c->events, ce);
+}
+
+static void
+status_event(struct cx *c, const jv *ev, const char *status)
+{
+	publish(c, ev, set(obj("status"), "status", jv_string(status)));
+}
+
+/* Milliseconds from the call's dispatch to now. */
+static jv
+call_ms(struct cx *c, const char *id)
+{
+	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, id, strlen(id),
+	    NULL);
+	int64_t at = jv_is_valid(call) ? ms_of(&call, "dispatched_at") : -1;
+
+	jv_free(call);
+	return at >= 0 ? jv_number((double)(c->now - at)) : jv_null();
+}
+
+static jv
+turn_record(struct cx *c, const char *tid)
+{
+	return tid != NULL ? art_store_get(c->t, ART_DB_TURNS, c->sid, tid,
+	    strlen(tid), NULL) : jv_invalid();
+}
+
+static void
+project_completion(struct cx *c, const jv *ev, const jv *p)
+{
+	jv turn = turn_record(c, art_json_str(p, "turn_id")), ce;
+	int64_t started = jv_is_valid(turn) ? ms_of(&turn, "started") : -1;
+	jv error = art_json_field(p, "error");
+	int failed = jv_get_kind(error) != JV_KIND_NULL;
+
+	ce = set(obj("completion"), "text", art_json_field(p, "data"));
+	ce = set(ce, "usage", art_json_field(p, "usage"));
+	ce = set(ce, "cost", art_json_field(p, "cost"));
+	ce = set(ce, "loop_iterations", art_json_field(p, "llm_calls"));
+	ce = set(ce, "duration_ms", started >= 0 ?
+	    jv_number((double)(c->now - started)) : jv_null());
+	ce = set_some(ce, "error", jv_copy(error));
+	publish(c, ev, ce);
+	status_event(c, ev, failed ? "error" : "complete");
+	publish(c, ev, set(obj("turn.finished"), "status",
+	    jv_string(failed ? "failed" : "completed")));
+	jv_free(error);
+	jv_free(turn);
+}
+
+static void
+project_tool_result(struct cx *c, const jv *ev, const jv *p, int ok)
+{
+	const char *id = art_json_str(p, "id");
+	jv ce = obj("tool_result");
+
+	ce = set(ce, "id", art_json_field(p, "id"));
+	ce = set(ce, "name", art_json_field(p, "name"));
+	ce = set(ce, ok ? "result" : "error", art_json_field(p,
+	    ok ? "result" : "error"));
+	ce = set(ce, "duration_ms", id != NULL ? call_ms(c, id) : jv_null());
+	publish(c, ev, ce);
+}
+
+static void
+project_metrics(struct cx *c, const jv *ev, const jv *p)
+{
+	const char *id = art_json_str(p, "id");
+	jv resp = art_json_field(p, "response"), ce = obj("metrics"), first;
+	jv total = id != NULL ? call_ms(c, id) : jv_null();
+
+	ce = set(ce, "id", art_json_field(p, "id"));
+	ce = set(ce, "model", art_json_field(&resp, "model"));
+	ce = set(ce, "usage", art_json_field(&resp, "usage"));
+	ce = set(ce, "cost", art_json_field(&resp, "cost"));
+	first = id != NULL ? jv_object_get(jv_copy(c->e->first_token),
+	    jv_string(id)) : jv_invalid();
+	if (jv_get_kind(first) == JV_KIND_NUMBER &&
+	    jv_get_kind(total) == JV_KIND_NUMBER)
+		ce = set(ce, "ttft_ms", jv_number(jv_number_value(total) -
+		    (double)(c->now - (int64_t)jv_number_value(first))));
+	else
+		ce = set(ce, "ttft_ms", jv_copy(total));
+	jv_free(first);
+	ce = set(ce, "total_ms", total);
+	publish(c, ev, ce);
+	jv_free(resp);
+}
+
+static void
+project_errored(struct cx *c, const jv *ev, const jv *p, const char *what)
+{
+	jv ce = set(obj("error"), "code", jv_string(what));
+	jv next = art_json_field(p, "next_at");
+
+	ce = set(ce, "id", art_json_field(p, "id"));
+	ce = set(ce, "message", art_json_field(p, "error"));
+	ce = set(ce, "retrying", jv_get_kind(next) != JV_KIND_NULL ?
+	    jv_true() : jv_false());
+	jv_free(next);
+	publish(c, ev, ce);
+}
+
+/* What a client sees of a recorded event; most events show nothing. */
+static void
+project(struct cx *c, const jv *ev)
+{
+	jv p = art_json_field(ev, "payload");
+	const char *type = art_json_str(&p, "type");
+	jv next;
+
+	if (type == NULL)
+		;
+	else if (strcmp(type, "turn.started") == 0)
+		publish(c, ev, obj("turn.started"));
+	else if (strcmp(type, "message.new") == 0)
+		publish(c, ev, set(set(obj("message"), "message",
+		    art_json_field(&p, "message")), "parent_id",
+		    art_json_field(&p, "parent_id")));
+	else if (strcmp(type, "llm.call.dispatched") == 0)
+		status_event(c, ev, "thinking");
+	else if (strcmp(type, "tool.call.requested") == 0)
+		publish(c, ev, set(set(set(set(obj("tool_call"), "id",
+		    art_json_field(&p, "id")), "name", art_json_field(&p,
+		    "name")), "arguments", art_json_field(&p, "arguments")),
+		    "handler", art_json_field(&p, "handler")));
+	else if (strcmp(type, "tool.call.dispatched") == 0)
+		status_event(c, ev, "acting");
+	else if (strcmp(type, "tool.call.completed") == 0)
+		project_tool_result(c, ev, &p, 1);
+	else if (strcmp(type, "tool.call.errored") == 0) {
+		next = art_json_field(&p, "next_at");
+		if (jv_get_kind(next) == JV_KIND_NULL)
+			project_tool_result(c, ev, &p, 0);
+		else
+			project_errored(c, ev, &p, "tool_error");
+		jv_free(next);
+	} else if (strcmp(type, "llm.call.completed") == 0)
+		project_metrics(c, ev, &p);
+	else if (strcmp(type, "llm.call.errored") == 0)
+		project_errored(c, ev, &p, "llm_error");
+	else if (strcmp(type, "decision.errored") == 0)
+		project_errored(c, ev, &p, "decision_error");
+	else if (strcmp(type, "session.interrupted") == 0)
+		publish(c, ev, set(set(set(set(obj("status"), "status",
+		    jv_string("suspended")), "interrupt_id", art_json_field(&p,
+		    "interrupt_id")), "reason", art_json_field(&p, "reason")),
+		    "payload", art_json_field(&p, "payload")));
+	else if (strcmp(type, "turn.completed") == 0)
+		project_completion(c, ev, &p);
+	else if (strcmp(type, "error") == 0)
+		publish(c, ev, set(set(obj("error"), "code", art_json_field(&p,
+		    "code")), "message", art_json_field(&p, "message")));
+	jv_free(p);
+}
+
+/* Records payload (consumed) in the step's session and projects it. */
+static int
+rec(struct cx *c, jv payload)
+{
+	jv ev;
+
+	if (art_session_record(c->t, c->sid, payload, &ev, c->err) == -1)
+		return -1;
+	project(c, &ev);
+	jv_free(ev);
+	return 0;
+}
+
+/* --- reading the session -------------------------------------------- */
+
+static jv
+summary(struct cx *c)
+{
+	return art_session_get(c->t, c->sid, c->err);
+}
+
+/* The head now, copied to buf ("" when the tree is empty). */
+static int
+head(struct cx *c, char *buf, size_t n)
+{
+	jv s = summary(c);
+	const char *h;
+
+	if (!jv_is_valid(s))
+		return -1;
+	h = art_json_str(&s, "head");
+	snprintf(buf, n, "%s", h != NULL ? h : "");
+	jv_free(s);
+	return 0;
+}
+
+static jv
+head_jv(const char *h)
+{
+	return *h != '\0' ? jv_string(h) : jv_null();
+}
+
+static jv
+config_at(struct cx *c, const char *h)
+{
+	return art_session_resolve(c->t, c->sid, ART_VERSION_AGENT,
+	    *h != '\0' ? h : NULL, c->err);
+}
+
+static jv
+get_call(struct cx *c, const char *id)
+{
+	return art_store_get(c->t, ART_DB_CALLS, c->sid, id, strlen(id),
+	    c->err);
+}
+
+/* The open calls, as full records, in id order. */
+static jv
+open_calls(struct cx *c, const jv *s)
+{
+	jv open = art_json_field(s, "open"), out = jv_array(), call;
+
+	if (jv_get_kind(open) == JV_KIND_OBJECT) {
+		jv keys = jv_keys(jv_copy(open));
+
+		jv_array_foreach(keys, i, k) {
+			call = get_call(c, jv_string_value(k));
+			if (jv_is_valid(call))
+				out = jv_array_append(out, call);
+			else
+				jv_free(call);
+			jv_free(k);
+		}
+		jv_free(keys);
+	}
+	jv_free(open);
+	return out;
+}
+
+/* A call as the seed's Call type shows it. */
+static jv
+wire_call(const jv *call)
+{
+	static const char *const keys[] = { "id", "kind", "status", "attempt",
+	    "deadline", "anchor", "name", "arguments", "handler", "stream",
+	    NULL };
+	const char *const *k;
+	jv w = jv_object();
+
+	for (k = keys; *k != NULL; k++)
+		w = set_some(w, *k, art_json_field(call, *k));
+	return w;
+}
+
+struct queue_scan {
+	jv	first;		/* the first entry the filter takes */
+	jv	all;		/* every entry, when wanted */
+	int	parked;		/* take only what passes an interrupt */
+};
+
+static int
+passes_park(const jv *q)
+{
+	jv tr = art_json_field(q, "trigger");
+	const char *t = art_json_str(&tr, "type");
+	int ok = t != NULL && (strcmp(t, "interrupt.resumed") == 0 ||
+	    strcmp(t, "client.action") == 0);
+
+	jv_free(tr);
+	return ok;
+}
+
+static int
+queue_fn(const void *sub, size_t sublen, jv v, void *ctx, struct art_err *err)
+{
+	struct queue_scan *q = ctx;
+
+	(void)sub, (void)sublen, (void)err;
+	if (jv_get_kind(q->first) == JV_KIND_NULL &&
+	    (!q->parked || passes_park(&v)))
+		q->first = jv_copy(v);
+	if (jv_is_valid(q->all))
+		q->all = jv_array_append(q->all, v);
+	else
+		jv_free(v);
+	return 0;
+}
+
+static int
+scan_queue(struct cx *c, struct queue_scan *q)
+{
+	return art_store_scan(c->t, ART_DB_PENDING, c->sid, NULL, 0, NULL, 0,
+	    0, queue_fn, q, c->err);
+}
+
+static int
+is_finished_trigger(const jv *trigger)
+{
+	const char *t = art_json_str(trigger, "type");
+
+	return t != NULL && (strcmp(t, "tool.finished") == 0 ||
+	    strcmp(t, "sub_agent.finished") == 0);
+}
+
+/*
+ * Open tool and sub-agent calls, plus results not yet folded in (queued
+ * tool.finished decisions other than the one being built).
+ */
+static int64_t
+pending_calls(struct cx *c, const jv *s, const char *except)
+{
+	struct queue_scan q = { jv_null(), jv_array(), 0 };
+	jv open = art_json_field(s, "open");
+	int64_t n = 0;
+
+	if (jv_get_kind(open) == JV_KIND_OBJECT) {
+		jv_object_foreach(open, k, kind) {
+			if (strcmp(jv_string_value(kind), "llm_call") != 0)
+				n++;
+			jv_free(k);
+			jv_free(kind);
+		}
+	}
+	jv_free(open);
+	if (scan_queue(c, &q) == 0) {
+		jv_array_foreach(q.all, i, e) {
+			jv tr = art_json_field(&e, "trigger");
+			const char *id = art_json_str(&e, "id");
+
+			if (is_finished_trigger(&tr) && (except == NULL ||
+			    id == NULL || strcmp(id, except) != 0))
+				n++;
+			jv_free(tr);
+			jv_free(e);
+		}
+	}
+	jv_free(q.all);
+	jv_free(q.first);
+	return n;
+}
+
+/* --- the queue and the live decision -------------------------------- */
+
+static int
+queue_decision(struct cx *c, jv trigger, int priority, jv agent_file)
+{
+	char id[ART_ID_BUFSZ];
+	jv p;
+
+	if (mint(c, id) == -1) {
+		jv_free(trigger);
+		jv_free(agent_file);
+		return -1;
+	}
+	p = set(obj("decision.queued"), "id", jv_string(id));
+	p = set(p, "trigger", trigger);
+	p = set(p, "priority", jv_number(priority));
+	p = set_some(p, "agent_file", agent_file);
+	return rec(c, p);
+}
+
+/* client.message becomes client.messages, composed against the head. */
+static jv
+compose(struct cx *c, const char *h, jv trigger)
+{
+	const char *type = art_json_str(&trigger, "type");
+	jv path, msg, n, out;
+	char id[ART_ID_BUFSZ];
+	int known = 0, news;
+
+	if (type == NULL || (strcmp(type, "client.message") != 0 &&
+	    strcmp(type, "client.messages") != 0))
+		return trigger;
+	out = set(obj("client.messages"), "client", jv_get_kind(n =
+	    art_json_field(&trigger, "client")) == JV_KIND_OBJECT ? n :
+	    (jv_free(n), jv_object()));
+	if (strcmp(type, "client.messages") == 0) {
+		msg = art_json_field(&trigger, "messages");
+		news = art_reconcile_news_from(c->t, c->sid, &msg, c->err);
+		out = set(out, "messages", msg);
+		jv_free(trigger);
+		return set(out, "new_from", jv_number(news < 0 ? 0 : news));
+	}
+	path = art_tree_path(c->t, c->sid, *h != '\0' ? h : NULL, c->err);
+	if (!jv_is_valid(path))
+		path = jv_array();
+	msg = art_json_field(&trigger, "message");
+	if (art_json_str(&msg, "id") == NULL && mint(c, id) == 0)
+		msg = set(msg, "id", jv_string(id));
+	n = art_tree_node(c->t, c->sid, art_json_str(&msg, "id"), NULL);
+	known = jv_is_valid(n);
+	jv_free(n);
+	out = set(out, "new_from", jv_number(jv_array_length(jv_copy(path))));
+	out = set(out, "messages", known ? path : jv_array_append(path, msg));
+	if (known)
+		jv_free(msg);
+	jv_free(trigger);
+	return out;
+}
+
+static jv
+llm_call_cb(void *ctx, const char *id)
+{
+	struct cx *c = ctx;
+	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, id, strlen(id),
+	    NULL);
+
+	return jv_is_valid(call) ? call : (jv_free(call), jv_null());
+}
+
+static jv
+tree_of(struct cx *c, const char *h)
+{
+	jv nodes = art_tree_nodes(c->t, c->sid, c->err), out = jv_array();
+
+	if (!jv_is_valid(nodes))
+		return nodes;
+	jv_array_foreach(nodes, i, n) {
+		out = jv_array_append(out, set_some(set(jv_object(), "message",
+		    art_json_field(&n, "message")), "parent_id",
+		    art_json_field(&n, "parent_id")));
+		jv_free(n);
+	}
+	jv_free(nodes);
+	return set(set(jv_object(), "nodes", out), "head_id", head_jv(h));
+}
+
+/* The DecisionRequest for the live decision, built from the store. */
+static jv
+build_request(struct cx *c, const jv *live)
+{
+	char h[ART_ID_MAX + 1];
+	jv s = summary(c), r, path, config, calls, trigger, file, tree, wcalls;
+	struct art_propose_in in;
+	const char *id = art_json_str(live, "id");
+
+	if (!jv_is_valid(s) || head(c, h, sizeof(h)) == -1) {
+		jv_free(s);
+		return jv_invalid();
+	}
+	path = art_tree_path(c->t, c->sid, *h != '\0' ? h : NULL, c->err);
+	config = config_at(c, h);
+	tree = tree_of(c, h);
+	trigger = art_json_field(live, "trigger");
+	file = art_json_field(live, "agent_file");
+	calls = open_calls(c, &s);
+	wcalls = jv_array();
+	jv_array_foreach(calls, i, call) {
+		wcalls = jv_array_append(wcalls, wire_call(&call));
+		jv_free(call);
+	}
+	jv_free(calls);
+	in = (struct art_propose_in){ &trigger, &path, &config, &file,
+	    pending_calls(c, &s, id), llm_call_cb, c };
+	r = set(obj("decision.request"), "session_id", jv_string(c->sid));
+	r = set(r, "decision_id", art_json_field(live, "id"));
+	r = set(r, "agent_id", art_json_field(&s, "agent_id"));
+	r = set(r, "identity", art_json_field(&s, "identity"));
+	r = set(r, "trigger", jv_copy(trigger));
+	r = set(r, "proposed", jv_is_valid(path) && jv_is_valid(config) ?
+	    art_propose(&in) : jv_object());
+	r = set(r, "state", art_session_resolve(c->t, c->sid,
+	    ART_VERSION_STATE, *h != '\0' ? h : NULL, c->err));
+	r = set(r, "agent", config);
+	r = set(r, "calls", wcalls);
+	r = set(r, "pending_calls", jv_number((double)in.pending_calls));
+	r = set(r, "messages", path);
+	r = set(r, "message_tree", tree);
+	r = set(r, "ancestry", art_json_field(&s, "ancestry"));
+	r = set(r, "attempts", art_json_field(live, "attempts"));
+	r = set(r, "deadline", art_json_field(live, "deadline"));
+	r = set(r, "turn_id", art_json_field(&s, "turn"));
+	jv_free(trigger);
+	jv_free(file);
+	jv_free(s);
+	return r;
+}
+
+/* Records the dispatch of a decision (live, consumed) and sends it. */
+static int
+send_decision(struct cx *c, jv live)
+{
+	struct art_retry pol;
+	jv req;
+
+	art_retry_default(&pol, ART_KIND_DECISION);
+	live = set(live, "deadline", iso(art_retry_deadline_ms(&pol, c->now)));
+	if (rec(c, set(jv_copy(live), "type",
+	    jv_string("decision.dispatched"))) == -1) {
+		jv_free(live);
+		return -1;
+	}
+	wake(c, &live, "deadline");
+	req = build_request(c, &live);
+	jv_free(live);
+	if (!jv_is_valid(req))
+		return -1;
+	emit(c, req);
+	return 0;
+}
+
+/* Sends the live decision again, one attempt more. */
+static int
+redeliver(struct cx *c, const jv *live)
+{
+	int64_t attempts = 1;
+	jv again = jv_copy(*live);
+
+	art_json_get_int(live, "attempts", 0, &attempts, NULL);
+	again = jv_object_delete(again, jv_string("dispatched_at"));
+	again = set(again, "attempts", jv_number((double)attempts + 1));
+	return send_decision(c, again);
+}
+
+/* Is the active path parked on an open interrupt? */
+static int
+is_parked(struct cx *c, const jv *s)
+{
+	jv all = art_json_field(s, "interrupts"), ids = jv_null();
+	const char *h = art_json_str(s, "head"), *anchor;
+	int parked = 0;
+
+	if (jv_get_kind(all) == JV_KIND_OBJECT &&
+	    jv_object_length(jv_copy(all)) > 0)
+		ids = art_tree_path_ids(c->t, c->sid, h, c->err);
+	if (jv_get_kind(ids) == JV_KIND_ARRAY) {
+		jv_object_foreach(all, k, it) {
+			anchor = art_json_str(&it, "anchor");
+			if (anchor == NULL)
+				parked = 1;
+			jv_array_foreach(ids, i, id) {
+				if (anchor != NULL &&
+				    strcmp(jv_string_value(id), anchor) == 0)
+					parked = 1;
+				jv_free(id);
+			}
+			jv_free(k);
+			jv_free(it);
+		}
+	}
+	jv_free(ids);
+	jv_free(all);
+	return parked;
+}
+
+/* The queue's next decision goes live, if none is. */
+static int
+dispatch_decision(struct cx *c, const jv *s)
+{
+	struct queue_scan q = { jv_null(), jv_invalid(), 0 };
+	char h[ART_ID_MAX + 1];
+	jv live = art_json_field(s, "live"), d;
+
+	if (jv_get_kind(live) != JV_KIND_NULL) {
+		jv_free(live);
+		return 0;
+	}
+	jv_free(live);
+	q.parked = is_parked(c, s);
+	if (scan_queue(c, &q) == -1)
+		return -1;
+	if (jv_get_kind(q.first) == JV_KIND_NULL)
+		return 0;
+	if (head(c, h, sizeof(h)) == -1) {
+		jv_free(q.first);
+		return -1;
+	}
+	d = set(jv_object(), "id", art_json_field(&q.first, "id"));
+	d = set(d, "attempts", jv_number(1));
+	d = set(d, "trigger", compose(c, h, art_json_field(&q.first,
+	    "trigger")));
+	d = set_some(d, "turn_id", art_json_field(&q.first, "turn_id"));
+	d = set_some(d, "agent_file", art_json_field(&q.first, "agent_file"));
+	jv_free(q.first);
+	return send_decision(c, d);
+}
+
+/* --- calls ------------------------------------------------------------ */
+
+static int
+call_retry(const jv *call, enum art_call_kind kind, struct art_retry *r)
+{
+	jv pol = art_json_field(call, "retry");
+
+	art_retry_default(r, kind);
+	art_retry_layer(r, &pol, NULL);
+	jv_free(pol);
+	return 0;
+}
+
+static enum art_call_kind
+kind_of(const jv *call)
+{
+	const char *k = art_json_str(call, "kind"), *h;
+
+	if (k != NULL && strcmp(k, "llm_call") == 0)
+		return ART_KIND_LLM;
+	h = art_json_str(call, "handler");
+	return h != NULL && strcmp(h, "client") == 0 ? ART_KIND_CLIENT_TOOL :
+	    ART_KIND_TOOL;
+}
+
+/* "llm.call." or "tool.call." + step. */
+static jv
+call_event(const jv *call, const char *step)
+{
+	char type[32];
+
+	snprintf(type, sizeof(type), "%s.call.%s", kind_of(call) ==
+	    ART_KIND_LLM ? "llm" : "tool", step);
+	return set(set(obj(type), "id", art_json_field(call, "id")),
+	    "attempt", art_json_field(call, "attempt"));
+}
+
+/* The tool's arguments as the seed's ToolInput. */
+static jv
+tool_input(const char *args)
+{
+	struct art_err err;
+	jv v = art_json_parse_str(args, &err), in = jv_object();
+
+	if (jv_get_kind(v) == JV_KIND_OBJECT) {
+		in = set(in, "status", jv_string("valid"));
+		return set(in, "value", v);
+	}
+	in = set(in, "status", jv_string("malformed"));
+	in = set(in, "error", jv_is_valid(v) ? jv_string_fmt("arguments are "
+	    "%s, not a JSON object", art_json_kind_name(jv_get_kind(v))) :
+	    jv_string(err.msg));
+	jv_free(v);
+	return in;
+}
+
+static int
+dispatch_llm(struct cx *c, const jv *call, jv p)
+{
+	const char *handler = art_json_str(call, "handler");
+	jv line, tr;
+
+	if (handler != NULL && strcmp(handler, "worker") == 0) {
+		tr = set(obj("llm.execute"), "id", art_json_field(call, "id"));
+		tr = set(tr, "request", art_json_field(call, "request"));
+		tr = set_some(tr, "format", art_json_field(call, "format"));
+		tr = set(tr, "stream", art_json_field(call, "stream"));
+		tr = set(tr, "attempt", art_json_field(call, "attempt"));
+		tr = set_some(tr, "deadline", art_json_field(&p, "deadline"));
+		jv_free(p);
+		return queue_decision(c, tr, 1, jv_null());
+	}
+	line = set(obj("llm.request"), "session_id", jv_string(c->sid));
+	line = set(line, "id", art_json_field(call, "id"));
+	line = set(line, "attempt", art_json_field(call, "attempt"));
+	line = set(line, "request", art_json_field(call, "request"));
+	line = set(line, "stream", art_json_field(call, "stream"));
+	line = set_some(line, "deadline", art_json_field(&p, "deadline"));
+	line = set_some(line, "mock", art_json_field(call, "mock"));
+	jv_free(p);
+	emit(c, line);
+	return 0;
+}
+
+/* A queued call goes out: a request line, or an execute decision. */
+static int
+dispatch_call(struct cx *c, const jv *call)
+{
+	struct art_retry pol;
+	enum art_call_kind kind = kind_of(call);
+	int64_t deadline;
+	jv p = call_event(call, "dispatched"), tr;
+	const char *args;
+
+	call_retry(call, kind, &pol);
+	deadline = art_retry_deadline_ms(&pol, c->now);
+	if (deadline >= 0)
+		p = set(p, "deadline", iso(deadline));
+	wake_at(c, deadline);
+	if (rec(c, jv_copy(p)) == -1) {
+		jv_free(p);
+		return -1;
+	}
+	if (kind == ART_KIND_LLM)
+		return dispatch_llm(c, call, p);
+	if (kind == ART_KIND_CLIENT_TOOL) {
+		jv_free(p);
+		return 0;	/* the client settles it */
+	}
+	args = art_json_str(call, "arguments");
+	tr = set(obj("tool.execute"), "id", art_json_field(call, "id"));
+	tr = set(tr, "name", art_json_field(call, "name"));
+	tr = set(tr, "arguments", jv_string(args != NULL ? args : ""));
+	tr = set(tr, "input", tool_input(args != NULL ? args : ""));
+	tr = set(tr, "attempt", art_json_field(call, "attempt"));
+	tr = set_some(tr, "deadline", art_json_field(&p, "deadline"));
+	jv_free(p);
+	return queue_decision(c, tr, 1, jv_null());
+}
+
+/* A settle's value as the text a tool message holds. */
+static jv
+as_text(jv v)
+{
+	if (jv_get_kind(v) == JV_KIND_STRING)
+		return v;
+	if (jv_get_kind(v) == JV_KIND_NULL) {
+		jv_free(v);
+		return jv_string("");
+	}
+	return jv_dump_string(v, 0);
+}
+
+struct settle {
+	const char	*id;
+	int64_t		 attempt;	/* 0: whatever attempt is current */
+	int		 ok;
+	jv		 value;		/* result, response, or error text */
+	int		 retryable;
+	jv		 code;
+	int64_t		 retry_after_ms;
+	int		 internal;	/* the engine's own: drop stale quietly */
+};
+
+/* Finds the pending call a settle names; jv_invalid() when refused. */
+static jv
+settle_target(struct cx *c, const struct settle *st, const char *kind,
+    const jv *line)
+{
+	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, st->id,
+	    strlen(st->id), NULL);
+	const char *status = art_json_str(&call, "status"), *k;
+	int64_t attempt = 0;
+	char msg[300];
+
+	k = art_json_str(&call, "kind");
+	art_json_get_int(&call, "attempt", 0, &attempt, NULL);
+	if (!jv_is_valid(call) || k == NULL || strcmp(k, kind) != 0)
+		snprintf(msg, sizeof(msg), "no %s '%s'", kind, st->id);
+	else if (status == NULL || strcmp(status, "pending") != 0)
+		snprintf(msg, sizeof(msg), "%s '%s' is not pending (%s)",
+		    kind, st->id, status != NULL ? status : "?");
+	else if (st->attempt != 0 && st->attempt != attempt)
+		snprintf(msg, sizeof(msg), "%s '%s': attempt %lld is stale "
+		    "(now %lld)", kind, st->id, (long long)st->attempt,
+		    (long long)attempt);
+	else
+		return call;
+	jv_free(call);
+	if (!st->internal && rec_error(c, "stale_settle", msg, line) == -1)
+		return jv_number(-1);
+	return jv_invalid();
+}
+
+/* A failed attempt: retry when allowed, else the terminal fold-back. */
+static int
+call_failed(struct cx *c, const jv *call, const struct settle *st,
+    jv finished)
+{
+	struct art_retry pol;
+	int64_t attempt = 1, wait;
+	jv p = call_event(call, "errored");
+
+	art_json_get_int(call, "attempt", 0, &attempt, NULL);
+	call_retry(call, kind_of(call), &pol);
+	p = set_some(p, "name", art_json_field(call, "name"));
+	p = set(p, "error", jv_copy(st->value));
+	p = set(p, "retryable", st->retryable ? jv_true() : jv_false());
+	p = set_some(p, "code", jv_copy(st->code));
+	if (st->retryable && art_retry_again(&pol, attempt)) {
+		wait = art_retry_backoff_ms(&pol, attempt);
+		if (st->retry_after_ms > wait)
+			wait = st->retry_after_ms;
+		p = set(p, "next_at", iso(c->now + wait));
+		wake_at(c, c->now + wait);
+		jv_free(finished);
+		return rec(c, p);
+	}
+	if (rec(c, p) == -1) {
+		jv_free(finished);
+		return -1;
+	}
+	finished = set(finished, "ok", jv_false());
+	finished = set(finished, "error", jv_copy(st->value));
+	return queue_decision(c, finished, 1, jv_null());
+}
+
+static int
+settle_tool(struct cx *c, const struct settle *st, const jv *line)
+{
+	jv call = settle_target(c, st, "tool_call", line), p, fin;
+
+	if (jv_get_kind(call) == JV_KIND_NUMBER)
+		return -1;
+	if (!jv_is_valid(call))
+		return 0;
+	fin = set(obj("tool.finished"), "id", jv_string(st->id));
+	fin = set(fin, "name", art_json_field(&call, "name"));
+	if (!st->ok) {
+		int r = call_failed(c, &call, st, fin);
+
+		jv_free(call);
+		return r;
+	}
+	p = call_event(&call, "completed");
+	p = set(p, "name", art_json_field(&call, "name"));
+	p = set(p, "result", as_text(jv_copy(st->value)));
+	jv_free(call);
+	if (rec(c, p) == -1) {
+		jv_free(fin);
+		return -1;
+	}
+	fin = set(fin, "ok", jv_true());
+	fin = set(fin, "result", as_text(jv_copy(st->value)));
+	return queue_decision(c, fin, 1, jv_null());
+}
+
+/* The assistant message a model reply records, under the call's id. */
+static jv
+assistant(const char *id, const jv *resp)
+{
+	jv m = set(jv_object(), "id", jv_string(id)), tc;
+
+	m = set(m, "role", jv_string("assistant"));
+	m = set_some(m, "content", art_json_field(resp, "content"));
+	tc = art_json_field(resp, "tool_calls");
+	if (jv_get_kind(tc) == JV_KIND_ARRAY &&
+	    jv_array_length(jv_copy(tc)) > 0)
+		return set(m, "tool_calls", tc);
+	jv_free(tc);
+	return m;
+}
+
+static int
+settle_llm(struct cx *c, const struct settle *st, const jv *line)
+{
+	jv call = settle_target(c, st, "llm_call", line), p, fin;
+	const char *fr;
+
+	if (jv_get_kind(call) == JV_KIND_NUMBER)
+		return -1;
+	if (!jv_is_valid(call))
+		return 0;
+	fin = set(obj("llm.finished"), "id", jv_string(st->id));
+	if (!st->ok) {
+		int r;
+
+		fin = set(fin, "truncated", jv_false());
+		fin = set_some(fin, "code", jv_copy(st->code));
+		r = call_failed(c, &call, st, fin);
+		jv_free(call);
+		return r;
+	}
+	p = set(call_event(&call, "completed"), "response", jv_copy(st->value));
+	jv_free(call);
+	if (rec(c, p) == -1) {
+		jv_free(fin);
+		return -1;
+	}
+	fr = art_json_str(&st->value, "finish_reason");
+	fin = set(fin, "ok", jv_true());
+	fin = set(fin, "message", assistant(st->id, &st->value));
+	fin = set(fin, "truncated", fr != NULL && strcmp(fr, "length") == 0 ?
+	    jv_true() : jv_false());
+	fin = set_some(fin, "usage", art_json_field(&st->value, "usage"));
+	fin = set_some(fin, "cost", art_json_field(&st->value, "cost"));
+	return queue_decision(c, fin, 1, jv_null());
+}
+
+/* Reads a settle from a line or an action; -1 when it is malformed. */
+static int
+read_settle(const jv *src, const char *type, struct settle *st,
+    struct art_err *err)
+{
+	int is_error = strcmp(type + strlen(type) - 6, ".error") == 0;
+	int is_llm = strncmp(type, "llm.", 4) == 0;
+
+	memset(st, 0, sizeof(*st));
+	st->value = jv_null();
+	st->code = art_json_field(src, "code");
+	if (art_json_get_str(src, "id", 0, &st->id, err) == -1 ||
+	    art_json_get_int(src, "attempt", 0, &st->attempt, err) == -1 ||
+	    art_json_get_bool(src, "retryable", 0, &st->retryable, err) == -1 ||
+	    art_json_get_int(src, "retry_after_ms", 0, &st->retry_after_ms,
+	    err) == -1)
+		return -1;
+	st->ok = !is_error;
+	if (is_error) {
+		st->value = art_json_field(src, "error");
+		if (jv_get_kind(st->value) != JV_KIND_STRING)
+			return art_err_set(err, "bad_field", "%s: field 'error': "
+			    "expected string", type);
+	} else if (is_llm) {
+		st->value = art_json_field(src, "response");
+		if (jv_get_kind(st->value) != JV_KIND_OBJECT)
+			return art_err_set(err, "bad_field", "%s: field "
+			    "'response': expected object", type);
+	} else
+		st->value = art_json_field(src, "result");
+	return 0;
+}
+
+static void
+settle_release(struct settle *st)
+{
+	jv_free(st->value);
+	jv_free(st->code);
+}
+
+static int
+settle(struct cx *c, struct settle *st, const char *type, const jv *line)
+{
+	int r = strncmp(type, "llm.", 4) == 0 ? settle_llm(c, st, line) :
+	    settle_tool(c, st, line);
+
+	settle_release(st);
+	return r;
+}
+
+/* Fails a call the engine itself gave up on (deadline, lost dispatch). */
+static int
+fail_call(struct cx *c, const jv *call, const char *why, const char *code)
+{
+	struct settle st = { art_json_str(call, "id"), 0, 0, jv_string(why), 1,
+	    code != NULL ? jv_string(code) : jv_null(), 0, 1 };
+
+	return settle(c, &st, kind_of(call) == ART_KIND_LLM ? "llm.error" :
+	    "tool.error", NULL);
+}
+
+/* --- actions ---------------------------------------------------------- */
+
+static int
+call_exists(struct cx *c, const char *id)
+{
+	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, id, strlen(id),
+	    NULL);
+	int ok = jv_is_valid(call);
+
+	jv_free(call);
+	return ok;
+}
+
+static jv
+pick(const jv *a, const jv *cfg, const char *key)
+{
+	jv v = art_json_field(a, key);
+
+	if (jv_get_kind(v) != JV_KIND_NULL)
+		return v;
+	jv_free(v);
+	return art_json_field(cfg, key);
+}
+
+static int
+layer_retry(struct cx *c, struct art_retry *r, const jv *cfg, const jv *a)
+{
+	jv p1 = art_json_field(cfg, "retry"), p2 = art_json_field(a, "retry");
+	int bad = art_retry_layer(r, &p1, c->err) == -1 ||
+	    art_retry_layer(r, &p2, c->err) == -1;
+
+	jv_free(p1);
+	jv_free(p2);
+	return bad ? reject(c, "%s", c->err->msg) : 0;
+}
+
+static jv
+llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
+{
+	static const char *const extras[] = { "temperature",
+	    "max_completion_tokens", "reasoning", NULL };
+	const char *const *k;
+	jv req = set(jv_object(), "model", pick(a, cfg, "model"));
+	jv msgs = art_json_field(a, "messages"), tools;
+
+	if (jv_get_kind(msgs) == JV_KIND_NULL) {
+		jv_free(msgs);
+		msgs = art_tree_path(c->t, c->sid, *h != '\0' ? h : NULL,
+		    c->err);
+		if (!jv_is_valid(msgs)) {
+			jv_free(req);
+			return msgs;
+		}
+		/* The config's system prompt goes first (the seed's default). */
+		tools = art_propose_llm_call(cfg, msgs);
+		msgs = art_json_field(&tools, "messages");
+		jv_free(tools);
+	}
+	req = set(req, "messages", msgs);
+	tools = art_json_field(a, "tools");
+	if (jv_get_kind(tools) == JV_KIND_NULL) {
+		jv_free(tools);
+		tools = art_propose_llm_tools(cfg);
+	}
+	req = set_some(req, "tools", tools);
+	for (k = extras; *k != NULL; k++)
+		req = set_some(req, *k, pick(a, cfg, *k));
+	return req;
+}
+
+static int
+act_llm_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
+{
+	char id[ART_ID_MAX + 1];
+	struct art_retry pol;
+	const char *given = art_json_str(a, "id"), *handler;
+	jv p, req, stream, hv, msgs = art_json_field(a, "messages");
+	int bad_msgs = jv_get_kind(msgs) != JV_KIND_NULL &&
+	    art_reconcile_check(&msgs, c->err) == -1;
+
+	jv_free(msgs);
+	if (bad_msgs)
+		return reject(c, "llm.call: %s", c->err->msg);
+	if (given != NULL && call_exists(c, given))
+		return 0;	/* a live id: the call is already made */
+	if (given != NULL)
+		snprintf(id, sizeof(id), "%s", given);
+	else if (mint(c, id) == -1)
+		return -1;
+	req = llm_request(c, a, cfg, h);
+	if (!jv_is_valid(req))
+		return -1;
+	if (art_json_str(&req, "model") == NULL) {
+		jv_free(req);
+		return reject(c, "llm.call has no model (none in the action or "
+		    "the agent config)%s", NULL);
+	}
+	art_retry_default(&pol, ART_KIND_LLM);
+	hv = pick(a, cfg, "handler");
+	handler = jv_get_kind(hv) == JV_KIND_STRING ? jv_string_value(hv) :
+	    "server";
+	if (strcmp(handler, "server") != 0 && strcmp(handler, "worker") != 0) {
+		jv_free(hv);
+		jv_free(req);
+		return reject(c, "llm.call: handler must be server or worker%s",
+		    NULL);
+	}
+	if (layer_retry(c, &pol, cfg, a) == -1) {
+		jv_free(hv);
+		jv_free(req);
+		return -1;
+	}
+	stream = pick(a, cfg, "stream");
+	p = set(obj("llm.call.requested"), "id", jv_string(id));
+	p = set(p, "attempt", jv_number(1));
+	p = set(p, "request", req);
+	p = set(p, "stream", jv_get_kind(stream) == JV_KIND_TRUE ? jv_true() :
+	    jv_false());
+	p = set(p, "retry", art_retry_json(&pol));
+	p = set(p, "handler", jv_string(handler));
+	p = set(p, "anchor", head_jv(h));
+	p = set_some(p, "mock", art_json_field(cfg, "mock"));
+	p = set_some(p, "format", art_json_field(cfg, "format"));
+	jv_free(stream);
+	jv_free(hv);
+	return rec(c, p);
+}
+
+static int
+act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
+{
+	char id[ART_ID_MAX + 1];
+	struct art_retry pol;
+	const char *given = art_json_str(a, "id"), *name, *dh;
+	jv args = art_json_field(a, "arguments"), decl, p;
+	int client;
+
+	if ((name = art_json_str(a, "name")) == NULL) {
+		jv_free(args);
+		return reject(c, "tool.call has no name%s", NULL);
+	}
+	if (given != NULL && call_exists(c, given)) {
+		jv_free(args);
+		return 0;
+	}
+	if (given != NULL)
+		snprintf(id, sizeof(id), "%s", given);
+	else if (mint(c, id) == -1) {
+		jv_free(args);
+		return -1;
+	}
+	decl = art_propose_tool(cfg, name);
+	dh = art_json_str(&decl, "handler");
+	client = dh != NULL && strcmp(dh, "client") == 0;
+	jv_free(decl);
+	dh = art_json_str(a, "handler");
+	if (dh != NULL && strcmp(dh, "client") == 0)
+		client = 1;
+	art_retry_default(&pol, client ? ART_KIND_CLIENT_TOOL : ART_KIND_TOOL);
+	if (layer_retry(c, &pol, cfg, a) == -1) {
+		jv_free(args);
+		return -1;
+	}
+	p = set(obj("tool.call.requested"), "id", jv_string(id));
+	p = set(p, "attempt", jv_number(1));
+	p = set(p, "name", jv_string(name));
+	p = set(p, "arguments", jv_get_kind(args) == JV_KIND_STRING ? args :
+	    jv_get_kind(args) == JV_KIND_NULL ? (jv_free(args),
+	    jv_string("")) : jv_dump_string(args, 0));
+	p = set(p, "handler", jv_string(client ? "client" : "worker"));
+	p = set(p, "retry", art_retry_json(&pol));
+	p = set(p, "anchor", head_jv(h));
+	return rec(c, p);
+}
+
+/* A settle inside a response: id and attempt default from the execute. */
+static int
+act_settle(struct cx *c, const jv *a, const char *type, const jv *live)
+{
+	jv tr = art_json_field(live, "trigger"), src = jv_copy(*a);
+	const char *tt = art_json_str(&tr, "type");
+	const char *want = strncmp(type, "llm.", 4) == 0 ? "llm.execute" :
+	    "tool.execute";
+	struct settle st;
+	int r;
+
+	if (art_json_str(a, "id") == NULL) {
+		if (tt == NULL || strcmp(tt, want) != 0) {
+			jv_free(tr);
+			jv_free(src);
+			return reject(c, "%s without an id answers no execute "
+			    "(unresolvable settle id)", type);
+		}
+		jv at = art_json_field(a, "attempt");
+
+		src = set(src, "id", art_json_field(&tr, "id"));
+		if (jv_get_kind(at) == JV_KIND_NULL)
+			src = set(src, "attempt", art_json_field(&tr, "attempt"));
+		jv_free(at);
+	}
+	jv_free(tr);
+	if (read_settle(&src, type, &st, c->err) == -1) {
+		settle_release(&st);
+		jv_free(src);
+		return reject(c, "%s", c->err->msg);
+	}
+	r = settle(c, &st, type, &src);
+	jv_free(src);
+	return r;
+}
+
+static jv
+turn_totals(struct cx *c, jv p, const char *tid)
+{
+	jv turn = turn_record(c, tid);
+
+	p = set(p, "usage", jv_is_valid(turn) ? art_json_field(&turn,
+	    "usage") : jv_null());
+	p = set(p, "cost", jv_is_valid(turn) ? art_json_field(&turn, "cost") :
+	    jv_null());
+	p = set(p, "llm_calls", jv_is_valid(turn) ? art_json_field(&turn,
+	    "llm_calls") : jv_null());
+	jv_free(turn);
+	return p;
+}
+
+/* Ends the running turn (error: failed) and marks the session done. */
+static int
+end_turn(struct cx *c, jv data, jv error)
+{
+	jv s = summary(c), p;
+	const char *st, *tid;
+	int r = 0;
+
+	if (!jv_is_valid(s)) {
+		jv_free(data);
+		jv_free(error);
+		return -1;
+	}
+	st = art_json_str(&s, "status");
+	tid = art_json_str(&s, "turn");
+	if (st != NULL && strcmp(st, "running") == 0 && tid != NULL) {
+		p = set(obj("turn.completed"), "turn_id", jv_string(tid));
+		p = set(p, "data", data);
+		p = set_some(p, "error", error);
+		r = rec(c, turn_totals(c, p, tid));
+	} else {
+		jv_free(data);
+		jv_free(error);
+	}
+	jv_free(s);
+	return r == -1 ? -1 : rec(c, obj("session.done"));
+}
+
+static int
+act_interrupt(struct cx *c, const jv *a, const char *h)
+{
+	char id[ART_ID_MAX + 1];
+	const char *given = art_json_str(a, "interrupt_id");
+	jv p, s = summary(c);
+	int parked = jv_is_valid(s) ? is_parked(c, &s) : 0;
+
+	jv_free(s);
+	if (parked)
+		return 0;	/* already parked here: a no-op */
+	if (given != NULL)
+		snprintf(id, sizeof(id), "%s", given);
+	else if (mint(c, id) == -1)
+		return -1;
+	p = set(obj("session.interrupted"), "interrupt_id", jv_string(id));
+	p = set(p, "origin", jv_string("frontend"));
+	p = set(p, "reason", art_json_str(a, "reason") != NULL ?
+	    art_json_field(a, "reason") : jv_string("interrupted"));
+	p = set(p, "payload", art_json_field(a, "payload"));
+	p = set(p, "anchor", head_jv(h));
+	return rec(c, p);
+}
+
+static int
+act(struct cx *c, const jv *a, const jv *live, const jv *cfg)
+{
+	const char *type = art_json_str(a, "type");
+	char h[ART_ID_MAX + 1];
+	jv data;
+
+	if (head(c, h, sizeof(h)) == -1)
+		return -1;
+	if (type == NULL)
+		return reject(c, "an action has no type%s", NULL);
+	if (strcmp(type, "llm.call") == 0)
+		return act_llm_call(c, a, cfg, h);
+	if (strcmp(type, "tool.call") == 0)
+		return act_tool_call(c, a, cfg, h);
+	if (strcmp(type, "tool.result") == 0 || strcmp(type, "tool.error") ==
+	    0 || strcmp(type, "llm.result") == 0 ||
+	    strcmp(type, "llm.error") == 0)
+		return act_settle(c, a, type, live);
+	if (strcmp(type, "done") == 0) {
+		data = art_json_field(a, "data");
+		return end_turn(c, data, jv_null());
+	}
+	if (strcmp(type, "interrupt") == 0)
+		return act_interrupt(c, a, h);
+	return reject(c, "unsupported action '%s'", type);
+}
+
+/* --- applying a decision response ----------------------------------- */
+
+static int
+rec_cb(void *ctx, jv payload)
+{
+	return rec(ctx, payload);
+}
+
+static int
+mint_cb(void *ctx, char *buf)
+{
+	return mint(ctx, buf);
+}
+
+static int
+check_response(struct cx *c, const jv *r)
+{
+	jv m = art_json_field(r, "messages"), a = art_json_field(r, "actions");
+	jv agent = art_json_field(r, "agent");
+	int bad = 0;
+
+	if (jv_get_kind(m) != JV_KIND_NULL && art_reconcile_check(&m,
+	    c->err) == -1)
+		bad = 1;
+	else if (jv_get_kind(a) != JV_KIND_NULL &&
+	    jv_get_kind(a) != JV_KIND_ARRAY)
+		bad = art_err_set(c->err, "reject", "actions: expected an "
+		    "array") == -1;
+	else if (jv_get_kind(agent) != JV_KIND_NULL &&
+	    (jv_get_kind(agent) != JV_KIND_OBJECT ||
+	    art_json_str(&agent, "model") == NULL))
+		bad = art_err_set(c->err, "reject", "agent: expected an "
+		    "AgentConfig with a model") == -1;
+	jv_free(m);
+	jv_free(a);
+	jv_free(agent);
+	return bad ? reject(c, "%s", c->err->msg) : 0;
+}
+
+/* state or agent: a present, non-null value that differs is a version. */
+static int
+version(struct cx *c, const jv *r, const char *field, const char *type,
+    const char *as, enum art_version kind)
+{
+	char h[ART_ID_MAX + 1];
+	jv v = art_json_field(r, field), cur;
+	int same;
+
+	if (jv_get_kind(v) == JV_KIND_NULL) {
+		jv_free(v);
+		return 0;
+	}
+	if (head(c, h, sizeof(h)) == -1) {
+		jv_free(v);
+		return -1;
+	}
+	cur = art_session_resolve(c->t, c->sid, kind, *h != '\0' ? h : NULL,
+	    c->err);
+	same = art_json_equal(&v, &cur);
+	jv_free(cur);
+	if (same) {
+		jv_free(v);
+		return 0;
+	}
+	return rec(c, set(set(obj(type), as, v), "anchor", head_jv(h)));
+}
+
+static int
+apply_response(struct cx *c, const jv *live, const jv *r)
+{
+	const char *id = art_json_str(live, "id");
+	char h[ART_ID_MAX + 1];
+	struct art_reconcile_ops ops = { mint_cb, rec_cb, c };
+	jv resp = jv_copy(*r), msgs, actions, cfg;
+	int rc = 0;
+
+	resp = jv_object_delete(resp, jv_string("type"));
+	resp = jv_object_delete(resp, jv_string("session_id"));
+	resp = jv_object_delete(resp, jv_string("decision_id"));
+	if (check_response(c, &resp) == -1 || rec(c, set(set(
+	    obj("decision.completed"), "id", jv_string(id)), "response",
+	    jv_copy(resp))) == -1 || head(c, h, sizeof(h)) == -1) {
+		jv_free(resp);
+		return -1;
+	}
+	msgs = art_json_field(&resp, "messages");
+	if (jv_get_kind(msgs) == JV_KIND_ARRAY)
+		rc = art_reconcile_apply(c->t, c->sid, &msgs, *h != '\0' ? h :
+		    NULL, &ops, c->err);
+	jv_free(msgs);
+	if (rc == -1 || version(c, &resp, "state", "worker.state.updated",
+	    "state", ART_VERSION_STATE) == -1 || version(c, &resp, "agent",
+	    "agent.updated", "config", ART_VERSION_AGENT) == -1 ||
+	    head(c, h, sizeof(h)) == -1) {
+		jv_free(resp);
+		return -1;
+	}
+	/* A response's own agent is the source of its llm.call defaults. */
+	cfg = art_json_field(&resp, "agent");
+	if (jv_get_kind(cfg) == JV_KIND_NULL) {
+		jv_free(cfg);
+		cfg = config_at(c, h);
+	}
+	actions = art_json_field(&resp, "actions");
+	rc = jv_is_valid(cfg) ? 0 : -1;
+	if (jv_get_kind(actions) == JV_KIND_ARRAY) {
+		jv_array_foreach(actions, i, a) {
+			if (rc == 0 && jv_get_kind(a) != JV_KIND_OBJECT)
+				rc = reject(c, "an action is not an object%s",
+				    NULL);
+			if (rc == 0)
+				rc = act(c, &a, live, &cfg);
+			jv_free(a);
+		}
+	}
+	jv_free(actions);
+	jv_free(cfg);
+	jv_free(resp);
+	return rc;
+}
+
+/* A terminal failure: void open work, drop the queue, fail the turn. */
+static int
+fail_run(struct cx *c, const char *why)
+{
+	struct queue_scan q = { jv_null(), jv_array(), 0 };
+	jv s = summary(c), calls;
+	int r = 0;
+
+	if (!jv_is_valid(s))
+		return -1;
+	calls = open_calls(c, &s);
+	jv_free(s);
+	jv_array_foreach(calls, i, call) {
+		if (r == 0)
+			r = rec(c, set(set(obj("call.voided"), "kind",
+			    art_json_field(&call, "kind")), "id",
+			    art_json_field(&call, "id")));
+		jv_free(call);
+	}
+	jv_free(calls);
+	if (r == 0 && (r = scan_queue(c, &q)) == 0) {
+		jv_array_foreach(q.all, i, e) {
+			if (r == 0)
+				r = rec(c, set(obj("decision.dropped"), "id",
+				    art_json_field(&e, "id")));
+			jv_free(e);
+		}
+	}
+	jv_free(q.all);
+	jv_free(q.first);
+	return r == -1 ? -1 : end_turn(c, jv_null(), jv_string(why));
+}
+
+/* --- inputs ----------------------------------------------------------- */
+
+/* An error event: the line (borrowed, may be NULL) quoted in part. */
+static int
+rec_error(struct cx *c, const char *code, const char *message, const jv *line)
+{
+	jv p = set(set(obj("error"), "code", jv_string(code)), "message",
+	    jv_string(message)), text;
+	const char *s;
+	int n;
+
+	if (line != NULL) {
+		text = jv_dump_string(jv_copy(*line), 0);
+		s = jv_string_value(text);
+		n = (int)strlen(s) > 256 ? 256 : (int)strlen(s);
+		p = set(p, "input", jv_string_sized(s, n));
+		jv_free(text);
+	}
+	return rec(c, p);
+}
+
+/* A new turn, unless one runs; a completed turn_id runs nothing. */
+static int
+begin_turn(struct cx *c, const jv *line, int *skip)
+{
+	char tid[ART_ID_MAX + 1];
+	const char *given = art_json_str(line, "turn_id"), *st;
+	jv s = summary(c), turn;
+
+	*skip = 0;
+	if (!jv_is_valid(s))
+		return -1;
+	st = art_json_str(&s, "status");
+	if (st != NULL && strcmp(st, "running") == 0) {
+		snprintf(tid, sizeof(tid), "%s", art_json_str(&s, "turn"));
+		jv_free(s);
+		*skip = 1;
+		return rec_error(c, "turn_already_active", tid, line);
+	}
+	jv_free(s);
+	if (given != NULL) {
+		if (!art_id_is_valid(given))
+			return *skip = 1, rec_error(c, "bad_input",
+			    "bad turn_id", line);
+		turn = turn_record(c, given);
+		if (jv_is_valid(turn)) {
+			/* Done before: report it again, run nothing. */
+			jv p = set(obj("turn.completed"), "turn_id",
+			    jv_string(given));
+
+			p = set(p, "data", art_json_field(&turn, "data"));
+			p = set_some(p, "error", art_json_field(&turn, "error"));
+			p = set(p, "usage", art_json_field(&turn, "usage"));
+			p = set(p, "cost", art_json_field(&turn, "cost"));
+			p = set(p, "llm_calls", art_json_field(&turn,
+			    "llm_calls"));
+			project_completion(c, NULL, &p);
+			jv_free(p);
+			jv_free(turn);
+			*skip = 1;
+			return 0;
+		}
+		jv_free(turn);
+		snprintf(tid, sizeof(tid), "%s", given);
+	} else if (mint(c, tid) == -1)
+		return -1;
+	return rec(c, set(obj("turn.started"), "turn_id", jv_string(tid)));
+}
+
+static int
+input_message(struct cx *c, const jv *line, const char *type)
+{
+	jv m = art_json_field(line, strcmp(type, "client.message") == 0 ?
+	    "message" : "messages"), tr, view, client;
+	int skip, r;
+
+	view = strcmp(type, "client.message") == 0 ?
+	    jv_array_append(jv_array(), jv_copy(m)) : jv_copy(m);
+	r = art_reconcile_check(&view, c->err);
+	jv_free(view);
+	if (r == -1) {
+		jv_free(m);
+		return rec_error(c, "bad_input", c->err->msg, line);
+	}
+	if (begin_turn(c, line, &skip) == -1 || skip) {
+		jv_free(m);
+		return skip ? 0 : -1;
+	}
+	tr = set(obj(type), strcmp(type, "client.message") == 0 ? "message" :
+	    "messages", m);
+	client = art_json_field(line, "client");
+	tr = set_some(tr, "client", client);
+	return queue_decision(c, tr, 1, jv_null());
+}
+
+static int
+input_action(struct cx *c, const jv *line)
+{
+	const char *name = art_json_str(line, "name");
+
+	if (name == NULL)
+		return rec_error(c, "bad_input", "client.action has no name",
+		    line);
+	return queue_decision(c, set_some(set(obj("client.action"), "name",
+	    jv_string(name)), "args", art_json_field(line, "args")), 1,
+	    jv_null());
+}
+
+static int
+input_resume(struct cx *c, const jv *line)
+{
+	const char *id = art_json_str(line, "interrupt_id");
+	jv s = summary(c), all, it;
+	int parked, r;
+
+	if (!jv_is_valid(s))
+		return -1;
+	all = art_json_field(&s, "interrupts");
+	it = id != NULL && jv_get_kind(all) == JV_KIND_OBJECT ?
+	    jv_object_get(jv_copy(all), jv_string(id)) : jv_invalid();
+	parked = is_parked(c, &s);
+	jv_free(all);
+	jv_free(s);
+	if (!jv_is_valid(it)) {
+		jv_free(it);
+		return rec_error(c, "no_interrupt", id != NULL ? id :
+		    "interrupt.resume has no interrupt_id", line);
+	}
+	jv_free(it);
+	r = rec(c, set(set(obj("session.interrupt_resumed"), "interrupt_id",
+	    jv_string(id)), "payload", art_json_field(line, "payload")));
+	if (r == -1 || !parked)
+		return r;
+	return queue_decision(c, set_some(set(obj("interrupt.resumed"),
+	    "interrupt_id", jv_string(id)), "payload", art_json_field(line,
+	    "payload")), 0, jv_null());
+}
+
+static int
+input_settle(struct cx *c, const jv *line, const char *type)
+{
+	struct settle st;
+
+	if (read_settle(line, type, &st, c->err) == -1 || st.id == NULL) {
+		settle_release(&st);
+		return rec_error(c, "bad_input", st.id == NULL ? "settle has "
+		    "no id" : c->err->msg, line);
+	}
+	return settle(c, &st, type, line);
+}
+
+static int
+input_response(struct cx *c, const jv *line)
+{
+	const char *id = art_json_str(line, "decision_id"), *lid;
+	jv s = summary(c), live;
+	int r;
+
+	if (!jv_is_valid(s))
+		return -1;
+	live = art_json_field(&s, "live");
+	lid = art_json_str(&live, "id");
+	jv_free(s);
+	if (id == NULL || lid == NULL || strcmp(id, lid) != 0) {
+		jv_free(live);
+		return rec_error(c, "stale_response", id != NULL ? id :
+		    "decision.response has no decision_id", line);
+	}
+	r = apply_response(c, &live, line);
+	jv_free(live);
+	return r;
+}
+
+/* A request of ours came round the ring: no stage answered it. */
+static int
+input_unanswered(struct cx *c, const jv *line)
+{
+	const char *id = art_json_str(line, "decision_id"), *lid, *tt;
+	jv s = summary(c), live, tr, call;
+	char msg[300];
+	int r;
+
+	if (!jv_is_valid(s))
+		return -1;
+	live = art_json_field(&s, "live");
+	jv_free(s);
+	lid = art_json_str(&live, "id");
+	if (id == NULL || lid == NULL || strcmp(id, lid) != 0) {
+		jv_free(live);
+		return 0;	/* an old delivery: already dealt with */
+	}
+	tr = art_json_field(&live, "trigger");
+	tt = art_json_str(&tr, "type");
+	if (tt != NULL && (strcmp(tt, "tool.execute") == 0 ||
+	    strcmp(tt, "llm.execute") == 0)) {
+		snprintf(msg, sizeof(msg), "no stage in the ring ran %s '%s'",
+		    strcmp(tt, "tool.execute") == 0 ? "tool" : "model call",
+		    strcmp(tt, "tool.execute") == 0 ? art_json_str(&tr,
+		    "name") : art_json_str(&tr, "id"));
+		call = get_call(c, art_json_str(&tr, "id"));
+		r = rec(c, set(set(obj("decision.completed"), "id",
+		    jv_string(id)), "response", jv_object()));
+		if (r == 0 && jv_is_valid(call)) {
+			struct settle st = { art_json_str(&tr, "id"), 0, 0,
+			    jv_string(msg), 0, jv_null(), 0, 1 };
+
+			r = settle(c, &st, strcmp(tt, "llm.execute") == 0 ?
+			    "llm.error" : "tool.error", NULL);
+		}
+		jv_free(call);
+	} else {
+		snprintf(msg, sizeof(msg), "no stage answered decision '%s' "
+		    "(trigger %s)", id, tt != NULL ? tt : "?");
+		r = rec(c, set(set(set(obj("decision.errored"), "id",
+		    jv_string(id)), "error", jv_string(msg)), "retryable",
+		    jv_false()));
+		if (r == 0)
+			r = fail_run(c, msg);
+	}
+	jv_free(tr);
+	jv_free(live);
+	return r;
+}
+
+/* An llm.request came back: no model stage took it. */
+static int
+input_unanswered_llm(struct cx *c, const jv *line)
+{
+	struct settle st = { art_json_str(line, "id"), 0, 0,
+	    jv_string("no stage in the ring answered the model call"), 0,
+	    jv_null(), 0, 1 };
+
+	if (st.id == NULL) {
+		settle_release(&st);
+		return 0;
+	}
+	art_json_get_int(line, "attempt", 0, &st.attempt, NULL);
+	return settle(c, &st, "llm.error", NULL);
+}
+
+static void
+input_delta(struct cx *c, const jv *line)
+{
+	const char *id = art_json_str(line, "id");
+	jv d = art_json_field(line, "delta"), ce = obj("token"), seen;
+
+	if (id != NULL) {
+		seen = jv_object_get(jv_copy(c->e->first_token), jv_string(id));
+		if (!jv_is_valid(seen))
+			c->e->first_token = jv_object_set(c->e->first_token,
+			    jv_string(id), jv_number((double)c->now));
+		jv_free(seen);
+	}
+	ce = set(ce, "id", art_json_field(line, "id"));
+	if (jv_get_kind(d) == JV_KIND_OBJECT) {
+		jv_object_foreach(d, k, v)
+			ce = jv_object_set(ce, k, v);
+	}
+	jv_free(d);
+	publish(c, NULL, ce);
+}
+
+static int
+dispatch_input(struct cx *c, const jv *line)
+{
+	const char *type = art_json_str(line, "type");
+	char msg[200];
+
+	if (type == NULL)
+		return rec_error(c, "no_type", "line has no string \"type\"",
+		    line);
+	if (strcmp(type, "client.message") == 0 ||
+	    strcmp(type, "client.messages") == 0)
+		return input_message(c, line, type);
+	if (strcmp(type, "client.action") == 0)
+		return input_action(c, line);
+	if (strcmp(type, "interrupt.resume") == 0)
+		return input_resume(c, line);
+	if (strcmp(type, "tool.result") == 0 || strcmp(type, "tool.error") ==
+	    0 || strcmp(type, "llm.result") == 0 ||
+	    strcmp(type, "llm.error") == 0)
+		return input_settle(c, line, type);
+	if (strcmp(type, "decision.response") == 0)
+		return input_response(c, line);
+	if (strcmp(type, "decision.request") == 0)
+		return input_unanswered(c, line);
+	if (strcmp(type, "llm.request") == 0)
+		return input_unanswered_llm(c, line);
+	if (strcmp(type, "llm.token.delta") == 0) {
+		input_delta(c, line);
+		return 0;
+	}
+	if (strcmp(type, "error") == 0) {
+		jv p = jv_copy(*line);
+
+		p = jv_object_delete(p, jv_string("session_id"));
+		if (art_json_str(&p, "code") == NULL)
+			p = set(p, "code", jv_string("error"));
+		return rec(c, p);
+	}
+	snprintf(msg, sizeof(msg), "unknown line type '%.100s'", type);
+	return rec_error(c, "unknown_type", msg, line);
+}
+
+/* --- planning and timers -------------------------------------------- */
+
+static int
+timers_for_call(struct cx *c, const jv *call)
+{
+	const char *st = art_json_str(call, "status");
+	int64_t due;
+
+	if (st == NULL)
+		return 0;
+	if (strcmp(st, "pending") == 0) {
+		due = ms_of(call, "deadline");
+		if (due >= 0 && due <= c->now)
+			return fail_call(c, call, "deadline exceeded",
+			    "deadline_exceeded");
+		wake_at(c, due);
+	} else if (strcmp(st, "retry_scheduled") == 0) {
+		due = ms_of(call, "next_at");
+		if (due >= 0 && due <= c->now) {
+			int64_t n = 1;
+
+			art_json_get_int(call, "attempt", 0, &n, NULL);
+			return rec(c, set(call_event(call, "requested"),
+			    "attempt", jv_number((double)n + 1)));
+		}
+		wake_at(c, due);
+	}
+	return 0;
+}
+
+static int
+timers_for_decision(struct cx *c, const jv *s)
+{
+	jv live = art_json_field(s, "live");
+	int64_t due = ms_of(&live, "deadline"), attempts = 1;
+	int r = 0, again;
+
+	if (jv_get_kind(live) != JV_KIND_OBJECT || due < 0 || due > c->now) {
+		wake_at(c, due);
+		jv_free(live);
+		return 0;
+	}
+	art_json_get_int(&live, "attempts", 0, &attempts, NULL);
+	again = attempts < DECISION_ATTEMPTS;
+	r = rec(c, set(set(set(obj("decision.errored"), "id",
+	    art_json_field(&live, "id")), "error",
+	    jv_string("deadline exceeded")), "retryable", again ? jv_true() :
+	    jv_false()));
+	if (r == 0)
+		r = again ? redeliver(c, &live) : fail_run(c, "decision "
+		    "deadline exceeded too often");
+	jv_free(live);
+	return r;
+}
+
+/* Timers, then calls that can go out, then the next decision. */
+static int
+plan(struct cx *c)
+{
+	jv s = summary(c), calls;
+	int r = 0;
+
+	if (!jv_is_valid(s))
+		return -1;
+	r = timers_for_decision(c, &s);
+	jv_free(s);
+	s = summary(c);
+	calls = jv_is_valid(s) ? open_calls(c, &s) : jv_array();
+	jv_free(s);
+	jv_array_foreach(calls, i, call) {
+		if (r == 0)
+			r = timers_for_call(c, &call);
+		jv_free(call);
+	}
+	jv_free(calls);
+	if (r == -1 || !jv_is_valid(s = summary(c)))
+		return -1;
+	calls = open_calls(c, &s);
+	jv_array_foreach(calls, i, call) {
+		const char *st = art_json_str(&call, "status");
+
+		if (r == 0 && st != NULL && strcmp(st, "queued") == 0)
+			r = dispatch_call(c, &call);
+		jv_free(call);
+	}
+	jv_free(calls);
+	jv_free(s);
+	if (r == -1 || !jv_is_valid(s = summary(c)))
+		return -1;
+	r = dispatch_decision(c, &s);
+	jv_free(s);
+	return r;
+}
+
+/* --- transactions ---------------------------------------------------- */
+
+struct op {
+	struct art_engine	*e;
+	const char		*sid;
+	int			(*fn)(struct cx *, void *);
+	void			*arg;
+	const jv		*line;
+	jv			 out, events;
+	int64_t			 wake;
+};
+
+static int
+op_txn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct op *op = ctx;
+	struct cx c = { op->e, t, err, op->sid,
+	    art_clock_now_ms(op->e->o.clock), jv_array(), jv_array(), -1 };
+	int r = op->fn != NULL ? op->fn(&c, op->arg) : 0;
+
+	if (r == 0)
+		r = plan(&c);
+	jv_free(op->out);
+	jv_free(op->events);
+	op->out = c.out;	/* a rerun (the map grew) starts afresh */
+	op->events = c.events;
+	op->wake = c.wake;
+	return r;
+}
+
+/* The refusal of a step's input, recorded on its own. */
+static int
+reject_step(struct cx *c, void *arg)
+{
+	const char *why = arg;
+	jv s = summary(c), live;
+	const char *lid;
+	int r;
+
+	if (!jv_is_valid(s))
+		return -1;
+	live = art_json_field(&s, "live");
+	jv_free(s);
+	lid = art_json_str(&live, "id");
+	if (lid != NULL)
+		r = rec(c, set(set(set(obj("decision.errored"), "id",
+		    jv_string(lid)), "error", jv_string(why)), "retryable",
+		    jv_false()));
+	else
+		r = 0;
+	jv_free(live);
+	if (r == 0)
+		r = rec_error(c, "bad_response", why, NULL);
+	return r == 0 && lid != NULL ? fail_run(c, why) : r;
+}
+
+static int
+run_op(struct art_engine *e, const char *sid, int (*fn)(struct cx *, void *),
+    void *arg, struct art_err *err)
+{
+	struct op op = { e, sid, fn, arg, NULL, jv_array(), jv_array(), -1 };
+	char why[sizeof(err->msg)];
+	int r;
+
+	r = art_store_write(e->o.store, op_txn, &op, err);
+	if (r == -1 && art_err_is(err, "reject")) {
+		snprintf(why, sizeof(why), "%s", err->msg);
+		op.fn = reject_step;
+		op.arg = why;
+		r = art_store_write(e->o.store, op_txn, &op, err);
+	}
+	if (r == 0) {
+		e->out = jv_array_concat(e->out, op.out);
+		e->events = jv_array_concat(e->events, op.events);
+		e->wake = op.wake;
+	} else {
+		jv_free(op.out);
+		jv_free(op.events);
+	}
+	return r;
+}
+
+/* --- the public side ------------------------------------------------ */
+
+struct art_engine *
+art_engine_new(const struct art_engine_opts *o)
+{
+	struct art_engine *e = calloc(1, sizeof(*e));
+
+	if (e == NULL)
+		return NULL;
+	e->o = *o;
+	e->out = jv_array();
+	e->events = jv_array();
+	e->first_token = jv_object();
+	e->wake = -1;
+	return e;
+}
+
+void
+art_engine_free(struct art_engine *e)
+{
+	if (e == NULL)
+		return;
+	jv_free(e->out);
+	jv_free(e->events);
+	jv_free(e->first_token);
+	free(e);
+}
+
+jv
+art_engine_output(struct art_engine *e)
+{
+	jv out = e->out;
+
+	e->out = jv_array();
+	return out;
+}
+
+jv
+art_engine_events(struct art_engine *e)
+{
+	jv ev = e->events;
+
+	e->events = jv_array();
+	return ev;
+}
+
+int64_t
+art_engine_wake(const struct art_engine *e)
+{
+	return e->wake;
+}
+
+struct start {
+	const char	*agent;
+	jv		 file;		/* the agent file's config */
+	int		 create;
+};
+
+static int
+alive(long pid)
+{
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/* Takes the session over; err code "busy" when its driver still lives. */
+static int
+claim(struct cx *c)
+{
+	jv d = art_store_get(c->t, ART_DB_DRIVERS, c->sid, NULL, 0, NULL);
+	int64_t pid = 0;
+
+	if (jv_is_valid(d))
+		art_json_get_int(&d, "pid", 0, &pid, NULL);
+	jv_free(d);
+	if (pid != 0 && pid != c->e->o.pid && alive((long)pid))
+		return art_err_set(c->err, "busy", "session '%s' is driven by "
+		    "process %lld", c->sid, (long long)pid);
+	d = set(jv_object(), "pid", jv_number((double)c->e->o.pid));
+	d = set(d, "since", iso(c->now));
+	return art_store_put(c->t, ART_DB_DRIVERS, c->sid, NULL, 0, d, c->err);
+}
+
+/*
+ * A driver that died left its work where it was: the live decision goes
+ * out again and calls that were out fail retryably (their answers went
+ * down with the old ring), so each is retried as its policy allows.
+ */
+static int
+recover(struct cx *c)
+{
+	jv s = summary(c), live, calls;
+	int r = 0;
+
+	if (!jv_is_valid(s))
+		return -1;
+	live = art_json_field(&s, "live");
+	calls = open_calls(c, &s);
+	jv_free(s);
+	if (jv_get_kind(live) == JV_KIND_OBJECT) {
+		r = rec(c, set(set(set(obj("decision.errored"), "id",
+		    art_json_field(&live, "id")), "error", jv_string("dispatch "
+		    "lost on engine restart")), "retryable", jv_true()));
+		if (r == 0)
+			r = redeliver(c, &live);
+	}
+	jv_array_foreach(calls, i, call) {
+		const char *st = art_json_str(&call, "status");
+
+		if (r == 0 && st != NULL && strcmp(st, "pending") == 0 &&
+		    kind_of(&call) != ART_KIND_CLIENT_TOOL)
+			r = fail_call(c, &call, "dispatch lost on engine "
+			    "restart", NULL);
+		jv_free(call);
+	}
+	jv_free(calls);
+	jv_free(live);
+	return r;
+}
+
+static int
+start_step(struct cx *c, void *arg)
+{
+	struct start *st = arg;
+	jv trigger;
+
+	if (st->create) {
+		if (art_session_create(c->t, c->sid, st->agent, jv_null(),
+		    jv_array(), c->err) == -1)
+			return -1;
+		trigger = obj("session.start");
+		if (claim(c) == -1)
+			return -1;
+		return queue_decision(c, trigger, 1, jv_copy(st->file));
+	}
+	if (claim(c) == -1)
+		return -1;
+	return recover(c);
+}
+
+struct exists {
+	const char	*sid;
+	int		 found;
+};
+
+static int
+exists_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct exists *x = ctx;
+	jv s = art_session_get(t, x->sid, err);
+
+	x->found = jv_is_valid(s);
+	jv_free(s);
+	return 0;
+}
+
+int
+art_engine_start(struct art_engine *e, const char *sid, const char *agent,
+    char *out, struct art_err *err)
+{
+	struct start st = { agent, jv_null(), 0 };
+	struct exists x = { NULL, 0 };
+	char id[ART_ID_BUFSZ];
+	int r;
+
+	if (e->nsids >= MAX_SESSIONS)
+		return art_err_set(err, "busy", "too many sessions in one ring");
+	if (sid == NULL) {
+		if (art_ids_v7(e->o.ids, id) == -1)
+			return art_err_set(err, "ids", "cannot mint an id");
+		sid = id;
+	} else {
+		x.sid = sid;
+		if (art_store_read(e->o.store, exists_fn, &x, err) == -1)
+			return -1;
+	}
+	if (!x.found) {
+		if (agent == NULL)
+			return art_err_set(err, "not_found", "no session '%s'",
+			    sid);
+		st.file = e->o.load_agent(e->o.agent_ctx, agent, err);
+		if (!jv_is_valid(st.file))
+			return -1;
+		st.create = 1;
+	}
+	snprintf(e->sids[e->nsids], sizeof(e->sids[0]), "%s", sid);
+	r = run_op(e, e->sids[e->nsids], start_step, &st, err);
+	jv_free(st.file);
+	if (r == -1)
+		return -1;
+	snprintf(out, ART_ID_MAX + 1, "%s", e->sids[e->nsids]);
+	e->nsids++;
+	return 0;
+}
+
+static int
+release_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct art_engine *e = ctx;
+	int i;
+
+	for (i = 0; i < e->nsids; i++)
+		if (art_store_del(t, ART_DB_DRIVERS, e->sids[i], NULL, 0,
+		    err) == -1)
+			return -1;
+	return 0;
+}
+
+void
+art_engine_stop(struct art_engine *e)
+{
+	struct art_err err;
+
+	art_store_write(e->o.store, release_fn, e, &err);
+	e->nsids = 0;
+}
+
+static int
+input_step(struct cx *c, void *arg)
+{
+	return dispatch_input(c, arg);
+}
+
+int
+art_engine_input(struct art_engine *e, const char *sid, jv line,
+    struct art_err *err)
+{
+	const char *named = art_json_str(&line, "session_id");
+	int i, r;
+
+	if (named != NULL)
+		sid = named;
+	for (i = 0; i < e->nsids; i++)
+		if (sid != NULL && strcmp(e->sids[i], sid) == 0)
+			break;
+	if (i == e->nsids) {
+		/* Not ours: say so in the first session we drive. */
+		if (e->nsids == 0) {
+			jv_free(line);
+			return 0;
+		}
+		line = jv_object_delete(line, jv_string("session_id"));
+		line = set(obj("error"), "code", jv_string("unknown_session"));
+		line = set(line, "message", jv_string("a line for a session "
+		    "this ring does not drive"));
+		i = 0;
+	}
+	r = run_op(e, e->sids[i], input_step, &line, err);
+	jv_free(line);
+	return r;
+}
+
+int
+art_engine_tick(struct art_engine *e, struct art_err *err)
+{
+	int i;
+
+	for (i = 0; i < e->nsids; i++)
+		if (run_op(e, e->sids[i], NULL, NULL, err) == -1)
+			return -1;
+	return 0;
+}
+
+struct state_q {
+	struct art_engine	*e;
+	enum art_engine_state	 st;
+};
+
+static enum art_engine_state
+session_state(struct cx *c)
+{
+	struct queue_scan q = { jv_null(), jv_invalid(), 0 };
+	jv s = summary(c), live, calls, turn;
+	enum art_engine_state st = ART_ENGINE_DONE;
+	const char *status, *ts;
+	int client = 0, busy = 0;
+
+	if (!jv_is_valid(s))
+		return ART_ENGINE_FAILED;
+	live = art_json_field(&s, "live");
+	busy = jv_get_kind(live) != JV_KIND_NULL;
+	jv_free(live);
+	if (!busy && scan_queue(c, &q) == 0)
+		busy = jv_get_kind(q.first) != JV_KIND_NULL;
+	jv_free(q.first);
+	calls = open_calls(c, &s);
+	jv_array_foreach(calls, i, call) {
+		status = art_json_str(&call, "status");
+		if (kind_of(&call) == ART_KIND_CLIENT_TOOL && status != NULL &&
+		    strcmp(status, "pending") == 0)
+			client = 1;
+		else
+			busy = 1;
+		jv_free(call);
+	}
+	jv_free(calls);
+	if (busy)
+		st = ART_ENGINE_BUSY;
+	else if (client || is_parked(c, &s))
+		st = ART_ENGINE_PARKED;
+	else {
+		status = art_json_str(&s, "status");
+		turn = turn_record(c, art_json_str(&s, "turn"));
+		ts = jv_is_valid(turn) ? art_json_str(&turn, "status") : NULL;
+		if (status != NULL && strcmp(status, "running") == 0)
+			st = ART_ENGINE_PARKED;
+		else if (ts != NULL && strcmp(ts, "failed") == 0)
+			st = ART_ENGINE_FAILED;
+		jv_free(turn);
+	}
+	jv_free(s);
+	return st;
+}
+
+static int
+state_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct state_q *q = ctx;
+	struct cx c = { q->e, t, err, NULL, 0, jv_null(), jv_null(), -1 };
+	enum art_engine_state st;
+	int i;
+
+	q->st = ART_ENGINE_DONE;
+	for (i = 0; i < q->e->nsids; i++) {
+		c.sid = q->e->sids[i];
+		st = session_state(&c);
+		/* The first session's own result, unless another is busy. */
+		if (i == 0 || st == ART_ENGINE_BUSY)
+			q->st = st;
+	}
+	return 0;
+}
+
+enum art_engine_state
+art_engine_state(struct art_engine *e, struct art_err *err)
+{
+	struct state_q q = { e, ART_ENGINE_DONE };
+
+	if (art_store_read(e->o.store, state_fn, &q, err) == -1)
+		return ART_ENGINE_FAILED;
+	return q.st;
+}

@@ -1,0 +1,80 @@
+/* engine.h - the engine: inputs in, decisions and calls out, all recorded */
+#ifndef ART_ENGINE_H
+#define ART_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jv.h>
+
+#include "clock.h"
+#include "err.h"
+#include "ids.h"
+#include "store.h"
+
+/*
+ * The engine turns bus lines (client inputs, decision responses, call
+ * settles, token deltas, error lines) into recorded events, and plans
+ * what goes out next: at most one live decision per session, model calls
+ * for the llm stage, timers for deadlines and retries.  Every step is one
+ * write transaction; the lines it produces are handed out only after the
+ * transaction committed (art_engine_output), so nothing is emitted that
+ * is not recorded.  The engine never does I/O itself.
+ */
+struct art_engine;
+
+/* Loads agent NAME's file config: a new jv, or jv_invalid() with err. */
+typedef jv art_agent_loader(void *ctx, const char *name, struct art_err *);
+
+struct art_engine_opts {
+	struct art_store	*store;
+	struct art_ids		*ids;
+	const struct art_clock	*clock;
+	art_agent_loader	*load_agent;
+	void			*agent_ctx;
+	long			 pid;		/* the driver's, recorded */
+};
+
+struct art_engine *art_engine_new(const struct art_engine_opts *);
+void	art_engine_free(struct art_engine *);
+
+/*
+ * Starts driving a session: sid NULL mints one; a new session (needs
+ * agent) records session.created and queues session.start with the agent
+ * file's config.  An existing session is taken over from a driver that is
+ * gone (err code "busy" when one is alive) and recovered: a live decision
+ * is delivered again, calls in flight fail retryably.  The id is copied
+ * to out (ART_ID_MAX + 1 bytes).
+ */
+int	art_engine_start(struct art_engine *, const char *sid,
+	    const char *agent, char *out, struct art_err *);
+/* Stops driving every session (the driver record is cleared). */
+void	art_engine_stop(struct art_engine *);
+
+/*
+ * Takes one bus line (consumed) for session sid (when the line names
+ * none).  Bad lines are recorded as error events, never fatal: -1 only
+ * when the store fails (err says why).
+ */
+int	art_engine_input(struct art_engine *, const char *sid, jv line,
+	    struct art_err *);
+/* Fires due timers and dispatches what can go out; -1 on store failure. */
+int	art_engine_tick(struct art_engine *, struct art_err *);
+/* When the next timer is due (clock ms), or -1 when none is set. */
+int64_t	art_engine_wake(const struct art_engine *);
+
+/* Lines for the ring and events for clients, since the last call. */
+jv	art_engine_output(struct art_engine *);
+jv	art_engine_events(struct art_engine *);
+
+enum art_engine_state {
+	ART_ENGINE_BUSY,	/* work in flight or queued */
+	ART_ENGINE_DONE,	/* the turn completed */
+	ART_ENGINE_FAILED,	/* the turn failed */
+	ART_ENGINE_PARKED	/* waiting for outside input (interrupt, client) */
+};
+/* What the driven sessions are doing, for the exit decision. */
+enum art_engine_state art_engine_state(struct art_engine *,
+	    struct art_err *);
+
+#endif

@@ -1,0 +1,353 @@
+/* propose.c - what an ordinary tool loop would do next, per trigger */
+#include "propose.h"
+
+#include <string.h>
+
+#include "json.h"
+
+static jv
+response(jv messages, jv actions)
+{
+	jv r = jv_object();
+
+	if (jv_is_valid(messages))
+		r = jv_object_set(r, jv_string("messages"), messages);
+	if (jv_is_valid(actions))
+		r = jv_object_set(r, jv_string("actions"), actions);
+	return r;
+}
+
+static jv
+action(const char *type)
+{
+	return jv_object_set(jv_object(), jv_string("type"), jv_string(type));
+}
+
+static jv
+with_field(jv o, const char *key, jv v)
+{
+	if (jv_get_kind(v) == JV_KIND_NULL || !jv_is_valid(v)) {
+		jv_free(v);
+		return o;
+	}
+	return jv_object_set(o, jv_string(key), v);
+}
+
+jv
+art_propose_tool(const jv *config, const char *name)
+{
+	jv tools = art_json_field(config, "tools"), found = jv_null();
+	const char *n;
+
+	if (jv_get_kind(tools) == JV_KIND_ARRAY) {
+		jv_array_foreach(tools, i, t) {
+			n = art_json_str(&t, "name");
+			if (jv_get_kind(found) == JV_KIND_NULL && n != NULL &&
+			    strcmp(n, name) == 0) {
+				jv_free(found);
+				found = jv_copy(t);
+			}
+			jv_free(t);
+		}
+	}
+	jv_free(tools);
+	return found;
+}
+
+jv
+art_propose_llm_tools(const jv *config)
+{
+	jv tools = art_json_field(config, "tools"), out = jv_array(), lt;
+
+	if (jv_get_kind(tools) != JV_KIND_ARRAY) {
+		jv_free(tools);
+		return jv_null();
+	}
+	jv_array_foreach(tools, i, t) {
+		lt = with_field(jv_object(), "name", art_json_field(&t, "name"));
+		lt = jv_object_set(lt, jv_string("description"),
+		    art_json_str(&t, "description") != NULL ?
+		    art_json_field(&t, "description") : jv_string(""));
+		lt = with_field(lt, "input", art_json_field(&t, "input"));
+		lt = with_field(lt, "output", art_json_field(&t, "output"));
+		out = jv_array_append(out, lt);
+		jv_free(t);
+	}
+	jv_free(tools);
+	return out;
+}
+
+static jv
+prompt_for(const jv *config, jv view)
+{
+	const char *system = art_json_str(config, "system");
+	jv p = jv_array();
+
+	if (system != NULL && *system != '\0') {
+		jv m = jv_object_set(jv_object(), jv_string("role"),
+		    jv_string("system"));
+		p = jv_array_append(p, jv_object_set(m, jv_string("content"),
+		    jv_string(system)));
+	}
+	return jv_array_concat(p, view);
+}
+
+jv
+art_propose_llm_call(const jv *config, jv view)
+{
+	jv a = action("llm.call"), stream = art_json_field(config, "stream");
+
+	a = with_field(a, "model", art_json_field(config, "model"));
+	a = jv_object_set(a, jv_string("messages"), prompt_for(config, view));
+	a = with_field(a, "tools", art_propose_llm_tools(config));
+	a = jv_object_set(a, jv_string("stream"), jv_get_kind(stream) ==
+	    JV_KIND_TRUE ? jv_true() : jv_false());
+	jv_free(stream);
+	a = with_field(a, "retry", art_json_field(config, "retry"));
+	return jv_object_set(a, jv_string("handler"), jv_string("server"));
+}
+
+static jv
+client_messages(const struct art_propose_in *in)
+{
+	jv view = art_json_field(in->trigger, "messages");
+
+	if (jv_get_kind(*in->config) != JV_KIND_OBJECT) {
+		jv_free(view);
+		return jv_object();
+	}
+	return response(jv_copy(view), jv_array_append(jv_array(),
+	    art_propose_llm_call(in->config, view)));
+}
+
+static jv
+tool_error(const char *id, jv message)
+{
+	jv a = action("tool.error");
+
+	a = jv_object_set(a, jv_string("id"), jv_string(id));
+	a = jv_object_set(a, jv_string("error"), message);
+	return jv_object_set(a, jv_string("retryable"), jv_false());
+}
+
+static jv
+tool_execute(const struct art_propose_in *in)
+{
+	const char *id = art_json_str(in->trigger, "id");
+	const char *name = art_json_str(in->trigger, "name");
+	jv input = art_json_field(in->trigger, "input"), decl = jv_null(), out;
+	const char *status = art_json_str(&input, "status");
+
+	if (id == NULL || name == NULL)
+		out = jv_object();
+	else if (jv_get_kind(decl = art_propose_tool(in->config, name)) ==
+	    JV_KIND_NULL)
+		out = response(jv_invalid(), jv_array_append(jv_array(),
+		    tool_error(id, jv_string_fmt("unknown tool: %s", name))));
+	else if (status != NULL && strcmp(status, "valid") != 0) {
+		const char *why = art_json_str(&input, "error");
+
+		out = response(jv_invalid(), jv_array_append(jv_array(),
+		    tool_error(id, jv_string_fmt("invalid tool arguments: %s",
+		    why != NULL ? why : status))));
+	} else
+		out = jv_object();
+	jv_free(decl);
+	jv_free(input);
+	return out;
+}
+
+/* The last assistant message on path whose tool_calls hold call id. */
+static int
+parent_index(const jv *path, const char *id)
+{
+	int found = -1;
+
+	jv_array_foreach(*path, i, m) {
+		jv calls = art_json_field(&m, "tool_calls");
+
+		if (jv_get_kind(calls) == JV_KIND_ARRAY) {
+			jv_array_foreach(calls, k, c) {
+				const char *cid = art_json_str(&c, "id");
+
+				if (cid != NULL && strcmp(cid, id) == 0)
+					found = i;
+				jv_free(c);
+				(void)k;
+			}
+		}
+		jv_free(calls);
+		jv_free(m);
+	}
+	return found;
+}
+
+static jv
+copy_keys(jv to, const jv *from, const char *const *keys)
+{
+	for (; *keys != NULL; keys++)
+		to = with_field(to, *keys, art_json_field(from, *keys));
+	return to;
+}
+
+/*
+ * The parent llm.call again: its stored prompt, the transcript from its
+ * assistant message on, and the new tool message, with its settings.
+ */
+static jv
+reissue(const struct art_propose_in *in, int at, const jv *tool_msg)
+{
+	static const char *const req_keys[] = { "model", "tools",
+	    "temperature", "max_completion_tokens", "reasoning", NULL };
+	static const char *const call_keys[] = { "stream", "retry", "handler",
+	    NULL };
+	jv asst = jv_array_get(jv_copy(*in->path), at), call, req, prompt, a;
+	const char *aid = art_json_str(&asst, "id");
+	int n = jv_array_length(jv_copy(*in->path));
+
+	call = aid != NULL ? in->llm_call(in->ctx, aid) : jv_null();
+	jv_free(asst);
+	req = art_json_field(&call, "request");
+	prompt = art_json_field(&req, "messages");
+	if (jv_get_kind(call) != JV_KIND_OBJECT ||
+	    jv_get_kind(prompt) != JV_KIND_ARRAY) {
+		jv_free(call);
+		jv_free(req);
+		jv_free(prompt);
+		return jv_invalid();
+	}
+	prompt = jv_array_concat(prompt, jv_array_slice(jv_copy(*in->path),
+	    at, n));
+	prompt = jv_array_append(prompt, jv_copy(*tool_msg));
+	a = copy_keys(action("llm.call"), &req, req_keys);
+	a = jv_object_set(a, jv_string("messages"), prompt);
+	a = copy_keys(a, &call, call_keys);
+	jv_free(req);
+	jv_free(call);
+	return a;
+}
+
+static jv
+tool_finished(const struct art_propose_in *in)
+{
+	const char *id = art_json_str(in->trigger, "id");
+	int ok = 0, at;
+	jv msg = jv_object(), msgs, call;
+
+	art_json_get_bool(in->trigger, "ok", 0, &ok, NULL);
+	if (id == NULL) {
+		jv_free(msg);
+		return jv_object();
+	}
+	msg = jv_object_set(msg, jv_string("role"), jv_string("tool"));
+	msg = jv_object_set(msg, jv_string("tool_call_id"), jv_string(id));
+	msg = with_field(msg, "name", art_json_field(in->trigger, "name"));
+	msg = jv_object_set(msg, jv_string("content"), art_json_field(
+	    in->trigger, ok ? "result" : "error"));
+	msgs = jv_array_append(jv_copy(*in->path), jv_copy(msg));
+	if (in->pending_calls > 0) {
+		jv_free(msg);
+		return response(msgs, jv_array());
+	}
+	at = parent_index(in->path, id);
+	call = at >= 0 ? reissue(in, at, &msg) : jv_invalid();
+	jv_free(msg);
+	if (!jv_is_valid(call)) {
+		jv_free(msgs);
+		jv_free(call);
+		return jv_object();	/* no parent to re-issue: no proposal */
+	}
+	return response(msgs, jv_array_append(jv_array(), call));
+}
+
+static jv
+llm_failed(const struct art_propose_in *in, int truncated)
+{
+	jv a = action("interrupt"), p = jv_object();
+	jv error = art_json_field(in->trigger, "error");
+	const char *e = jv_get_kind(error) == JV_KIND_STRING ?
+	    jv_string_value(error) : NULL;
+
+	a = jv_object_set(a, jv_string("reason"), truncated ?
+	    jv_string("llm call truncated") : e != NULL ?
+	    jv_string_fmt("llm call failed: %s", e) :
+	    jv_string("llm call failed"));
+	p = jv_object_set(p, jv_string("type"), jv_string("llm.failed"));
+	p = jv_object_set(p, jv_string("id"), art_json_field(in->trigger,
+	    "id"));
+	p = jv_object_set(p, jv_string("error"), error);
+	p = jv_object_set(p, jv_string("code"), art_json_field(in->trigger,
+	    "code"));
+	p = jv_object_set(p, jv_string("truncated"), truncated ? jv_true() :
+	    jv_false());
+	a = jv_object_set(a, jv_string("payload"), p);
+	return response(jv_copy(*in->path), jv_array_append(jv_array(), a));
+}
+
+static jv
+tool_call_for(const jv *config, const jv *tc)
+{
+	jv fn = art_json_field(tc, "function"), a = action("tool.call"), decl;
+	const char *name = art_json_str(&fn, "name"), *h;
+
+	a = with_field(a, "id", art_json_field(tc, "id"));
+	a = with_field(a, "name", art_json_field(&fn, "name"));
+	a = jv_object_set(a, jv_string("arguments"), jv_get_kind(fn) ==
+	    JV_KIND_OBJECT ? art_json_field(&fn, "arguments") : jv_null());
+	decl = name != NULL ? art_propose_tool(config, name) : jv_null();
+	if ((h = art_json_str(&decl, "handler")) != NULL &&
+	    strcmp(h, "client") == 0)
+		a = jv_object_set(a, jv_string("handler"), jv_string("client"));
+	jv_free(decl);
+	jv_free(fn);
+	return a;
+}
+
+static jv
+llm_finished(const struct art_propose_in *in)
+{
+	int ok = 0, truncated = 0;
+	jv msg, calls, actions;
+
+	art_json_get_bool(in->trigger, "ok", 0, &ok, NULL);
+	art_json_get_bool(in->trigger, "truncated", 0, &truncated, NULL);
+	if (!ok || truncated)
+		return llm_failed(in, truncated);
+	msg = art_json_field(in->trigger, "message");
+	calls = art_json_field(&msg, "tool_calls");
+	actions = jv_array();
+	if (jv_get_kind(calls) == JV_KIND_ARRAY &&
+	    jv_array_length(jv_copy(calls)) > 0) {
+		jv_array_foreach(calls, i, tc) {
+			actions = jv_array_append(actions,
+			    tool_call_for(in->config, &tc));
+			jv_free(tc);
+		}
+	} else
+		actions = jv_array_append(actions, jv_object_set(action("done"),
+		    jv_string("data"), art_json_field(&msg, "content")));
+	jv_free(calls);
+	return response(jv_array_append(jv_copy(*in->path), msg), actions);
+}
+
+jv
+art_propose(const struct art_propose_in *in)
+{
+	const char *type = art_json_str(in->trigger, "type");
+
+	if (type == NULL)
+		return jv_object();
+	if (strcmp(type, "session.start") == 0)
+		return jv_get_kind(*in->file_config) == JV_KIND_OBJECT ?
+		    jv_object_set(jv_object(), jv_string("agent"),
+		    jv_copy(*in->file_config)) : jv_object();
+	if (strcmp(type, "client.messages") == 0)
+		return client_messages(in);
+	if (strcmp(type, "tool.execute") == 0)
+		return tool_execute(in);
+	if (strcmp(type, "tool.finished") == 0)
+		return tool_finished(in);
+	if (strcmp(type, "llm.finished") == 0)
+		return llm_finished(in);
+	return jv_object();	/* client.action, llm.execute, … */
+}

@@ -1,0 +1,163 @@
+/* reconcile.c - a view of the conversation written into the message tree */
+#include "reconcile.h"
+
+#include <string.h>
+
+#include "ids.h"
+#include "json.h"
+#include "tree.h"
+
+static int
+is_known(struct art_txn *t, const char *sid, const jv *m, int *known,
+    struct art_err *err)
+{
+	const char *id = art_json_str(m, "id");
+	jv n;
+
+	*known = 0;
+	if (id == NULL)
+		return 0;
+	n = art_tree_node(t, sid, id, err);
+	if (jv_is_valid(n))
+		*known = 1;
+	else if (!art_err_is(err, "not_found")) {
+		jv_free(n);
+		return -1;
+	}
+	jv_free(n);
+	return 0;
+}
+
+int
+art_reconcile_news_from(struct art_txn *t, const char *sid, const jv *view,
+    struct art_err *err)
+{
+	int i, n = jv_array_length(jv_copy(*view)), known;
+	jv m;
+
+	for (i = 0; i < n; i++) {
+		m = jv_array_get(jv_copy(*view), i);
+		if (is_known(t, sid, &m, &known, err) == -1) {
+			jv_free(m);
+			return -1;
+		}
+		jv_free(m);
+		if (!known)
+			break;
+	}
+	return i;
+}
+
+static int
+check_one(const jv *m, int i, struct art_err *err)
+{
+	static const char *const roles[] = { "system", "user", "assistant",
+	    "tool" };
+	const char *role = art_json_str(m, "role"), *id;
+	jv idv;
+	size_t k;
+
+	if (jv_get_kind(*m) != JV_KIND_OBJECT)
+		return art_err_set(err, "bad_response", "messages[%d]: "
+		    "expected an object", i);
+	for (k = 0; role != NULL && k < 4; k++)
+		if (strcmp(role, roles[k]) == 0)
+			break;
+	if (role == NULL || k == 4)
+		return art_err_set(err, "bad_response", "messages[%d]: role "
+		    "must be system, user, assistant or tool", i);
+	idv = art_json_field(m, "id");
+	id = jv_get_kind(idv) == JV_KIND_STRING ? jv_string_value(idv) : NULL;
+	if (jv_get_kind(idv) != JV_KIND_NULL && (id == NULL ||
+	    !art_id_is_valid(id))) {
+		jv_free(idv);
+		return art_err_set(err, "bad_response", "messages[%d]: id must "
+		    "be 1-128 letters, digits, '.', '_', ':' or '-'", i);
+	}
+	jv_free(idv);
+	return 0;
+}
+
+int
+art_reconcile_check(const jv *view, struct art_err *err)
+{
+	int r = 0;
+
+	if (jv_get_kind(*view) != JV_KIND_ARRAY)
+		return art_err_set(err, "bad_response", "messages: expected "
+		    "an array");
+	jv_array_foreach(*view, i, m) {
+		if (r == 0)
+			r = check_one(&m, i, err);
+		jv_free(m);
+	}
+	return r;
+}
+
+/* Writes m under parent as node id; the head moves to it. */
+static int
+write_node(jv m, const char *id, const char *parent,
+    const struct art_reconcile_ops *ops)
+{
+	jv p = jv_object();
+
+	m = jv_object_set(m, jv_string("id"), jv_string(id));
+	p = jv_object_set(p, jv_string("type"), jv_string("message.new"));
+	p = jv_object_set(p, jv_string("message"), m);
+	p = jv_object_set(p, jv_string("parent_id"), parent != NULL ?
+	    jv_string(parent) : jv_null());
+	return ops->record(ops->ctx, p);
+}
+
+int
+art_reconcile_apply(struct art_txn *t, const char *sid, const jv *view,
+    const char *head, const struct art_reconcile_ops *ops,
+    struct art_err *err)
+{
+	char parent[ART_ID_MAX + 1] = "", fresh[ART_ID_BUFSZ];
+	char node[ART_ID_MAX + 1];
+	int news = 0, written = 0, known, n, r = 0;
+	const char *id;
+
+	n = jv_array_length(jv_copy(*view));
+	jv_array_foreach(*view, i, m) {
+		if (r == 0 && is_known(t, sid, &m, &known, err) == -1)
+			r = -1;
+		if (r == -1) {
+			jv_free(m);
+			continue;
+		}
+		id = art_json_str(&m, "id");
+		if (known && !news) {
+			snprintf(parent, sizeof(parent), "%s", id);
+			jv_free(m);
+			continue;
+		}
+		news = 1;
+		if (id == NULL || known) {
+			if (ops->mint(ops->ctx, fresh) == -1) {
+				jv_free(m);
+				r = -1;
+				continue;
+			}
+			id = fresh;
+		}
+		snprintf(node, sizeof(node), "%s", id);	/* m is consumed next */
+		r = write_node(m, node, *parent != '\0' ? parent : NULL, ops);
+		snprintf(parent, sizeof(parent), "%s", node);
+		written++;
+	}
+	if (r == -1)
+		return -1;
+	/* Nothing written: a view ending elsewhere moves the head there. */
+	if (written == 0 && n > 0 && (head == NULL || strcmp(head,
+	    parent) != 0)) {
+		jv p = jv_object_set(jv_object(), jv_string("type"),
+		    jv_string("head.moved"));
+
+		p = jv_object_set(p, jv_string("head_id"), jv_string(parent));
+		if (ops->record(ops->ctx, p) == -1)
+			return -1;
+	}
+	return written;
+}

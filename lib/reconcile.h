@@ -1,0 +1,47 @@
+/* reconcile.h - a view of the conversation written into the message tree */
+#ifndef ART_RECONCILE_H
+#define ART_RECONCILE_H
+
+#include <jv.h>
+
+#include "err.h"
+#include "store.h"
+
+/*
+ * The index of the first message of view (borrowed) that is news: the
+ * first with no id or an id unknown anywhere in sid's tree.  len(view)
+ * when every message is known.  -1 on a store failure.
+ */
+int	art_reconcile_news_from(struct art_txn *, const char *sid,
+	    const jv *view, struct art_err *);
+
+/*
+ * Checks that view is an array of messages (objects with a role of
+ * system, user, assistant or tool, and an id, when present, that is a
+ * usable string).  -1 with err code "bad_response" naming the index.
+ */
+int	art_reconcile_check(const jv *view, struct art_err *);
+
+/*
+ * Calls mint(ctx, buf) for a fresh node id, and record(ctx, payload) to
+ * record an event (message.new or head.moved).  Both return -1 on failure.
+ */
+struct art_reconcile_ops {
+	int	(*mint)(void *ctx, char *buf);
+	int	(*record)(void *ctx, jv payload);
+	void	*ctx;
+};
+
+/*
+ * Writes view (borrowed) into sid's tree (PROTOCOL-NOTES.md §3): the
+ * known-id prefix continues, the first unknown or id-less message starts
+ * the news, and every later message is news too (a known id there is
+ * re-recorded under a fresh one).  A view that writes nothing but ends
+ * elsewhere moves the head; an empty view does nothing.  Returns the
+ * number of messages written, or -1.
+ */
+int	art_reconcile_apply(struct art_txn *, const char *sid, const jv *view,
+	    const char *head, const struct art_reconcile_ops *,
+	    struct art_err *);
+
+#endif

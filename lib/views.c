@@ -1,0 +1,413 @@
+/* views.c - the engine's events folded into calls, queue and interrupts
+ *
+ * The log is the truth; these views make the engine's reads cheap.  Each
+ * function here reads one event and changes only what that event says,
+ * so folding a log from the start gives the live views again.
+ */
+#include "views.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+void
+art_views_queue_key(unsigned char key[ART_QUEUE_KEYLEN], int priority,
+    int64_t seq)
+{
+	key[0] = (unsigned char)priority;
+	art_be64_put(key + 1, (uint64_t)seq);
+}
+
+static jv
+get_call(struct art_txn *t, const char *sid, const char *id,
+    struct art_err *err)
+{
+	return art_store_get(t, ART_DB_CALLS, sid, id, strlen(id), err);
+}
+
+static int
+put_call(struct art_txn *t, const char *sid, const char *id, jv call,
+    struct art_err *err)
+{
+	return art_store_put(t, ART_DB_CALLS, sid, id, strlen(id), call, err);
+}
+
+/* Copies the named fields of p into c. */
+static jv
+copy_fields(jv c, const jv *p, const char *const *keys)
+{
+	jv v;
+
+	for (; *keys != NULL; keys++) {
+		v = art_json_field(p, *keys);
+		if (jv_get_kind(v) != JV_KIND_NULL)
+			c = jv_object_set(c, jv_string(*keys), v);
+		else
+			jv_free(v);
+	}
+	return c;
+}
+
+/* *.call.requested: a new call, or a known one queued again to retry. */
+static int
+call_requested(struct art_txn *t, const char *sid, const jv *ev,
+    const jv *p, const char *kind, struct art_err *err)
+{
+	static const char *const keys[] = { "attempt", "anchor", "handler",
+	    "stream", "request", "retry", "mock", "name", "arguments",
+	    "decision_id", NULL };
+	const char *id = art_json_str(p, "id");
+	jv c;
+
+	if (id == NULL)
+		return art_err_set(err, "bad_field", "call event without id");
+	c = get_call(t, sid, id, err);
+	if (!jv_is_valid(c)) {
+		jv_free(c);
+		c = jv_object_set(jv_object(), jv_string("id"), jv_string(id));
+		c = jv_object_set(c, jv_string("kind"), jv_string(kind));
+		c = jv_object_set(c, jv_string("requested_at"),
+		    art_json_field(ev, "occurred_at"));
+		c = jv_object_set(c, jv_string("turn_id"),
+		    art_json_field(ev, "turn_id"));
+	}
+	c = copy_fields(c, p, keys);
+	c = jv_object_set(c, jv_string("status"), jv_string("queued"));
+	c = jv_object_delete(c, jv_string("next_at"));
+	c = jv_object_delete(c, jv_string("deadline"));
+	return put_call(t, sid, id, c, err);
+}
+
+/* Any later step of a call: a status and the fields the event carries. */
+static int
+call_step(struct art_txn *t, const char *sid, const jv *ev, const jv *p,
+    const char *status, struct art_err *err)
+{
+	static const char *const keys[] = { "deadline", "response", "result",
+	    "error", "retryable", "code", "next_at", NULL };
+	const char *id = art_json_str(p, "id");
+	jv c, first;
+
+	if (id == NULL)
+		return art_err_set(err, "bad_field", "call event without id");
+	c = get_call(t, sid, id, err);
+	if (!jv_is_valid(c))
+		return -1;
+	c = copy_fields(c, p, keys);
+	c = jv_object_set(c, jv_string("status"), jv_string(status));
+	if (strcmp(status, "pending") == 0) {
+		c = jv_object_set(c, jv_string("dispatched_at"),
+		    art_json_field(ev, "occurred_at"));
+		first = art_json_field(&c, "started_at");
+		if (jv_get_kind(first) == JV_KIND_NULL)
+			c = jv_object_set(c, jv_string("started_at"),
+			    art_json_field(ev, "occurred_at"));
+		jv_free(first);
+	} else
+		c = jv_object_set(c, jv_string("settled_at"),
+		    art_json_field(ev, "occurred_at"));
+	return put_call(t, sid, id, c, err);
+}
+
+static int
+call_errored(struct art_txn *t, const char *sid, const jv *ev, const jv *p,
+    struct art_err *err)
+{
+	jv next = art_json_field(p, "next_at");
+	int retry = jv_get_kind(next) != JV_KIND_NULL;
+
+	jv_free(next);
+	return call_step(t, sid, ev, p, retry ? "retry_scheduled" : "failed",
+	    err);
+}
+
+/* Sums every number of add into the object acc, key by key. */
+static jv
+sum_numbers(jv acc, jv add)
+{
+	jv cur;
+
+	if (jv_get_kind(add) != JV_KIND_OBJECT) {
+		jv_free(add);
+		return acc;
+	}
+	jv_object_foreach(add, k, v) {
+		if (jv_get_kind(v) == JV_KIND_NUMBER) {
+			cur = jv_object_get(jv_copy(acc), jv_copy(k));
+			acc = jv_object_set(acc, k, jv_number(jv_number_value(v) +
+			    (jv_get_kind(cur) == JV_KIND_NUMBER ?
+			    jv_number_value(cur) : 0)));
+			jv_free(cur);
+		} else
+			jv_free(k);
+		jv_free(v);
+	}
+	jv_free(add);
+	return acc;
+}
+
+/* Adds two decimal strings of dollars; six places are plenty. */
+static jv
+add_cost(jv a, jv b)
+{
+	double x = 0, y = 0;
+	char buf[64];
+
+	if (jv_get_kind(a) == JV_KIND_STRING)
+		x = strtod(jv_string_value(a), NULL);
+	if (jv_get_kind(b) == JV_KIND_STRING)
+		y = strtod(jv_string_value(b), NULL);
+	jv_free(a);
+	jv_free(b);
+	snprintf(buf, sizeof(buf), "%.6f", x + y);
+	return jv_string(buf);
+}
+
+/* A completed model call adds its usage and cost to its turn. */
+static int
+turn_usage(struct art_txn *t, const char *sid, const jv *ev, const jv *p,
+    struct art_err *err)
+{
+	const char *tid = art_json_str(ev, "turn_id");
+	jv turn, resp, usage;
+	int64_t n = 0;
+
+	if (tid == NULL)
+		return 0;
+	turn = art_store_get(t, ART_DB_TURNS, sid, tid, strlen(tid), err);
+	if (!jv_is_valid(turn)) {
+		jv_free(turn);
+		return 0;
+	}
+	resp = art_json_field(p, "response");
+	usage = art_json_field(&turn, "usage");
+	if (jv_get_kind(usage) != JV_KIND_OBJECT) {
+		jv_free(usage);
+		usage = jv_object();
+	}
+	turn = jv_object_set(turn, jv_string("usage"), sum_numbers(usage,
+	    art_json_field(&resp, "usage")));
+	turn = jv_object_set(turn, jv_string("cost"), add_cost(
+	    art_json_field(&turn, "cost"), art_json_field(&resp, "cost")));
+	art_json_get_int(&turn, "llm_calls", 0, &n, NULL);
+	turn = jv_object_set(turn, jv_string("llm_calls"), jv_number(n + 1));
+	jv_free(resp);
+	return art_store_put(t, ART_DB_TURNS, sid, tid, strlen(tid), turn, err);
+}
+
+static int calls_step(struct art_txn *, const char *, const jv *,
+    const jv *, const char *, struct art_err *);
+
+/*
+ * The summary's "open" object lists the calls not yet settled ({id:
+ * kind}), so planning reads those and never scans every call.
+ */
+static void
+track_open(jv *s, const jv *p, const char *kind, int open)
+{
+	const char *id = art_json_str(p, "id");
+	jv o = art_json_field(s, "open");
+
+	if (jv_get_kind(o) != JV_KIND_OBJECT) {
+		jv_free(o);
+		o = jv_object();
+	}
+	if (id != NULL)
+		o = open ? jv_object_set(o, jv_string(id), jv_string(kind)) :
+		    jv_object_delete(o, jv_string(id));
+	*s = jv_object_set(*s, jv_string("open"), o);
+}
+
+static int
+calls_apply(struct art_txn *t, const char *sid, jv *s, const jv *ev,
+    const jv *p, const char *type, struct art_err *err)
+{
+	int r = calls_step(t, sid, ev, p, type, err);
+	const char *kind = strncmp(type, "llm.", 4) == 0 ? "llm_call" :
+	    "tool_call";
+	jv next;
+
+	if (r == -1)
+		return -1;
+	if (strcmp(type + strlen(type) - 10, ".requested") == 0)
+		track_open(s, p, kind, 1);
+	else if (strcmp(type + strlen(type) - 10, ".completed") == 0 ||
+	    strcmp(type, "call.voided") == 0)
+		track_open(s, p, kind, 0);
+	else if (strcmp(type + strlen(type) - 8, ".errored") == 0) {
+		next = art_json_field(p, "next_at");
+		if (jv_get_kind(next) == JV_KIND_NULL)
+			track_open(s, p, kind, 0);
+		jv_free(next);
+	}
+	return 0;
+}
+
+static int
+calls_step(struct art_txn *t, const char *sid, const jv *ev, const jv *p,
+    const char *type, struct art_err *err)
+{
+	const char *kind = strncmp(type, "llm.", 4) == 0 ? "llm_call" :
+	    "tool_call";
+	const char *step = type + (strncmp(type, "llm.", 4) == 0 ? 9 : 10);
+
+	if (strcmp(type, "call.voided") == 0)
+		return call_step(t, sid, ev, p, "failed", err);
+	if (strcmp(step, "requested") == 0)
+		return call_requested(t, sid, ev, p, kind, err);
+	if (strcmp(step, "dispatched") == 0)
+		return call_step(t, sid, ev, p, "pending", err);
+	if (strcmp(step, "completed") == 0) {
+		if (call_step(t, sid, ev, p, "completed", err) == -1)
+			return -1;
+		return strcmp(kind, "llm_call") == 0 ?
+		    turn_usage(t, sid, ev, p, err) : 0;
+	}
+	if (strcmp(step, "errored") == 0)
+		return call_errored(t, sid, ev, p, err);
+	return 0;
+}
+
+struct find {
+	const char	*id;
+	unsigned char	 key[ART_QUEUE_KEYLEN];
+	int		 found;
+};
+
+static int
+find_fn(const void *sub, size_t sublen, jv v, void *ctx, struct art_err *err)
+{
+	struct find *f = ctx;
+	const char *id = art_json_str(&v, "id");
+
+	(void)err;
+	if (id != NULL && strcmp(id, f->id) == 0 &&
+	    sublen == ART_QUEUE_KEYLEN) {
+		memcpy(f->key, sub, sublen);
+		f->found = 1;
+	}
+	jv_free(v);
+	return f->found;
+}
+
+/* Takes decision id off the queue, if it is there. */
+static int
+unqueue(struct art_txn *t, const char *sid, const char *id,
+    struct art_err *err)
+{
+	struct find f = { id, { 0 }, 0 };
+
+	if (art_store_scan(t, ART_DB_PENDING, sid, NULL, 0, NULL, 0, 0,
+	    find_fn, &f, err) == -1)
+		return -1;
+	if (f.found && art_store_del(t, ART_DB_PENDING, sid, f.key,
+	    ART_QUEUE_KEYLEN, err) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+decision_queued(struct art_txn *t, const char *sid, const jv *ev,
+    const jv *p, struct art_err *err)
+{
+	unsigned char key[ART_QUEUE_KEYLEN];
+	int64_t seq = 0, prio = 1;
+	jv q = jv_copy(*p);
+
+	art_json_get_int(ev, "seq", 1, &seq, NULL);
+	art_json_get_int(p, "priority", 0, &prio, NULL);
+	q = jv_object_delete(q, jv_string("type"));
+	q = jv_object_set(q, jv_string("turn_id"), art_json_field(ev,
+	    "turn_id"));
+	q = jv_object_set(q, jv_string("queued_seq"), jv_number(seq));
+	art_views_queue_key(key, (int)prio, seq);
+	return art_store_put(t, ART_DB_PENDING, sid, key, sizeof(key), q, err);
+}
+
+/* The live decision: one per session, out in the ring. */
+static int
+decision_dispatched(struct art_txn *t, const char *sid, jv *s, const jv *ev,
+    const jv *p, struct art_err *err)
+{
+	const char *id = art_json_str(p, "id");
+	jv live = jv_copy(*p);
+
+	if (id == NULL || unqueue(t, sid, id, err) == -1) {
+		jv_free(live);
+		return id == NULL ? art_err_set(err, "bad_field",
+		    "decision event without id") : -1;
+	}
+	live = jv_object_delete(live, jv_string("type"));
+	live = jv_object_set(live, jv_string("dispatched_at"),
+	    art_json_field(ev, "occurred_at"));
+	*s = jv_object_set(*s, jv_string("live"), live);
+	return 0;
+}
+
+/* A live decision that ended, or a queued one dropped. */
+static int
+decision_ended(struct art_txn *t, const char *sid, jv *s, const jv *p,
+    struct art_err *err)
+{
+	const char *id = art_json_str(p, "id"), *lid;
+	jv live = art_json_field(s, "live");
+	int retryable = 0;
+
+	art_json_get_bool(p, "retryable", 0, &retryable, NULL);
+	lid = art_json_str(&live, "id");
+	if (id != NULL && lid != NULL && strcmp(id, lid) == 0 && !retryable)
+		*s = jv_object_set(*s, jv_string("live"), jv_null());
+	jv_free(live);
+	return id != NULL ? unqueue(t, sid, id, err) : 0;
+}
+
+static int
+interrupts_apply(jv *s, const jv *ev, const jv *p, int opened)
+{
+	const char *id = art_json_str(p, "interrupt_id");
+	jv all = art_json_field(s, "interrupts"), it;
+
+	if (id == NULL) {
+		jv_free(all);
+		return 0;
+	}
+	if (jv_get_kind(all) != JV_KIND_OBJECT) {
+		jv_free(all);
+		all = jv_object();
+	}
+	if (opened) {
+		it = jv_copy(*p);
+		it = jv_object_delete(it, jv_string("type"));
+		it = jv_object_set(it, jv_string("opened_at"),
+		    art_json_field(ev, "occurred_at"));
+		all = jv_object_set(all, jv_string(id), it);
+	} else
+		all = jv_object_delete(all, jv_string(id));
+	*s = jv_object_set(*s, jv_string("interrupts"), all);
+	return 0;
+}
+
+int
+art_views_apply(struct art_txn *t, const char *sid, jv *s, const jv *ev,
+    const jv *p, const char *type, struct art_err *err)
+{
+	if (strncmp(type, "llm.call.", 9) == 0 ||
+	    strncmp(type, "tool.call.", 10) == 0 ||
+	    strcmp(type, "call.voided") == 0)
+		return calls_apply(t, sid, s, ev, p, type, err);
+	if (strcmp(type, "decision.queued") == 0)
+		return decision_queued(t, sid, ev, p, err);
+	if (strcmp(type, "decision.dispatched") == 0)
+		return decision_dispatched(t, sid, s, ev, p, err);
+	if (strcmp(type, "decision.completed") == 0 ||
+	    strcmp(type, "decision.errored") == 0 ||
+	    strcmp(type, "decision.dropped") == 0)
+		return decision_ended(t, sid, s, p, err);
+	if (strcmp(type, "session.interrupted") == 0)
+		return interrupts_apply(s, ev, p, 1);
+	if (strcmp(type, "session.interrupt_resumed") == 0)
+		return interrupts_apply(s, ev, p, 0);
+	return 0;
+}
