@@ -113,10 +113,11 @@ art_outq_push(struct art_outq *q, jv line, struct art_err *err)
 	jv s = jv_dump_string(line, 0);
 	int r;
 
-	s = jv_string_append_buf(s, "\n", 1);
 	r = append(q, jv_string_value(s),
 	    (size_t)jv_string_length_bytes(jv_copy(s)), err);
 	jv_free(s);
+	if (r == 0)
+		r = append(q, "\n", 1, err);
 	return r == -1 ? -1 : art_outq_flush(q, err);
 }
 

@@ -2,8 +2,12 @@
 #include "calls.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "json.h"
+
+/* About 30 years: longer waits are as good as unbounded, and stay finite. */
+#define MAX_SECS	1e9
 
 void
 art_retry_default(struct art_retry *r, enum art_call_kind kind)
@@ -34,13 +38,15 @@ number(const jv *p, const char *key, double *out, int nullable,
 	    jv_string(key));
 
 	if (k == JV_KIND_NUMBER && jv_number_value(v) >= 0)
-		*out = jv_number_value(v);
+		*out = jv_number_value(v) > MAX_SECS ? MAX_SECS :
+		    jv_number_value(v);
 	else if (k == JV_KIND_NULL && has && nullable)
 		*out = -1;
 	else if (k != JV_KIND_NULL) {
 		jv_free(v);
 		return art_err_set(err, "bad_field", "retry: field '%s': "
-		    "expected a number of seconds", key);
+		    "expected a number %s", key, strcmp(key, "max_retries") ==
+		    0 ? "of retries" : "of seconds");
 	}
 	jv_free(v);
 	return 0;
@@ -94,12 +100,14 @@ art_retry_backoff_ms(const struct art_retry *r, int64_t attempt)
 
 	if (!isfinite(s) || s > r->backoff_max_secs)
 		s = r->backoff_max_secs;
+	if (s > MAX_SECS)
+		s = MAX_SECS;
 	return (int64_t)(s * 1000);
 }
 
 int64_t
 art_retry_deadline_ms(const struct art_retry *r, int64_t now_ms)
 {
-	return r->timeout_secs < 0 ? -1 : now_ms +
-	    (int64_t)(r->timeout_secs * 1000);
+	return r->timeout_secs < 0 ? -1 : now_ms + (int64_t)((r->timeout_secs >
+	    MAX_SECS ? MAX_SECS : r->timeout_secs) * 1000);
 }

@@ -34,7 +34,8 @@ struct art_engine {
 	int			 nsids;
 	jv			 out;		/* lines for the ring */
 	jv			 events;	/* events for clients */
-	int64_t			 wake;
+	int64_t			 wake;		/* the earliest of wakes[] */
+	int64_t			 wakes[MAX_SESSIONS];
 	jv			 first_token;	/* call id -> ms, for ttft */
 };
 
@@ -189,6 +190,8 @@ project_completion(struct cx *c, const jv *ev, const jv *p)
 	ce = set(ce, "duration_ms", started >= 0 ?
 	    jv_number((double)(c->now - started)) : jv_null());
 	ce = set_some(ce, "error", jv_copy(error));
+	if (ev == NULL)		/* a turn reported again: name it */
+		ce = set(ce, "turn_id", art_json_field(p, "turn_id"));
 	publish(c, ev, ce);
 	status_event(c, ev, failed ? "error" : "complete");
 	publish(c, ev, set(obj("turn.finished"), "status",
@@ -487,20 +490,25 @@ pending_calls(struct cx *c, const jv *s, const char *except)
 /* --- the queue and the live decision -------------------------------- */
 
 static int
-queue_decision(struct cx *c, jv trigger, int priority, jv agent_file)
+queue_decision(struct cx *c, jv trigger, int priority, jv extra)
 {
 	char id[ART_ID_BUFSZ];
 	jv p;
 
 	if (mint(c, id) == -1) {
 		jv_free(trigger);
-		jv_free(agent_file);
+		jv_free(extra);
 		return -1;
 	}
 	p = set(obj("decision.queued"), "id", jv_string(id));
 	p = set(p, "trigger", trigger);
 	p = set(p, "priority", jv_number(priority));
-	p = set_some(p, "agent_file", agent_file);
+	/* What the proposal needs beside the trigger: agent_file, interrupt. */
+	if (jv_get_kind(extra) == JV_KIND_OBJECT) {
+		jv_object_foreach(extra, k, v)
+			p = jv_object_set(p, k, v);
+	}
+	jv_free(extra);
 	return rec(c, p);
 }
 
@@ -576,6 +584,7 @@ build_request(struct cx *c, const jv *live)
 {
 	char h[ART_ID_MAX + 1];
 	jv s = summary(c), r, path, config, calls, trigger, file, tree, wcalls;
+	jv intr;
 	struct art_propose_in in;
 	const char *id = art_json_str(live, "id");
 
@@ -588,6 +597,7 @@ build_request(struct cx *c, const jv *live)
 	tree = tree_of(c, h);
 	trigger = art_json_field(live, "trigger");
 	file = art_json_field(live, "agent_file");
+	intr = art_json_field(live, "interrupt");
 	calls = open_calls(c, &s);
 	wcalls = jv_array();
 	jv_array_foreach(calls, i, call) {
@@ -595,7 +605,7 @@ build_request(struct cx *c, const jv *live)
 		jv_free(call);
 	}
 	jv_free(calls);
-	in = (struct art_propose_in){ &trigger, &path, &config, &file,
+	in = (struct art_propose_in){ &trigger, &path, &config, &file, &intr,
 	    pending_calls(c, &s, id), llm_call_cb, c };
 	r = set(obj("decision.request"), "session_id", jv_string(c->sid));
 	r = set(r, "decision_id", art_json_field(live, "id"));
@@ -617,6 +627,7 @@ build_request(struct cx *c, const jv *live)
 	r = set(r, "turn_id", art_json_field(&s, "turn"));
 	jv_free(trigger);
 	jv_free(file);
+	jv_free(intr);
 	jv_free(s);
 	return r;
 }
@@ -716,6 +727,7 @@ dispatch_decision(struct cx *c, const jv *s)
 	    "trigger")));
 	d = set_some(d, "turn_id", art_json_field(&q.first, "turn_id"));
 	d = set_some(d, "agent_file", art_json_field(&q.first, "agent_file"));
+	d = set_some(d, "interrupt", art_json_field(&q.first, "interrupt"));
 	jv_free(q.first);
 	return send_decision(c, d);
 }
@@ -1444,10 +1456,88 @@ version(struct cx *c, const jv *r, const char *field, const char *type,
 }
 
 static int
+in_ids(const jv *ids, const char *id)
+{
+	int found = 0;
+
+	jv_array_foreach(*ids, i, x) {
+		if (!found && strcmp(jv_string_value(x), id) == 0)
+			found = 1;
+		jv_free(x);
+	}
+	return found;
+}
+
+/* Drops the queued decisions about call id (its execute or finished). */
+static int
+drop_for_call(struct cx *c, const char *id)
+{
+	struct queue_scan q = { jv_null(), jv_array(), 0 };
+	int r = scan_queue(c, &q);
+
+	jv_array_foreach(q.all, i, e) {
+		jv tr = art_json_field(&e, "trigger");
+		const char *tid = art_json_str(&tr, "id");
+
+		if (r == 0 && tid != NULL && strcmp(tid, id) == 0)
+			r = rec(c, set(obj("decision.dropped"), "id",
+			    art_json_field(&e, "id")));
+		jv_free(tr);
+		jv_free(e);
+	}
+	jv_free(q.all);
+	jv_free(q.first);
+	return r;
+}
+
+/*
+ * After a fork, work anchored off the new path is abandoned: its calls are
+ * voided and their queued decisions dropped (PROTOCOL-NOTES.md §3).  A
+ * head that only grew keeps every anchor on its path, so that is skipped.
+ */
+static int
+void_stranded(struct cx *c, const char *old)
+{
+	char h[ART_ID_MAX + 1];
+	jv ids, s, calls;
+	int r = 0;
+
+	if (head(c, h, sizeof(h)) == -1)
+		return -1;
+	if (*old == '\0' || strcmp(old, h) == 0)
+		return 0;
+	ids = art_tree_path_ids(c->t, c->sid, *h != '\0' ? h : NULL, c->err);
+	if (!jv_is_valid(ids) || in_ids(&ids, old)) {
+		r = jv_is_valid(ids) ? 0 : -1;
+		jv_free(ids);
+		return r;
+	}
+	s = summary(c);
+	calls = jv_is_valid(s) ? open_calls(c, &s) : jv_array();
+	jv_free(s);
+	jv_array_foreach(calls, i, call) {
+		const char *anchor = art_json_str(&call, "anchor");
+		const char *id = art_json_str(&call, "id");
+
+		if (r == 0 && anchor != NULL && id != NULL &&
+		    !in_ids(&ids, anchor)) {
+			r = rec(c, set(set(obj("call.voided"), "kind",
+			    art_json_field(&call, "kind")), "id", jv_string(id)));
+			if (r == 0)
+				r = drop_for_call(c, id);
+		}
+		jv_free(call);
+	}
+	jv_free(calls);
+	jv_free(ids);
+	return r;
+}
+
+static int
 apply_response(struct cx *c, const jv *live, const jv *r)
 {
 	const char *id = art_json_str(live, "id");
-	char h[ART_ID_MAX + 1];
+	char h[ART_ID_MAX + 1], old[ART_ID_MAX + 1];
 	struct art_reconcile_ops ops = { mint_cb, rec_cb, c };
 	jv resp = jv_copy(*r), msgs, actions, cfg;
 	int rc = 0;
@@ -1462,10 +1552,13 @@ apply_response(struct cx *c, const jv *live, const jv *r)
 		return -1;
 	}
 	msgs = art_json_field(&resp, "messages");
+	snprintf(old, sizeof(old), "%s", h);
 	if (jv_get_kind(msgs) == JV_KIND_ARRAY)
 		rc = art_reconcile_apply(c->t, c->sid, &msgs, *h != '\0' ? h :
 		    NULL, &ops, c->err);
 	jv_free(msgs);
+	if (rc != -1)
+		rc = void_stranded(c, old);
 	if (rc == -1 || version(c, &resp, "state", "worker.state.updated",
 	    "state", ART_VERSION_STATE) == -1 || version(c, &resp, "agent",
 	    "agent.updated", "config", ART_VERSION_AGENT) == -1 ||
@@ -1658,14 +1751,15 @@ input_resume(struct cx *c, const jv *line)
 		return rec_error(c, "no_interrupt", id != NULL ? id :
 		    "interrupt.resume has no interrupt_id", line);
 	}
-	jv_free(it);
 	r = rec(c, set(set(obj("session.interrupt_resumed"), "interrupt_id",
 	    jv_string(id)), "payload", art_json_field(line, "payload")));
-	if (r == -1 || !parked)
+	if (r == -1 || !parked) {
+		jv_free(it);
 		return r;
+	}
 	return queue_decision(c, set_some(set(obj("interrupt.resumed"),
 	    "interrupt_id", jv_string(id)), "payload", art_json_field(line,
-	    "payload")), 0, jv_null());
+	    "payload")), 0, set(jv_object(), "interrupt", it));
 }
 
 static int
@@ -1984,6 +2078,26 @@ reject_step(struct cx *c, void *arg)
 	return r == 0 && lid != NULL ? fail_run(c, why) : r;
 }
 
+/* A session's next timer, and so the engine's: the earliest of all. */
+static void
+set_wake(struct art_engine *e, const char *sid, int64_t wake)
+{
+	int i, n = e->nsids;
+
+	for (i = 0; i < e->nsids; i++)
+		if (strcmp(e->sids[i], sid) == 0)
+			break;
+	/* i == nsids: the session being started takes the next slot. */
+	if (i < MAX_SESSIONS)
+		e->wakes[i] = wake;
+	if (i == e->nsids && n < MAX_SESSIONS)
+		n++;
+	e->wake = -1;
+	for (i = 0; i < n; i++)
+		if (e->wakes[i] >= 0 && (e->wake < 0 || e->wakes[i] < e->wake))
+			e->wake = e->wakes[i];
+}
+
 static int
 run_op(struct art_engine *e, const char *sid, int (*fn)(struct cx *, void *),
     void *arg, struct art_err *err)
@@ -2002,7 +2116,7 @@ run_op(struct art_engine *e, const char *sid, int (*fn)(struct cx *, void *),
 	if (r == 0) {
 		e->out = jv_array_concat(e->out, op.out);
 		e->events = jv_array_concat(e->events, op.events);
-		e->wake = op.wake;
+		set_wake(e, sid, op.wake);
 	} else {
 		jv_free(op.out);
 		jv_free(op.events);
@@ -2024,6 +2138,8 @@ art_engine_new(const struct art_engine_opts *o)
 	e->events = jv_array();
 	e->first_token = jv_object();
 	e->wake = -1;
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		e->wakes[i] = -1;
 	return e;
 }
 
@@ -2093,6 +2209,38 @@ claim(struct cx *c)
 }
 
 /*
+ * Is call id's execute decision still live or queued?  Then the worker
+ * will be asked again, and the call is not lost.
+ */
+static int
+execute_waits(struct cx *c, const jv *live, const char *id)
+{
+	struct queue_scan q = { jv_null(), jv_array(), 0 };
+	jv tr = art_json_field(live, "trigger");
+	const char *tid = art_json_str(&tr, "id"), *tt = art_json_str(&tr,
+	    "type");
+	int waits = id != NULL && tid != NULL && tt != NULL &&
+	    strcmp(tid, id) == 0 && strstr(tt, ".execute") != NULL;
+
+	jv_free(tr);
+	if (!waits && id != NULL && scan_queue(c, &q) == 0) {
+		jv_array_foreach(q.all, i, e) {
+			tr = art_json_field(&e, "trigger");
+			tid = art_json_str(&tr, "id");
+			tt = art_json_str(&tr, "type");
+			if (tid != NULL && tt != NULL && strcmp(tid, id) == 0 &&
+			    strstr(tt, ".execute") != NULL)
+				waits = 1;
+			jv_free(tr);
+			jv_free(e);
+		}
+	}
+	jv_free(q.all);
+	jv_free(q.first);
+	return waits;
+}
+
+/*
  * A driver that died left its work where it was: the live decision goes
  * out again and calls that were out fail retryably (their answers went
  * down with the old ring), so each is retried as its policy allows.
@@ -2119,7 +2267,8 @@ recover(struct cx *c)
 		const char *st = art_json_str(&call, "status");
 
 		if (r == 0 && st != NULL && strcmp(st, "pending") == 0 &&
-		    kind_of(&call) != ART_KIND_CLIENT_TOOL)
+		    kind_of(&call) != ART_KIND_CLIENT_TOOL &&
+		    !execute_waits(c, &live, art_json_str(&call, "id")))
 			r = fail_call(c, &call, "dispatch lost on engine "
 			    "restart", NULL);
 		jv_free(call);
@@ -2142,7 +2291,8 @@ start_step(struct cx *c, void *arg)
 		trigger = obj("session.start");
 		if (claim(c) == -1)
 			return -1;
-		return queue_decision(c, trigger, 1, jv_copy(st->file));
+		return queue_decision(c, trigger, 1, set(jv_object(),
+		    "agent_file", jv_copy(st->file)));
 	}
 	if (claim(c) == -1)
 		return -1;
@@ -2250,10 +2400,15 @@ art_engine_input(struct art_engine *e, const char *sid, jv line,
 			jv_free(line);
 			return 0;
 		}
-		line = jv_object_delete(line, jv_string("session_id"));
+		jv text = jv_dump_string(line, 0);
+		const char *t = jv_string_value(text);
+
 		line = set(obj("error"), "code", jv_string("unknown_session"));
 		line = set(line, "message", jv_string("a line for a session "
 		    "this ring does not drive"));
+		line = set(line, "input", jv_string_sized(t, strlen(t) > 256 ?
+		    256 : (int)strlen(t)));
+		jv_free(text);
 		i = 0;
 	}
 	r = run_op(e, e->sids[i], input_step, &line, err);

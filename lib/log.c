@@ -3,25 +3,16 @@
 
 #include "clock.h"
 
-static int
-last_fn(const void *sub, size_t sublen, jv v, void *ctx, struct art_err *err)
-{
-	(void)err;
-	jv_free(v);
-	if (sublen == 8)
-		*(int64_t *)ctx = (int64_t)art_be64_get(sub);
-	return 1;
-}
-
 int64_t
 art_log_last_seq(struct art_txn *t, const char *sid, struct art_err *err)
 {
-	int64_t seq = 0;
+	unsigned char key[8];
+	size_t n = sizeof(key);
+	int r = art_store_last(t, ART_DB_EVENTS, sid, NULL, 0, key, &n, err);
 
-	if (art_store_scan(t, ART_DB_EVENTS, sid, NULL, 0, NULL, 0, 1,
-	    last_fn, &seq, err) == -1)
+	if (r == -1)
 		return -1;
-	return seq;
+	return r == 1 && n == 8 ? (int64_t)art_be64_get(key) : 0;
 }
 
 int64_t

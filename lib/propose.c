@@ -57,12 +57,13 @@ art_propose_tool(const jv *config, const char *name)
 jv
 art_propose_llm_tools(const jv *config)
 {
-	jv tools = art_json_field(config, "tools"), out = jv_array(), lt;
+	jv tools = art_json_field(config, "tools"), out, lt;
 
 	if (jv_get_kind(tools) != JV_KIND_ARRAY) {
 		jv_free(tools);
 		return jv_null();
 	}
+	out = jv_array();
 	jv_array_foreach(tools, i, t) {
 		lt = with_field(jv_object(), "name", art_json_field(&t, "name"));
 		lt = jv_object_set(lt, jv_string("description"),
@@ -142,12 +143,12 @@ tool_execute(const struct art_propose_in *in)
 		out = jv_object();
 	else if (jv_get_kind(decl = art_propose_tool(in->config, name)) ==
 	    JV_KIND_NULL)
-		out = response(jv_invalid(), jv_array_append(jv_array(),
+		out = response(jv_copy(*in->path), jv_array_append(jv_array(),
 		    tool_error(id, jv_string_fmt("unknown tool: %s", name))));
 	else if (status != NULL && strcmp(status, "valid") != 0) {
 		const char *why = art_json_str(&input, "error");
 
-		out = response(jv_invalid(), jv_array_append(jv_array(),
+		out = response(jv_copy(*in->path), jv_array_append(jv_array(),
 		    tool_error(id, jv_string_fmt("invalid tool arguments: %s",
 		    why != NULL ? why : status))));
 	} else
@@ -330,6 +331,22 @@ llm_finished(const struct art_propose_in *in)
 	return response(jv_array_append(jv_copy(*in->path), msg), actions);
 }
 
+/* A failed model call, resumed: call the model again over the transcript. */
+static jv
+interrupt_resumed(const struct art_propose_in *in)
+{
+	jv p = art_json_field(in->interrupt, "payload");
+	const char *t = art_json_str(&p, "type");
+	int again = t != NULL && strcmp(t, "llm.failed") == 0 &&
+	    jv_get_kind(*in->config) == JV_KIND_OBJECT;
+
+	jv_free(p);
+	if (!again)
+		return jv_object();
+	return response(jv_copy(*in->path), jv_array_append(jv_array(),
+	    art_propose_llm_call(in->config, jv_copy(*in->path))));
+}
+
 jv
 art_propose(const struct art_propose_in *in)
 {
@@ -349,5 +366,7 @@ art_propose(const struct art_propose_in *in)
 		return tool_finished(in);
 	if (strcmp(type, "llm.finished") == 0)
 		return llm_finished(in);
+	if (strcmp(type, "interrupt.resumed") == 0)
+		return interrupt_resumed(in);
 	return jv_object();	/* client.action, llm.execute, … */
 }

@@ -13,6 +13,7 @@ struct art_propose_in {
 	const jv	*path;		/* recorded messages, root to head */
 	const jv	*config;	/* the resolved AgentConfig, or null */
 	const jv	*file_config;	/* session.start: the agent file's */
+	const jv	*interrupt;	/* interrupt.resumed: the interrupt */
 	int64_t		 pending_calls;
 	/* The stored llm call (id = an assistant message id), or jv_null(). */
 	jv		(*llm_call)(void *ctx, const char *id);

@@ -278,39 +278,31 @@ struct best {
 	jv	value;
 };
 
-static int
-best_fn(const void *sub, size_t sublen, jv v, void *ctx, struct art_err *err)
-{
-	struct best *b = ctx;
-	int64_t seq;
-
-	(void)err;
-	if (sublen < 8) {
-		jv_free(v);
-		return 1;
-	}
-	seq = (int64_t)art_be64_get((const unsigned char *)sub + sublen - 8);
-	if (seq > b->seq) {
-		b->seq = seq;
-		jv_free(b->value);
-		b->value = v;
-	} else
-		jv_free(v);
-	return 1;	/* the newest of this anchor is enough */
-}
-
-/* The newest version at one anchor, if newer than b's. */
+/* The newest version at one anchor, if newer than b's: keys first. */
 static int
 best_at(struct art_txn *t, const char *sid, enum art_version kind,
     const char *anchor, struct best *b, struct art_err *err)
 {
-	unsigned char k[512];
-	size_t n = version_key(k, sizeof(k), kind, anchor, -1);
+	unsigned char k[512], last[512];
+	size_t n = version_key(k, sizeof(k), kind, anchor, -1), ln;
+	int64_t seq;
+	int r;
 
 	if (n == 0)
 		return 0;
-	return art_store_scan(t, ART_DB_VERSIONS, sid, k, n, NULL, 0, 1,
-	    best_fn, b, err);
+	ln = sizeof(last);
+	if ((r = art_store_last(t, ART_DB_VERSIONS, sid, k, n, last, &ln,
+	    err)) <= 0)
+		return r;
+	if (ln != n + 8)
+		return 0;
+	seq = (int64_t)art_be64_get(last + n);
+	if (seq <= b->seq)
+		return 0;
+	jv_free(b->value);
+	b->value = art_store_get(t, ART_DB_VERSIONS, sid, last, ln, err);
+	b->seq = seq;
+	return jv_is_valid(b->value) ? 0 : -1;
 }
 
 jv

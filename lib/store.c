@@ -26,8 +26,13 @@ static const char *const dbnames[ART_DB__COUNT] = {
 	"drivers",
 };
 
+/* Nodes never change once written: their parsed values are kept here. */
+#define CACHE_MAX	200000
+
 struct art_store {
 	MDB_env			*env;
+	jv			 cache;		/* raw key -> parsed node */
+	int			 ncache;
 	char			*dir;
 	size_t			 map_max;
 	const struct art_clock	*clock;
@@ -254,6 +259,7 @@ art_store_open(struct art_store **stp, const struct art_store_opts *o,
 		return art_err_set(err, "nomem", "out of memory");
 	}
 	st->map_max = o->map_max > 0 ? o->map_max : ART_STORE_MAP_MAX;
+	st->cache = jv_object();
 	st->clock = o->clock;
 	start = o->map_start > 0 ? o->map_start : ART_STORE_MAP_START;
 	if (start > st->map_max)
@@ -279,6 +285,7 @@ art_store_close(struct art_store *st)
 		return;
 	if (st->env != NULL)
 		mdb_env_close(st->env);
+	jv_free(st->cache);
 	free(st->dir);
 	free(st);
 }
@@ -309,6 +316,40 @@ struct art_store *
 art_txn_store(struct art_txn *t)
 {
 	return t->st;
+}
+
+static void
+cache_clear(struct art_store *st)
+{
+	if (st->ncache == 0)
+		return;
+	jv_free(st->cache);
+	st->cache = jv_object();
+	st->ncache = 0;
+}
+
+/* The cached value of an immutable key, or jv_invalid(). */
+static jv
+cache_get(struct art_store *st, enum art_db db, const MDB_val *k)
+{
+	if (db != ART_DB_NODES || st->ncache == 0)
+		return jv_invalid();
+	return jv_object_get(jv_copy(st->cache), jv_string_sized(k->mv_data,
+	    (int)k->mv_size));
+}
+
+static void
+cache_put(struct art_store *st, enum art_db db, const MDB_val *k, jv v)
+{
+	if (db != ART_DB_NODES) {
+		jv_free(v);
+		return;
+	}
+	if (st->ncache >= CACHE_MAX)
+		cache_clear(st);
+	st->cache = jv_object_set(st->cache, jv_string_sized(k->mv_data,
+	    (int)k->mv_size), v);
+	st->ncache++;
 }
 
 /* Another process grew the map: adopt its size and go on. */
@@ -358,14 +399,18 @@ art_store_write(struct art_store *st, art_txn_fn *fn, void *ctx,
 			return -1;
 		if ((r = fn(&t, ctx, err)) == -1) {
 			mdb_txn_abort(t.txn);
+			cache_clear(st);	/* it may hold nodes never committed */
 			if (!art_err_is(err, "map_full"))
 				return -1;
 		} else if ((rc = mdb_txn_commit(t.txn)) != MDB_MAP_FULL) {
-			if (rc != 0)
+			if (rc != 0) {
+				cache_clear(st);
 				return art_err_set(err, "store", "commit to "
 				    "'%s': %s", st->dir, mdb_strerror(rc));
+			}
 			return r;
-		}
+		} else
+			cache_clear(st);
 		if (grow(st, err) == -1)
 			return -1;
 	}
@@ -419,6 +464,8 @@ put(struct art_txn *t, enum art_db db, const char *sid, const void *sub,
 	}
 	v.mv_data = (void *)jv_string_value(text);
 	v.mv_size = (size_t)jv_string_length_bytes(jv_copy(text)) + 1;
+	if (db == ART_DB_NODES && !(flags & MDB_NOOVERWRITE))
+		cache_clear(t->st);	/* a node rewritten: forget them all */
 	rc = mdb_put(t->txn, t->st->dbi[db], &k, &v, flags);
 	jv_free(text);
 	if (rc == MDB_KEYEXIST)
@@ -465,10 +512,14 @@ art_store_get(struct art_txn *t, enum art_db db, const char *sid,
 {
 	unsigned char kb[MAX_KEY];
 	MDB_val k, v;
+	jv val;
 	int rc;
 
 	if (make_key(kb, &k, sid, sub, sublen, err) == -1)
 		return jv_invalid();
+	if (jv_is_valid(val = cache_get(t->st, db, &k)))
+		return val;
+	jv_free(val);
 	rc = mdb_get(t->txn, t->st->dbi[db], &k, &v);
 	if (rc == MDB_NOTFOUND) {
 		art_err_set(err, "not_found", "%s: no such key", dbnames[db]);
@@ -479,7 +530,10 @@ art_store_get(struct art_txn *t, enum art_db db, const char *sid,
 		    mdb_strerror(rc));
 		return jv_invalid();
 	}
-	return parse_value(&v, err);
+	val = parse_value(&v, err);
+	if (jv_is_valid(val))
+		cache_put(t->st, db, &k, jv_copy(val));
+	return val;
 }
 
 int
@@ -572,7 +626,13 @@ art_store_scan(struct art_txn *t, enum art_db db, const char *sid,
 	for (rc = scan_first(&s, &f, from != NULL, reverse); rc == 0 && in_prefix(&s);
 	    rc = mdb_cursor_get(s.cur, &s.k, &s.v, reverse ? MDB_PREV :
 	    MDB_NEXT)) {
-		v = parse_value(&s.v, err);
+		v = cache_get(t->st, db, &s.k);
+		if (!jv_is_valid(v)) {
+			jv_free(v);
+			v = parse_value(&s.v, err);
+			if (jv_is_valid(v))
+				cache_put(t->st, db, &s.k, jv_copy(v));
+		}
 		if (!jv_is_valid(v)) {
 			r = -1;
 			break;
@@ -589,6 +649,43 @@ art_store_scan(struct art_txn *t, enum art_db db, const char *sid,
 	return r == -1 ? -1 : 0;
 }
 
+int
+art_store_last(struct art_txn *t, enum art_db db, const char *sid,
+    const void *prefix, size_t prefixlen, void *sub, size_t *sublen,
+    struct art_err *err)
+{
+	unsigned char pk[MAX_KEY], fk[MAX_KEY];
+	MDB_cursor *cur;
+	MDB_val p, f, k, v;
+	size_t skip = sid != NULL ? strlen(sid) + 1 : 0;
+	int rc, found = 0;
+
+	if (make_key(pk, &p, sid, prefix, prefixlen, err) == -1)
+		return -1;
+	memcpy(fk, pk, p.mv_size);
+	memset(fk + p.mv_size, 0xff, MAX_KEY - p.mv_size);
+	f.mv_data = fk;
+	f.mv_size = MAX_KEY;
+	if ((rc = mdb_cursor_open(t->txn, t->st->dbi[db], &cur)) != 0)
+		return art_err_set(err, "store", "seek %s: %s", dbnames[db],
+		    mdb_strerror(rc));
+	k = f;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	rc = rc == MDB_NOTFOUND ? mdb_cursor_get(cur, &k, &v, MDB_LAST) :
+	    rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV) : rc;
+	if (rc == 0 && k.mv_size >= p.mv_size && k.mv_size - skip <= *sublen &&
+	    memcmp(k.mv_data, p.mv_data, p.mv_size) == 0) {
+		*sublen = k.mv_size - skip;
+		memcpy(sub, (unsigned char *)k.mv_data + skip, *sublen);
+		found = 1;
+	}
+	mdb_cursor_close(cur);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return art_err_set(err, "store", "seek %s: %s", dbnames[db],
+		    mdb_strerror(rc));
+	return found;
+}
+
 int64_t
 art_store_del_session(struct art_txn *t, const char *sid,
     struct art_err *err)
@@ -601,6 +698,7 @@ art_store_del_session(struct art_txn *t, const char *sid,
 
 	if (make_key(kb, &pk, sid, NULL, 0, err) == -1)
 		return -1;
+	cache_clear(t->st);
 	for (i = 0; i < ART_DB__COUNT; i++) {
 		if ((rc = mdb_cursor_open(t->txn, t->st->dbi[i], &cur)) != 0)
 			return art_err_set(err, "store", "delete: %s",

@@ -106,6 +106,14 @@ int	art_store_scan(struct art_txn *, enum art_db, const char *sid,
 	    const void *prefix, size_t prefixlen, const void *from,
 	    size_t fromlen, int reverse, art_scan_fn *, void *ctx,
 	    struct art_err *);
+/*
+ * The last sub-key of sid that starts with prefix, copied to sub (whose
+ * size *sublen gives, and which it then holds), without reading the
+ * value: 1 found, 0 none, -1 on error.  O(log n).
+ */
+int	art_store_last(struct art_txn *, enum art_db, const char *sid,
+	    const void *prefix, size_t prefixlen, void *sub, size_t *sublen,
+	    struct art_err *);
 /* Deletes every key of sid in every database; returns the count. */
 int64_t	art_store_del_session(struct art_txn *, const char *sid,
 	    struct art_err *);

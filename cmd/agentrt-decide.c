@@ -1,0 +1,467 @@
+/* agentrt-decide - answer decision.request lines: by proposal or by jq */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jv.h>
+
+#include "decide.h"
+#include "diag.h"
+#include "err.h"
+#include "json.h"
+#include "ndjson.h"
+
+struct opts {
+	const char	*program;	/* --jq */
+	const char	*program_file;	/* -f */
+	jv		 program_text;	/* -f's contents */
+	jv		 vars;		/* --arg and the like */
+	bool		 has_vars;
+	const char	**agents;	/* --agent, repeated */
+	size_t		 nagents;
+	size_t		 max_line;
+};
+
+/* What the loop keeps across lines and inputs. */
+struct run {
+	struct art_decide	*d;
+	bool			 warned_extra;
+};
+
+enum {
+	OPT_JQ = 256, OPT_ARG, OPT_ARGJSON, OPT_SLURPFILE, OPT_RAWFILE,
+	OPT_AGENT, OPT_MAX_LINE
+};
+
+static const struct option longopts[] = {
+	{ "jq",		required_argument,	NULL, OPT_JQ },
+	{ "from-file",	required_argument,	NULL, 'f' },
+	{ "arg",	required_argument,	NULL, OPT_ARG },
+	{ "argjson",	required_argument,	NULL, OPT_ARGJSON },
+	{ "slurpfile",	required_argument,	NULL, OPT_SLURPFILE },
+	{ "rawfile",	required_argument,	NULL, OPT_RAWFILE },
+	{ "agent",	required_argument,	NULL, OPT_AGENT },
+	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ "version",	no_argument,		NULL, 'V' },
+	{ NULL,		0,			NULL, 0 }
+};
+
+static _Noreturn void
+help(void)
+{
+	fputs(
+"Usage: agentrt-decide [--jq PROGRAM | -f FILE] [OPTIONS] [FILE...]\n"
+"\n"
+"Answer decision.request lines: with each request's proposal, or with the\n"
+"first value a jq program makes of the request.  Requests left unanswered\n"
+"and every other line are passed on unchanged, in order.\n"
+"\n"
+"Options:\n"
+"      --jq PROGRAM          answer with what the jq PROGRAM yields\n"
+"  -f, --from-file FILE      read the jq program from FILE\n"
+"      --arg NAME VALUE      set $NAME in the program to the string VALUE\n"
+"      --argjson NAME JSON   set $NAME to the JSON value\n"
+"      --slurpfile NAME FILE set $NAME to an array of the JSON values in "
+"FILE\n"
+"      --rawfile NAME FILE   set $NAME to the text of FILE\n"
+"      --agent ID            answer only requests whose agent_id is ID;\n"
+"                            repeat it for more agents\n"
+"      --max-line BYTES      the longest input line (default 64M); K, M, G\n"
+"                            and T suffixes are powers of 1024\n"
+"  -h, --help                print this help and exit\n"
+"  -V, --version             print the version and exit\n"
+"\n"
+"With no FILE, or when FILE is -, read the standard input.\n"
+"Exit status: 0 end of input, 1 failure, 2 usage error or a program that\n"
+"does not compile.\n", stdout);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+static _Noreturn void
+version(void)
+{
+	printf("agentrt-decide %s\n", PACKAGE_VERSION);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+static _Noreturn void
+usage(void)
+{
+	fputs("usage: agentrt-decide [--jq PROGRAM | -f FILE] [--arg NAME "
+	    "VALUE] [--argjson NAME JSON]\n"
+	    "                      [--agent ID] [--max-line BYTES] "
+	    "[FILE...]\n"
+	    "Try 'agentrt-decide --help' for more information.\n", stderr);
+	exit(ART_EXIT_USAGE);
+}
+
+/* --- options ---------------------------------------------------------- */
+
+/* A file's whole text, as a jv string; a usage error when unreadable. */
+static jv
+read_text(const char *what, const char *path)
+{
+	char buf[65536];
+	size_t n;
+	FILE *f;
+	jv text = jv_string("");
+
+	if ((f = fopen(path, "r")) == NULL)
+		art_die(ART_EXIT_USAGE, "read %s '%s': %s", what, path,
+		    strerror(errno));
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		text = jv_string_append_buf(text, buf, (int)n);
+	if (ferror(f))
+		art_die(ART_EXIT_USAGE, "read %s '%s': %s", what, path,
+		    strerror(errno));
+	fclose(f);
+	return text;
+}
+
+/* Every JSON value in text (consumed), as an array. */
+static jv
+parse_all(jv text, const char *name, const char *path)
+{
+	jv_parser *p = jv_parser_new(0);
+	jv all = jv_array(), v, msg;
+
+	jv_parser_set_buf(p, jv_string_value(text),
+	    jv_string_length_bytes(jv_copy(text)), 0);
+	while (jv_is_valid(v = jv_parser_next(p)))
+		all = jv_array_append(all, v);
+	if (jv_invalid_has_msg(jv_copy(v))) {
+		msg = jv_invalid_get_msg(v);
+		art_die(ART_EXIT_USAGE, "bad --slurpfile %s '%s': %s", name,
+		    path, jv_get_kind(msg) == JV_KIND_STRING ?
+		    jv_string_value(msg) : "not JSON");
+	}
+	jv_free(v);
+	jv_parser_free(p);
+	jv_free(text);
+	return all;
+}
+
+/* The second argument of a two-argument option such as --arg NAME VALUE. */
+static const char *
+second_arg(int argc, char **argv, const char *opt)
+{
+	if (optind >= argc) {
+		art_warn("option '--%s' needs two arguments", opt);
+		usage();
+	}
+	return argv[optind++];
+}
+
+static jv
+argjson(const char *name, const char *text)
+{
+	struct art_err err;
+	jv v = art_json_parse_str(text, &err);
+
+	if (!jv_is_valid(v))
+		art_die(ART_EXIT_USAGE, "bad --argjson %s: %s", name, err.msg);
+	return v;
+}
+
+/* A size with an optional K, M, G or T suffix (powers of 1024). */
+static size_t
+parse_size(const char *name, const char *s)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	case 'T': case 't': shift = 40; end++; break;
+	}
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v == 0 ||
+	    v > (SIZE_MAX >> shift))
+		art_die(ART_EXIT_USAGE, "bad %s '%s': expected a size such as "
+		    "64M or 1T", name, s);
+	return (size_t)v << shift;
+}
+
+static void
+set_var(struct opts *o, const char *name, jv value)
+{
+	o->vars = jv_object_set(o->vars, jv_string(name), value);
+	o->has_vars = true;
+}
+
+static void
+parse(int argc, char **argv, struct opts *o)
+{
+	const char *name, *path;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "f:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_JQ: o->program = optarg; break;
+		case 'f': o->program_file = optarg; break;
+		case OPT_ARG:
+			name = optarg;
+			set_var(o, name, jv_string(second_arg(argc, argv,
+			    "arg")));
+			break;
+		case OPT_ARGJSON:
+			name = optarg;
+			set_var(o, name, argjson(name, second_arg(argc, argv,
+			    "argjson")));
+			break;
+		case OPT_SLURPFILE:
+			name = optarg;
+			path = second_arg(argc, argv, "slurpfile");
+			set_var(o, name, parse_all(read_text("--slurpfile",
+			    path), name, path));
+			break;
+		case OPT_RAWFILE:
+			name = optarg;
+			path = second_arg(argc, argv, "rawfile");
+			set_var(o, name, read_text("--rawfile", path));
+			break;
+		case OPT_AGENT: o->agents[o->nagents++] = optarg; break;
+		case OPT_MAX_LINE:
+			o->max_line = parse_size("--max-line", optarg);
+			break;
+		case 'h': help();
+		case 'V': version();
+		default: usage();
+		}
+	}
+}
+
+/* Checks the options together; reads -f's program. */
+static void
+prepare(struct opts *o)
+{
+	if (o->program != NULL && o->program_file != NULL) {
+		art_warn("give --jq or -f, not both");
+		usage();
+	}
+	if (o->has_vars && o->program == NULL && o->program_file == NULL) {
+		art_warn("--arg, --argjson, --slurpfile and --rawfile need a "
+		    "program (--jq or -f)");
+		usage();
+	}
+	if (o->program_file != NULL)
+		o->program_text = read_text("program", o->program_file);
+}
+
+/* --- the loop --------------------------------------------------------- */
+
+/*
+ * One line out; -1, said on stderr, when the write failed.  The caller
+ * stops then, and main frees what it holds before exiting 1.
+ */
+static int
+put_raw(const char *p, size_t n)
+{
+	if (fwrite(p, 1, n, stdout) != n || putc('\n', stdout) == EOF ||
+	    fflush(stdout) == EOF || ferror(stdout)) {
+		art_warn("write: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+put_line(jv v)
+{
+	struct art_err err;
+
+	if (art_ndjson_write(stdout, v, &err) == -1) {
+		art_warn("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* jq's debug builtin, as jq prints it. */
+static void
+debug_value(void *arg, jv v)
+{
+	jv s = jv_dump_string(jv_array_append(jv_array_append(jv_array(),
+	    jv_string("DEBUG:")), v), 0);
+
+	(void)arg;
+	art_warn("%s", jv_string_value(s));
+	jv_free(s);
+}
+
+/* Answers or passes on one line; -1 when writing failed. */
+static int
+answer(struct run *r, struct art_decide_input *in, const jv *line,
+    const char *raw, size_t rawlen)
+{
+	struct art_err err;
+	bool extra;
+	jv out;
+	enum art_decide_verdict v;
+
+	v = art_decide_line(r->d, line, &out, &extra, &err);
+	if (extra && !r->warned_extra) {
+		art_warn("%s:%zu: the program yielded more than one value; "
+		    "only the first counts", art_decide_input_name(in),
+		    art_decide_input_lineno(in));
+		r->warned_extra = true;
+	}
+	switch (v) {
+	case ART_DECIDE_ANSWER:
+		return put_line(out);
+	case ART_DECIDE_FAIL:
+		art_warn("%s:%zu: %s", art_decide_input_name(in),
+		    art_decide_input_lineno(in), err.msg);
+		if (put_line(out) == -1)
+			return -1;
+		return put_raw(raw, rawlen);
+	case ART_DECIDE_PASS:
+		break;
+	}
+	return put_raw(raw, rawlen);
+}
+
+enum { FILTERED, READ_FAILED, WRITE_FAILED };
+
+/* Filters one input to its end, unless reading or writing fails. */
+static int
+filter(struct run *r, int fd, const char *name, const struct opts *o)
+{
+	struct art_decide_input *in;
+	struct art_err err;
+	enum art_ndjson_status st;
+	const char *raw;
+	size_t rawlen;
+	jv line;
+	int status = FILTERED;
+
+	if ((in = art_decide_input_new(fd, name, o->max_line)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	while ((st = art_decide_input_next(in, &line, &raw, &rawlen,
+	    &err)) != ART_NDJSON_EOF) {
+		if (st == ART_NDJSON_IOERR) {
+			if (art_err_is(&err, "nomem"))
+				art_die(ART_EXIT_FAIL, "out of memory");
+			art_warn("%s", err.msg);
+			status = READ_FAILED;
+			break;
+		}
+		if (st == ART_NDJSON_BAD) {
+			art_warn("%s:%zu: %s", name,
+			    art_decide_input_lineno(in), err.msg);
+			if (put_line(art_decide_input_bad_line(in, &err)) == -1)
+				status = WRITE_FAILED;
+		} else {
+			if (answer(r, in, &line, raw, rawlen) == -1)
+				status = WRITE_FAILED;
+			jv_free(line);
+		}
+		if (status == WRITE_FAILED)
+			break;
+	}
+	art_decide_input_free(in);
+	return status;
+}
+
+/*
+ * Filters each input in turn; one that cannot be opened or read is named
+ * and the next is read.  A failed write ends the run.
+ */
+static int
+filter_all(struct run *r, const struct opts *o, int argc, char **argv)
+{
+	int i, fd, st, status = ART_EXIT_OK;
+
+	if (argc == 0)
+		return filter(r, STDIN_FILENO, "<stdin>", o) == FILTERED ?
+		    ART_EXIT_OK : ART_EXIT_FAIL;
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "-") == 0) {
+			st = filter(r, STDIN_FILENO, "<stdin>", o);
+		} else if ((fd = open(argv[i], O_RDONLY)) == -1) {
+			art_warn("read '%s': %s", argv[i], strerror(errno));
+			st = READ_FAILED;
+		} else {
+			st = filter(r, fd, argv[i], o);
+			close(fd);
+		}
+		if (st != FILTERED)
+			status = ART_EXIT_FAIL;
+		if (st == WRITE_FAILED)
+			break;
+	}
+	return status;
+}
+
+/* The compiled decider; a program that does not compile exits 2. */
+static struct art_decide *
+decider(const struct opts *o)
+{
+	struct art_decide_conf conf = {
+		.program = o->program,
+		.vars = o->vars,
+		.agents = o->agents,
+		.nagents = o->nagents,
+		.debug = debug_value,
+	};
+	struct art_decide *d;
+	struct art_err err;
+	jv msgs;
+
+	if (o->program_file != NULL)
+		conf.program = jv_string_value(o->program_text);
+	d = art_decide_new(&conf, &msgs, &err);
+	if (d == NULL && art_err_is(&err, "nomem"))
+		art_die(ART_EXIT_FAIL, "out of memory");
+	/* jq's message: "jq: error: ... line 1:", then the program text. */
+	jv_array_foreach(msgs, i, m) {
+		const char *s = jv_string_value(m);
+		int n = (int)strcspn(s, "\n");
+
+		if (n > 0 && s[n - 1] == ':' && s[n] == '\n')
+			n--;
+		art_warn("%.*s", n, s);
+		jv_free(m);
+	}
+	jv_free(msgs);
+	if (d == NULL)
+		exit(ART_EXIT_USAGE);
+	return d;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o = { .vars = jv_object(), .program_text = jv_null(),
+	    .max_line = ART_NDJSON_MAX_LINE };
+	struct run r = { 0 };
+	int status;
+
+	art_diag_init(argv[0]);
+	if ((o.agents = calloc((size_t)argc + 1, sizeof(*o.agents))) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	parse(argc, argv, &o);
+	prepare(&o);
+	r.d = decider(&o);
+	status = filter_all(&r, &o, argc - optind, argv + optind);
+	art_decide_free(r.d);
+	jv_free(o.vars);
+	jv_free(o.program_text);
+	free(o.agents);
+	return status;
+}

@@ -1,0 +1,461 @@
+/* agentrt-llm - answer model calls on the bus: llm.request, llm.execute
+ *
+ * One poll loop: input is read as it comes, answers without a delay go
+ * out at once (so they keep their place among the lines passed on), and
+ * an answer a mock script delays waits in a list ordered by when it is
+ * due while other lines go on being read and answered.  Output goes
+ * through an art_outq, so a full pipe never stops the reading either.
+ * Input is read with read(2) after poll(2) says so and fed to the line
+ * reader: stdin is never made non-blocking, since its open file
+ * description may be shared with a terminal or a shell.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jv.h>
+
+#include "bus.h"
+#include "diag.h"
+#include "err.h"
+#include "json.h"
+#include "llm.h"
+#include "mock.h"
+#include "ndjson.h"
+
+#define READ_CHUNK	65536
+
+struct opts {
+	size_t		 max_line;
+	const char	*model;
+	jv		 script;	/* --script's contents, or null */
+};
+
+/* An answer held back by its delay. */
+struct held {
+	int64_t	 due;		/* CLOCK_MONOTONIC, ms */
+	jv	 lines;
+};
+
+/* The input: the files named, one after another, or stdin alone. */
+struct input {
+	char			**paths;
+	int			  npaths, next;
+	int			  fd;	/* -1: between files */
+	struct art_ndjson_reader *rd;
+	bool			  done;	/* every file has ended */
+	bool			  failed; /* one could not be read */
+};
+
+struct stage {
+	const struct opts	*o;
+	struct input		 in;
+	struct art_outq		*out;
+	struct art_llm		*llm;
+	struct held		*held;	/* by due time, then arrival */
+	size_t			 nheld, capheld;
+};
+
+enum { OPT_SCRIPT = 256, OPT_MAX_LINE };
+
+static const struct option longopts[] = {
+	{ "model",	required_argument,	NULL, 'm' },
+	{ "script",	required_argument,	NULL, OPT_SCRIPT },
+	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ "version",	no_argument,		NULL, 'V' },
+	{ NULL,		0,			NULL, 0 }
+};
+
+static _Noreturn void
+help(void)
+{
+	fputs(
+"Usage: agentrt-llm [OPTIONS] [FILE...]\n"
+"\n"
+"Answer model calls on an NDJSON bus: llm.request lines with llm.result or\n"
+"llm.error, and decision.request lines for llm.execute with a\n"
+"decision.response.  Every other line is passed on unchanged.  Reads the\n"
+"FILEs in turn, or the standard input; '-' is the standard input.\n"
+"\n"
+"Options:\n"
+"  -m, --model MODEL   answer every call with MODEL (provider/name), whatever\n"
+"                      the request names\n"
+"      --script FILE   play FILE, a JSON array of steps, for every\n"
+"                      mock/script call, whatever the call's mock settings\n"
+"                      say\n"
+"      --max-line BYTES\n"
+"                      the longest input line, with an optional K, M or G\n"
+"                      suffix (default 64M)\n"
+"  -h, --help          print this help and exit\n"
+"  -V, --version       print the version and exit\n"
+"\n"
+"Models: mock/echo, mock/script.\n"
+"Exit status: 0 end of input, 1 failure, 2 usage error.\n", stdout);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+static _Noreturn void
+version(void)
+{
+	printf("agentrt-llm %s\n", PACKAGE_VERSION);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+static _Noreturn void
+usage(void)
+{
+	fputs("usage: agentrt-llm [-m MODEL] [--script FILE] "
+	    "[--max-line BYTES] [FILE...]\n"
+	    "Try 'agentrt-llm --help' for more information.\n", stderr);
+	exit(ART_EXIT_USAGE);
+}
+
+/* A size with an optional K, M or G suffix (powers of 1024). */
+static size_t
+parse_size(const char *name, const char *s)
+{
+	unsigned long long v;
+	int shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	}
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v == 0 ||
+	    v > (SIZE_MAX >> shift)) {
+		art_warn("bad %s '%s': expected a size such as 65536 or 64M",
+		    name, s);
+		usage();
+	}
+	return (size_t)v << shift;
+}
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* --- output ----------------------------------------------------------- */
+
+static void
+emit(struct stage *st, jv line)
+{
+	struct art_err err;
+
+	if (art_outq_push(st->out, line, &err) == -1)
+		art_die(ART_EXIT_FAIL, "%s", art_err_is(&err, "nomem") ?
+		    "out of memory" : err.msg);
+}
+
+static void
+emit_all(struct stage *st, jv lines)
+{
+	jv_array_foreach(lines, i, l)
+		emit(st, l);
+	jv_free(lines);
+}
+
+/* Keeps lines (consumed) until delay_ms from now, after those due as soon. */
+static void
+hold(struct stage *st, int64_t delay_ms, jv lines)
+{
+	int64_t due = now_ms() + delay_ms;
+	size_t i = st->nheld;
+	struct held *nh;
+
+	if (st->nheld == st->capheld) {
+		st->capheld = st->capheld > 0 ? st->capheld * 2 : 16;
+		if ((nh = realloc(st->held, st->capheld * sizeof(*nh))) ==
+		    NULL)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		st->held = nh;
+	}
+	while (i > 0 && st->held[i - 1].due > due)
+		i--;
+	memmove(st->held + i + 1, st->held + i,
+	    (st->nheld - i) * sizeof(*st->held));
+	st->held[i] = (struct held){ .due = due, .lines = lines };
+	st->nheld++;
+}
+
+/* Sends every held answer that is due. */
+static void
+release_due(struct stage *st)
+{
+	int64_t now = now_ms();
+	size_t n = 0;
+
+	while (n < st->nheld && st->held[n].due <= now)
+		emit_all(st, st->held[n++].lines);
+	if (n == 0)
+		return;
+	st->nheld -= n;
+	memmove(st->held, st->held + n, st->nheld * sizeof(*st->held));
+}
+
+/* --- answering -------------------------------------------------------- */
+
+/* A model call that cannot be read: an error line, and a line on stderr. */
+static void
+bad_request(struct stage *st, const jv *line, const struct art_err *err)
+{
+	const char *sid = art_json_str(line, "session_id");
+	char msg[512];
+	jv text = jv_dump_string(jv_copy(*line), 0), e;
+
+	snprintf(msg, sizeof(msg), "%s:%zu: %s",
+	    art_ndjson_name(st->in.rd), art_ndjson_lineno(st->in.rd),
+	    err->msg);
+	art_warn("%s", msg);
+	e = art_ndjson_error("bad_request", msg, jv_string_value(text),
+	    (size_t)jv_string_length_bytes(jv_copy(text)));
+	if (sid != NULL)
+		e = jv_object_set(e, jv_string("session_id"), jv_string(sid));
+	jv_free(text);
+	emit(st, e);
+}
+
+/* One line read: answered, held, or passed on.  Consumes line. */
+static void
+take(struct stage *st, jv line)
+{
+	struct art_llm_call call;
+	struct art_llm_outcome out;
+	struct art_err err;
+	jv lines;
+
+	if (art_llm_kind_of(&line) == ART_LLM_NONE) {
+		emit(st, line);
+		return;
+	}
+	if (art_llm_call_init(&call, &line, &err) == -1) {
+		bad_request(st, &line, &err);
+		jv_free(line);
+		return;
+	}
+	jv_free(line);
+	art_llm_answer(st->llm, &call, &out);
+	lines = art_llm_lines(&call, &out);
+	if (out.delay_ms > 0)
+		hold(st, out.delay_ms, lines);
+	else
+		emit_all(st, lines);
+	art_llm_outcome_release(&out);
+	art_llm_call_release(&call);
+}
+
+/* Takes every whole line the reader holds. */
+static void
+drain(struct stage *st)
+{
+	enum art_ndjson_status s;
+	struct art_err err;
+	jv line;
+
+	while ((s = art_ndjson_next(st->in.rd, &line, &err)) != ART_NDJSON_AGAIN
+	    && s != ART_NDJSON_EOF) {
+		if (s == ART_NDJSON_OK) {
+			take(st, line);
+			continue;
+		}
+		if (s == ART_NDJSON_IOERR)	/* cannot happen when fed */
+			art_die(ART_EXIT_FAIL, "%s", err.msg);
+		art_warn("%s:%zu: %s", art_ndjson_name(st->in.rd),
+		    art_ndjson_lineno(st->in.rd), err.msg);
+		emit(st, art_ndjson_bad_line(st->in.rd, &err));
+	}
+}
+
+/* --- input ------------------------------------------------------------ */
+
+/* Opens the next file to read; sets in->done after the last. */
+static void
+open_next(struct input *in, size_t max_line)
+{
+	const char *path;
+
+	while (in->next < in->npaths) {
+		path = in->paths[in->next++];
+		if (strcmp(path, "-") == 0) {
+			in->fd = STDIN_FILENO;
+			path = "<stdin>";
+		} else if ((in->fd = open(path, O_RDONLY)) == -1) {
+			art_warn("open '%s': %s", path, strerror(errno));
+			in->failed = true;
+			continue;
+		}
+		in->rd = art_ndjson_reader_new(-1, path, max_line,
+		    ART_NDJSON_REQUIRE_TYPE);
+		if (in->rd == NULL)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		return;
+	}
+	in->done = true;
+}
+
+static void
+close_current(struct input *in)
+{
+	if (in->fd != STDIN_FILENO)
+		close(in->fd);
+	in->fd = -1;
+	art_ndjson_reader_free(in->rd);
+	in->rd = NULL;
+}
+
+/* Reads what the current file has, and takes the lines it completes. */
+static void
+read_some(struct stage *st)
+{
+	struct input *in = &st->in;
+	char buf[READ_CHUNK];
+	struct art_err err;
+	ssize_t n;
+
+	n = read(in->fd, buf, sizeof(buf));
+	if (n == -1 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n == -1) {
+		art_warn("read %s: %s", art_ndjson_name(in->rd),
+		    strerror(errno));
+		in->failed = true;
+	}
+	if (n > 0) {
+		if (art_ndjson_feed(in->rd, buf, (size_t)n, &err) == -1)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		drain(st);
+		return;
+	}
+	art_ndjson_feed_eof(in->rd);
+	drain(st);
+	close_current(in);
+	open_next(in, st->o->max_line);
+}
+
+/* --- the loop --------------------------------------------------------- */
+
+/* How long poll may wait: until the next held answer is due, or forever. */
+static int
+poll_timeout(const struct stage *st)
+{
+	int64_t wait;
+
+	if (st->nheld == 0)
+		return -1;
+	wait = st->held[0].due - now_ms();
+	return wait < 0 ? 0 : wait > INT_MAX ? INT_MAX : (int)wait;
+}
+
+static void
+wait_and_work(struct stage *st)
+{
+	struct pollfd pfd[2];
+	struct art_err err;
+	nfds_t n = 0;
+	int in = -1, out = -1;
+
+	if (!st->in.done) {
+		pfd[in = (int)n++] = (struct pollfd){ .fd = st->in.fd,
+		    .events = POLLIN };
+	}
+	if (art_outq_pending(st->out) > 0) {
+		pfd[out = (int)n++] = (struct pollfd){
+		    .fd = art_outq_fd(st->out), .events = POLLOUT };
+	}
+	if (poll(pfd, n, poll_timeout(st)) == -1) {
+		if (errno != EINTR)
+			art_die(ART_EXIT_FAIL, "poll: %s", strerror(errno));
+		return;
+	}
+	if (out >= 0 && pfd[out].revents != 0 &&
+	    art_outq_flush(st->out, &err) == -1)
+		art_die(ART_EXIT_FAIL, "%s", err.msg);
+	if (in >= 0 && pfd[in].revents != 0)
+		read_some(st);
+	release_due(st);
+}
+
+static int
+run(const struct opts *o, int argc, char **argv)
+{
+	static char dash[] = "-", *stdin_only[] = { dash };
+	struct art_llm_opts lo = { .model = o->model,
+	    .mock_script = o->script };
+	struct stage st = { .o = o };
+
+	st.in.paths = argc > 0 ? argv : stdin_only;
+	st.in.npaths = argc > 0 ? argc : 1;
+	st.in.fd = -1;
+	if ((st.out = art_outq_new(STDOUT_FILENO)) == NULL ||
+	    (st.llm = art_llm_new(&lo)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	open_next(&st.in, o->max_line);
+	while (!st.in.done || st.nheld > 0 || art_outq_pending(st.out) > 0)
+		wait_and_work(&st);
+	art_llm_free(st.llm);
+	art_outq_free(st.out);
+	free(st.held);
+	return st.in.failed ? ART_EXIT_FAIL : ART_EXIT_OK;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o = { .max_line = ART_NDJSON_MAX_LINE,
+	    .script = jv_null() };
+	struct art_err err;
+	int c, status;
+
+	art_diag_init(argv[0]);
+	while ((c = getopt_long(argc, argv, "m:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (art_llm_check_model(optarg, &err) == -1) {
+				art_warn("bad --model: %s", err.msg);
+				usage();
+			}
+			o.model = optarg;
+			break;
+		case OPT_SCRIPT:
+			jv_free(o.script);
+			o.script = art_mock_read_script(optarg, &err);
+			if (!jv_is_valid(o.script))
+				art_die(ART_EXIT_USAGE, "%s", err.msg);
+			break;
+		case OPT_MAX_LINE:
+			o.max_line = parse_size("--max-line", optarg);
+			break;
+		case 'h':
+			help();
+		case 'V':
+			version();
+		default:
+			usage();
+		}
+	}
+	status = run(&o, argc - optind, argv + optind);
+	jv_free(o.script);
+	return status;
+}

@@ -1,0 +1,948 @@
+/* agentrt-tool - answer tool.execute decisions by running tools
+ *
+ * One poll loop moves everything at once: the input, the output queue
+ * (never blocked on, so a ring cannot deadlock), every running tool's
+ * pipes, and a self-pipe the SIGCHLD handler writes to, with a timeout to
+ * the nearest deadline.  An executable tool's decision is answered at
+ * once with no actions, and its settle line follows when it ends; a jq
+ * tool runs here and is answered in the decision itself.
+ *
+ * Lines that are not ours are passed on byte for byte: the input is split
+ * here, and each line handed whole to an ndjson reader fed by us, so the
+ * raw line is still at hand when the reader has parsed it.
+ */
+#include <config.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jv.h>
+
+#include "bus.h"
+#include "clock.h"
+#include "diag.h"
+#include "err.h"
+#include "json.h"
+#include "ndjson.h"
+#include "tools.h"
+
+extern char **environ;
+
+#define READ_CHUNK	65536
+#define READS_PER_TURN	16	/* input chunks read before tools move on */
+#define MAX_OUTPUT_MAX	((size_t)1 << 30)
+#define MAX_LINE_MAX	((size_t)INT_MAX)
+
+struct opts {
+	char		**dirs;		/* NULL-terminated, searched in order */
+	const char	 *cwd;
+	int64_t		  timeout_ms;
+	int64_t		  kill_grace_ms;
+	size_t		  max_output;
+	size_t		  max_line;
+	bool		  list;
+	char		**files;	/* operands; NULL-terminated */
+};
+
+/* The input: files in turn, split into lines here (see the top). */
+struct input {
+	char *const		 *files;	/* what is left to read */
+	const char		 *name;		/* the current one */
+	int			  fd;		/* -1: all read */
+	struct art_ndjson_reader *rd;		/* fd -1: fed one line at a time */
+	char			 *line;		/* the line so far */
+	size_t			  len, cap;
+	bool			  skipping;	/* in a line over max_line */
+	bool			  failed;	/* a file could not be read */
+};
+
+struct stage {
+	const struct opts	 *o;
+	struct art_clock	  clock;
+	struct art_outq		 *out;
+	struct input		  in;
+	struct art_tools_jq	 *jq;
+	struct art_tools_call	**calls;	/* running, in start order */
+	size_t			  ncalls, cap;
+	struct pollfd		 *pfds;
+	size_t			  npfds;
+	int			  wake[2];	/* the SIGCHLD self-pipe */
+};
+
+/*
+ * Set by the signal handlers: the write end of the self-pipe (written once
+ * before the handlers are installed) and the signal that asks us to stop.
+ */
+static volatile sig_atomic_t wake_fd = -1;
+static volatile sig_atomic_t stop_signal;
+
+enum { OPT_CWD = 256, OPT_TIMEOUT, OPT_KILL_GRACE, OPT_MAX_OUTPUT,
+	OPT_MAX_LINE };
+
+static const struct option longopts[] = {
+	{ "tools",	required_argument,	NULL, 't' },
+	{ "cwd",	required_argument,	NULL, OPT_CWD },
+	{ "timeout",	required_argument,	NULL, OPT_TIMEOUT },
+	{ "kill-grace",	required_argument,	NULL, OPT_KILL_GRACE },
+	{ "max-output",	required_argument,	NULL, OPT_MAX_OUTPUT },
+	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
+	{ "list",	no_argument,		NULL, 'l' },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ "version",	no_argument,		NULL, 'V' },
+	{ NULL,		0,			NULL, 0 }
+};
+
+static _Noreturn void
+help(void)
+{
+	fputs(
+"Usage: agentrt-tool [-t DIR]... [OPTIONS] [FILE...]\n"
+"       agentrt-tool [-t DIR]... --list\n"
+"\n"
+"Answer tool.execute decision requests by running the named tool: an\n"
+"executable NAME or a jq program NAME.jq in the tools directories.\n"
+"Other lines pass through unchanged.\n"
+"\n"
+"Options:\n"
+"  -t, --tools DIR       look for tools in DIR; repeat to search several\n"
+"                        in order (default: $AGENTRT_TOOLS, else ./tools)\n"
+"      --cwd DIR         run tools in DIR (default: the current directory)\n"
+"      --timeout SECS    time limit of a call whose trigger has no deadline\n"
+"                        (default: 120)\n"
+"      --kill-grace MS   wait MS milliseconds between SIGTERM and SIGKILL\n"
+"                        (default: 2000)\n"
+"      --max-output BYTES\n"
+"                        keep at most BYTES of a tool's output\n"
+"                        (default: 1048576)\n"
+"      --max-line BYTES  longest input line (default: 67108864)\n"
+"  -l, --list            print the tools' declarations and exit\n"
+"  -h, --help            print this help and exit\n"
+"  -V, --version         print the version and exit\n"
+"\n"
+"Exit status: 0 end of input, 1 failure, 2 usage error.\n", stdout);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+static _Noreturn void
+version(void)
+{
+	printf("agentrt-tool %s\n", PACKAGE_VERSION);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+static _Noreturn void
+usage(void)
+{
+	fputs("usage: agentrt-tool [-t DIR]... [OPTIONS] [FILE...]\n"
+	    "Try 'agentrt-tool --help' for more information.\n", stderr);
+	exit(ART_EXIT_USAGE);
+}
+
+/* --- options ---------------------------------------------------------- */
+
+static void
+check_dir(const char *opt, const char *dir)
+{
+	struct stat sb;
+
+	if (stat(dir, &sb) == -1)
+		art_die(ART_EXIT_USAGE, "bad %s '%s': %s", opt, dir,
+		    strerror(errno));
+	if (!S_ISDIR(sb.st_mode))
+		art_die(ART_EXIT_USAGE, "bad %s '%s': not a directory", opt,
+		    dir);
+}
+
+/* A whole number in [min, max], or a usage error. */
+static unsigned long long
+parse_count(const char *opt, const char *s, unsigned long long min,
+    unsigned long long max)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v < min ||
+	    v > max)
+		art_die(ART_EXIT_USAGE, "bad %s '%s': expected a whole number "
+		    "from %llu to %llu", opt, s, min, max);
+	return v;
+}
+
+/* Seconds, fractions allowed, as milliseconds: at least 1, at most 1e9 s. */
+static int64_t
+parse_secs(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 ||
+	    !isfinite(v) || v * 1000 < 1 || v > 1e9)
+		art_die(ART_EXIT_USAGE, "bad --timeout '%s': expected seconds "
+		    "from 0.001 to 1000000000", s);
+	return (int64_t)(v * 1000 + 0.5);
+}
+
+static void
+add_dir(char ***dirs, size_t *n, const char *dir)
+{
+	char **nd;
+
+	if ((nd = realloc(*dirs, (*n + 2) * sizeof(**dirs))) == NULL ||
+	    (nd[*n] = strdup(dir)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	nd[++*n] = NULL;
+	*dirs = nd;
+}
+
+/* $AGENTRT_TOOLS, colon-separated (empty entries skipped), else ./tools. */
+static void
+default_dirs(char ***dirs, size_t *n)
+{
+	const char *env = getenv("AGENTRT_TOOLS"), *p, *colon;
+	char *one;
+
+	for (p = env; p != NULL && *p != '\0'; p = *colon ? colon + 1 : colon) {
+		colon = p + strcspn(p, ":");
+		if (colon == p)
+			continue;
+		if ((one = strndup(p, (size_t)(colon - p))) == NULL)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		add_dir(dirs, n, one);
+		free(one);
+	}
+	if (*n == 0)
+		add_dir(dirs, n, "./tools");
+}
+
+static void
+free_dirs(char **dirs)
+{
+	size_t i;
+
+	for (i = 0; dirs != NULL && dirs[i] != NULL; i++)
+		free(dirs[i]);
+	free(dirs);
+}
+
+/* --- output ----------------------------------------------------------- */
+
+static void stop_calls(struct stage *);
+
+/* A failed write (the reader gone) ends the run, and the tools with it. */
+static _Noreturn void
+fatal(struct stage *st, const struct art_err *err)
+{
+	stop_calls(st);
+	art_die(ART_EXIT_FAIL, "%s", art_err_is(err, "nomem") ?
+	    "out of memory" : err->msg);
+}
+
+static void
+emit(struct stage *st, jv line)
+{
+	struct art_err err;
+
+	if (art_outq_push(st->out, line, &err) == -1)
+		fatal(st, &err);
+}
+
+static void
+emit_raw(struct stage *st, const char *p, size_t n)
+{
+	struct art_err err;
+
+	if (art_outq_push_raw(st->out, p, n, &err) == -1 ||
+	    (n > 0 && p[n - 1] != '\n' &&
+	    art_outq_push_raw(st->out, "\n", 1, &err) == -1))
+		fatal(st, &err);
+}
+
+static void
+respond(struct stage *st, const char *sid, const char *did, jv actions)
+{
+	jv r = jv_object();
+
+	r = jv_object_set(r, jv_string("type"), jv_string("decision.response"));
+	r = jv_object_set(r, jv_string("session_id"), jv_string(sid));
+	r = jv_object_set(r, jv_string("decision_id"), jv_string(did));
+	r = jv_object_set(r, jv_string("actions"), actions);
+	emit(st, r);
+}
+
+static jv
+tool_error(const char *msg, bool retryable)
+{
+	jv a = jv_object();
+
+	a = jv_object_set(a, jv_string("type"), jv_string("tool.error"));
+	a = jv_object_set(a, jv_string("error"), jv_string(msg));
+	return jv_object_set(a, jv_string("retryable"), jv_bool(retryable));
+}
+
+/* A request we own but cannot answer: an error line and a stderr line. */
+static void
+bad_request(struct stage *st, const jv *rec, const struct art_err *err,
+    const char *what, const char *raw, size_t len)
+{
+	const char *sid = art_json_str(rec, "session_id");
+	char msg[512];
+	jv e;
+
+	snprintf(msg, sizeof(msg), "%s:%zu: %s%s", st->in.name,
+	    art_ndjson_lineno(st->in.rd), what, err->msg);
+	art_warn("%s", msg);
+	if (len > 0 && raw[len - 1] == '\r')
+		len--;
+	e = art_ndjson_error(err->code, msg, raw, len);
+	if (sid != NULL)
+		e = jv_object_set(e, jv_string("session_id"), jv_string(sid));
+	emit(st, e);
+}
+
+/* --- running tools ---------------------------------------------------- */
+
+static void
+add_call(struct stage *st, struct art_tools_call *c)
+{
+	struct art_tools_call **nc;
+	size_t ncap;
+
+	if (st->ncalls == st->cap) {
+		ncap = st->cap > 0 ? st->cap * 2 : 8;
+		if ((nc = realloc(st->calls, ncap * sizeof(*nc))) == NULL)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		st->calls = nc;
+		st->cap = ncap;
+	}
+	st->calls[st->ncalls++] = c;
+}
+
+/*
+ * Starts an executable tool and answers the decision: at once with no
+ * actions, or with a tool.error when the tool cannot start.
+ * TODO(#-j): a -j limit queues the call here instead of starting it.
+ */
+static void
+start_call(struct stage *st, const char *sid, const char *did,
+    struct art_tools_spec *spec)
+{
+	struct art_tools_call *c;
+	struct art_err err;
+	char **env;
+
+	if ((env = art_tools_env(environ, spec->session_id, spec->call_id,
+	    spec->attempt)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	spec->env = env;
+	c = art_tools_call_start(spec, art_tools_mono_ms(), &err);
+	art_tools_env_free(env);
+	if (c == NULL) {
+		art_warn("%s", err.msg);
+		respond(st, sid, did, jv_array_append(jv_array(),
+		    tool_error(err.msg, art_err_is(&err, "tool_busy"))));
+		return;
+	}
+	respond(st, sid, did, jv_array());
+	add_call(st, c);
+}
+
+/* The call's time limit: its deadline on our clock, else --timeout. */
+static int
+call_timeout(struct stage *st, const jv *trig, int64_t *ms,
+    struct art_err *err)
+{
+	const char *deadline = NULL;
+	int64_t at;
+
+	*ms = st->o->timeout_ms;
+	if (art_json_get_str(trig, "deadline", 0, &deadline, err) == -1)
+		return -1;
+	if (deadline == NULL)
+		return 0;
+	if (art_clock_parse(deadline, &at, err) == -1)
+		return art_err_prefix(err, "field 'deadline'");
+	*ms = at - art_clock_now_ms(&st->clock);
+	return 0;
+}
+
+/* A tool.execute for a tool we have (path, kind). */
+static void
+run_tool(struct stage *st, const jv *rec, const jv *trig, const char *path,
+    int kind, const char *raw, size_t len)
+{
+	struct art_tools_spec spec = { 0 };
+	const char *sid = art_json_str(rec, "session_id");
+	const char *did = art_json_str(rec, "decision_id");
+	struct art_err err;
+	jv args = jv_null();
+
+	if (art_json_get_str(trig, "id", 1, &spec.call_id, &err) == -1 ||
+	    art_json_get_int(trig, "attempt", 1, &spec.attempt, &err) == -1 ||
+	    art_json_get_kind(trig, "arguments", JV_KIND_STRING, 1, &args,
+	    &err) == -1 || call_timeout(st, trig, &spec.timeout_ms, &err) == -1) {
+		jv_free(args);
+		bad_request(st, rec, &err, "trigger: ", raw, len);
+		return;
+	}
+	spec.name = art_json_str(trig, "name");
+	spec.input = jv_string_value(args);
+	spec.input_len = (size_t)jv_string_length_bytes(jv_copy(args));
+	if (spec.timeout_ms <= 0)
+		respond(st, sid, did, jv_array_append(jv_array(),
+		    tool_error("deadline exceeded", true)));
+	else if (kind == ART_TOOLS_JQ)
+		respond(st, sid, did, jv_array_append(jv_array(),
+		    art_tools_jq_run(st->jq, path, spec.input, spec.input_len,
+		    st->o->max_output)));
+	else {
+		spec.path = path;
+		spec.cwd = st->o->cwd;
+		spec.max_output = st->o->max_output;
+		spec.kill_grace_ms = st->o->kill_grace_ms;
+		spec.session_id = sid;
+		start_call(st, sid, did, &spec);
+	}
+	jv_free(args);
+}
+
+/* A decision.request whose trigger is tool.execute. */
+static void
+answer(struct stage *st, const jv *rec, const jv *trig, const char *raw,
+    size_t len)
+{
+	const char *sid, *did, *name = art_json_str(trig, "name");
+	struct art_err err;
+	char *path;
+	int kind;
+
+	if (art_json_get_str(rec, "session_id", 1, &sid, &err) == -1 ||
+	    art_json_get_str(rec, "decision_id", 1, &did, &err) == -1) {
+		bad_request(st, rec, &err, "", raw, len);
+		return;
+	}
+	if (!art_tools_name_is_valid(name)) {
+		respond(st, sid, did, jv_array_append(jv_array(),
+		    tool_error("bad tool name", false)));
+		return;
+	}
+	if ((kind = art_tools_find(st->o->dirs, name, &path, &err)) == -1)
+		fatal(st, &err);
+	if (kind == ART_TOOLS_NONE) {
+		emit_raw(st, raw, len);		/* another stage may own it */
+		return;
+	}
+	run_tool(st, rec, trig, path, kind, raw, len);
+	free(path);
+}
+
+static void
+handle(struct stage *st, jv rec, const char *raw, size_t len)
+{
+	jv trig = art_json_field(&rec, "trigger");
+
+	if (strcmp(art_bus_type(&rec), "decision.request") == 0 &&
+	    jv_get_kind(trig) == JV_KIND_OBJECT &&
+	    strcmp(art_bus_type(&trig), "tool.execute") == 0)
+		answer(st, &rec, &trig, raw, len);
+	else
+		emit_raw(st, raw, len);
+	jv_free(trig);
+	jv_free(rec);
+}
+
+/* --- input ------------------------------------------------------------ */
+
+/* Takes every line the reader has; raw is the line it was fed. */
+static void
+drain(struct stage *st, const char *raw, size_t len)
+{
+	enum art_ndjson_status s;
+	struct art_err err;
+	jv rec;
+
+	while ((s = art_ndjson_next(st->in.rd, &rec, &err)) != ART_NDJSON_AGAIN &&
+	    s != ART_NDJSON_EOF) {
+		if (s == ART_NDJSON_OK) {
+			handle(st, rec, raw, len);
+			continue;
+		}
+		art_warn("%s:%zu: %s", st->in.name,
+		    art_ndjson_lineno(st->in.rd), err.msg);
+		emit(st, art_ndjson_bad_line(st->in.rd, &err));
+	}
+}
+
+static void
+feed(struct stage *st, const char *p, size_t n)
+{
+	struct art_err err;
+
+	if (art_ndjson_feed(st->in.rd, p, n, &err) == -1)
+		fatal(st, &err);
+}
+
+/* Keeps p[0..n) in the line buffer. */
+static void
+keep(struct stage *st, const char *p, size_t n)
+{
+	struct input *in = &st->in;
+	size_t ncap;
+	char *nl;
+
+	if (in->len + n > in->cap) {
+		ncap = in->cap > 0 ? in->cap : READ_CHUNK;
+		while (ncap < in->len + n)
+			ncap *= 2;
+		if ((nl = realloc(in->line, ncap)) == NULL)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		in->line = nl;
+		in->cap = ncap;
+	}
+	memcpy(in->line + in->len, p, n);
+	in->len += n;
+}
+
+/*
+ * Splits bytes into lines.  A line over --max-line is fed to the reader
+ * as it comes and never kept: the reader reports it and keeps an excerpt.
+ */
+static void
+take_bytes(struct stage *st, const char *p, size_t n)
+{
+	struct input *in = &st->in;
+	const char *nl;
+	size_t k;
+
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		k = nl != NULL ? (size_t)(nl - p) + 1 : n;
+		if (in->skipping)
+			feed(st, p, k);
+		else {
+			keep(st, p, k);
+			if (nl == NULL && in->len > st->o->max_line) {
+				feed(st, in->line, in->len);
+				in->len = 0;
+				in->skipping = true;
+			}
+		}
+		if (in->skipping)
+			drain(st, NULL, 0);
+		if (nl != NULL) {
+			if (!in->skipping) {
+				feed(st, in->line, in->len);
+				drain(st, in->line, in->len - 1);	/* no '\n' */
+			}
+			in->skipping = false;
+			in->len = 0;
+		}
+		p += k;
+		n -= k;
+	}
+}
+
+/* The end of the current file: its last line, then the next file. */
+static void
+end_file(struct stage *st)
+{
+	struct input *in = &st->in;
+
+	if (!in->skipping && in->len > 0)
+		feed(st, in->line, in->len);
+	art_ndjson_feed_eof(in->rd);
+	drain(st, in->skipping ? NULL : in->line, in->skipping ? 0 : in->len);
+	in->len = 0;
+	in->skipping = false;
+	art_ndjson_reader_free(in->rd);
+	in->rd = NULL;
+	if (in->fd > 0)
+		close(in->fd);
+	in->fd = -1;
+}
+
+/* Opens the next input; false when there is none left. */
+static bool
+open_next(struct stage *st)
+{
+	struct input *in = &st->in;
+	const char *f;
+
+	while ((f = *in->files) != NULL) {
+		in->files++;
+		if (strcmp(f, "-") == 0) {
+			in->name = "<stdin>";
+			in->fd = 0;
+		} else if ((in->fd = open(f, O_RDONLY | O_CLOEXEC)) == -1) {
+			art_warn("open '%s': %s", f, strerror(errno));
+			in->failed = true;
+			continue;
+		} else
+			in->name = f;
+		in->rd = art_ndjson_reader_new(-1, in->name, st->o->max_line,
+		    ART_NDJSON_REQUIRE_TYPE);
+		if (in->rd == NULL)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		return true;
+	}
+	return false;
+}
+
+/* One read of the current input (poll said it is ready, so no block). */
+static void
+read_input(struct stage *st)
+{
+	char buf[READ_CHUNK];
+	ssize_t n;
+
+	do
+		n = read(st->in.fd, buf, sizeof(buf));
+	while (n == -1 && errno == EINTR);
+	if (n > 0) {
+		take_bytes(st, buf, (size_t)n);
+		return;
+	}
+	if (n == -1) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return;
+		art_warn("read %s: %s", st->in.name, strerror(errno));
+		st->in.failed = true;
+	}
+	end_file(st);
+	open_next(st);
+}
+
+/* --- the loop --------------------------------------------------------- */
+
+/*
+ * Descriptors we inherited past stderr (a shell's, a test harness's) are no
+ * business of the tools: mark them close-on-exec.  Our own are already.
+ */
+static void
+cloexec_inherited(void)
+{
+	struct dirent *de;
+	long fd, max;
+	char *end;
+	DIR *d;
+
+	if ((d = opendir("/proc/self/fd")) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			fd = strtol(de->d_name, &end, 10);
+			if (*end == '\0' && fd > 2 && fd <= INT_MAX)
+				fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+		}
+		closedir(d);
+		return;
+	}
+	max = sysconf(_SC_OPEN_MAX);
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (fd = 3; fd < max; fd++)
+		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+}
+
+static void
+on_signal(int sig)
+{
+	int e = errno;
+	ssize_t r;
+
+	if (sig != SIGCHLD)
+		stop_signal = sig;
+	if (wake_fd >= 0)
+		r = write(wake_fd, "", 1);	/* full pipe: already awake */
+	(void)r;
+	errno = e;
+}
+
+static void
+setup_signals(struct stage *st)
+{
+	struct sigaction sa;
+	int i;
+
+	if (pipe(st->wake) == -1)
+		art_die(ART_EXIT_FAIL, "pipe: %s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		fcntl(st->wake[i], F_SETFD, FD_CLOEXEC);
+		fcntl(st->wake[i], F_SETFL, fcntl(st->wake[i], F_GETFL) |
+		    O_NONBLOCK);
+	}
+	wake_fd = st->wake[1];
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);	/* a gone reader is EPIPE instead */
+}
+
+static void
+stop_calls(struct stage *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->ncalls; i++)
+		art_tools_call_free(st->calls[i]);
+	st->ncalls = 0;
+}
+
+/* Stopped by a signal: end the tools, then die of the signal. */
+static _Noreturn void
+stop(struct stage *st)
+{
+	struct sigaction sa;
+	int sig = stop_signal;
+
+	stop_calls(st);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+/* The pollfds: wake pipe, input, output, then ART_TOOLS_POLLFDS a call. */
+static size_t
+fill_pollfds(struct stage *st)
+{
+	size_t i, need = 3 + st->ncalls * ART_TOOLS_POLLFDS;
+	struct pollfd *p;
+
+	if (need > st->npfds) {
+		if ((p = realloc(st->pfds, need * sizeof(*p))) == NULL)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		st->pfds = p;
+		st->npfds = need;
+	}
+	p = st->pfds;
+	p[0].fd = st->wake[0], p[0].events = POLLIN;
+	p[1].fd = st->in.fd, p[1].events = POLLIN;
+	p[2].fd = art_outq_pending(st->out) > 0 ? art_outq_fd(st->out) : -1;
+	p[2].events = POLLOUT;
+	for (i = 0; i < st->ncalls; i++)
+		art_tools_call_pollfds(st->calls[i],
+		    p + 3 + i * ART_TOOLS_POLLFDS);
+	for (i = 0; i < need; i++)
+		p[i].revents = 0;
+	return need;
+}
+
+/* Milliseconds to the nearest call's due time; -1: none. */
+static int
+poll_timeout(const struct stage *st)
+{
+	int64_t due = INT64_MAX, d, now;
+	size_t i;
+
+	for (i = 0; i < st->ncalls; i++)
+		if ((d = art_tools_call_due_ms(st->calls[i])) < due)
+			due = d;
+	if (due == INT64_MAX)
+		return -1;
+	now = art_tools_mono_ms();
+	if (due <= now)
+		return 0;
+	return due - now > INT_MAX ? INT_MAX : (int)(due - now);
+}
+
+/* Moves every call on and settles the ones that ended, in order. */
+static void
+step_calls(struct stage *st)
+{
+	int64_t now = art_tools_mono_ms();
+	struct art_tools_call *c;
+	struct art_err err;
+	size_t i, j;
+
+	for (i = 0, j = 0; i < st->ncalls; i++) {
+		c = st->calls[i];
+		if (art_tools_call_step(c, st->pfds + 3 + i * ART_TOOLS_POLLFDS,
+		    ART_TOOLS_POLLFDS, now, &err) == -1)
+			fatal(st, &err);
+		if (art_tools_call_is_done(c)) {
+			emit(st, art_tools_call_settle(c));
+			art_tools_call_free(c);
+		} else
+			st->calls[j++] = c;
+	}
+	st->ncalls = j;
+}
+
+static void
+wait_output(struct stage *st)
+{
+	struct pollfd p = { .fd = art_outq_fd(st->out), .events = POLLOUT };
+	struct art_err err;
+
+	while (art_outq_pending(st->out) > 0) {
+		if (stop_signal != 0)
+			stop(st);
+		if (poll(&p, 1, -1) == -1 && errno != EINTR)
+			art_die(ART_EXIT_FAIL, "poll: %s", strerror(errno));
+		if (art_outq_flush(st->out, &err) == -1)
+			fatal(st, &err);
+	}
+}
+
+static void
+loop(struct stage *st)
+{
+	struct art_err err;
+	char drop[256];
+	size_t n;
+
+	while (st->in.fd >= 0 || st->ncalls > 0) {
+		if (stop_signal != 0)
+			stop(st);
+		n = fill_pollfds(st);
+		if (poll(st->pfds, (nfds_t)n, poll_timeout(st)) == -1 &&
+		    errno != EINTR)
+			art_die(ART_EXIT_FAIL, "poll: %s", strerror(errno));
+		if (st->pfds[0].revents != 0)
+			while (read(st->wake[0], drop, sizeof(drop)) > 0)
+				;
+		if (st->pfds[2].revents != 0 &&
+		    art_outq_flush(st->out, &err) == -1)
+			fatal(st, &err);
+		step_calls(st);
+		if (st->in.fd >= 0 && st->pfds[1].revents != 0)
+			read_input(st);
+	}
+	wait_output(st);
+}
+
+/* --list: each tool's declaration, one line each. */
+static int
+list(const struct opts *o)
+{
+	struct art_err err;
+	int status = ART_EXIT_OK;
+	jv tools, d;
+
+	if (!jv_is_valid(tools = art_tools_list(o->dirs, &err)))
+		art_die(ART_EXIT_FAIL, "out of memory");
+	jv_array_foreach(tools, i, t) {
+		const char *name = art_json_str(&t, "name");
+
+		d = art_tools_declaration(art_json_str(&t, "path"), name, &err);
+		if (!jv_is_valid(d)) {
+			art_warn("%s", err.msg);
+			status = ART_EXIT_FAIL;
+			d = jv_object_set(jv_object(), jv_string("name"),
+			    jv_string(name));
+		}
+		jv_free(t);
+		if (art_ndjson_write(stdout, d, &err) == -1) {
+			jv_free(tools);
+			art_die(ART_EXIT_FAIL, "%s", err.msg);
+		}
+	}
+	jv_free(tools);
+	return status;
+}
+
+static int
+run(const struct opts *o)
+{
+	struct stage st = { .o = o, .wake = { -1, -1 } };
+	struct art_err err;
+	int status;
+
+	if (art_clock_init(&st.clock, getenv("AGENTRT_CLOCK"), &err) == -1)
+		art_die(ART_EXIT_USAGE, "bad AGENTRT_CLOCK: %s", err.msg);
+	if ((st.out = art_outq_new(1)) == NULL ||
+	    (st.jq = art_tools_jq_new()) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	st.in.files = o->files;
+	st.in.fd = -1;
+	cloexec_inherited();
+	setup_signals(&st);
+	open_next(&st);
+	loop(&st);
+	status = st.in.failed ? ART_EXIT_FAIL : ART_EXIT_OK;
+	art_tools_jq_free(st.jq);
+	art_outq_free(st.out);
+	free(st.in.line);
+	free(st.calls);
+	free(st.pfds);
+	return status;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static char *stdin_only[] = { "-", NULL };
+	struct opts o = {
+		.timeout_ms = ART_TOOLS_TIMEOUT_MS,
+		.kill_grace_ms = ART_TOOLS_KILL_GRACE_MS,
+		.max_output = ART_TOOLS_MAX_OUTPUT,
+		.max_line = ART_NDJSON_MAX_LINE,
+	};
+	size_t ndirs = 0;
+	int c, status;
+
+	art_diag_init(argv[0]);
+	while ((c = getopt_long(argc, argv, "t:lhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			check_dir("--tools", optarg);
+			add_dir(&o.dirs, &ndirs, optarg);
+			break;
+		case OPT_CWD:
+			check_dir("--cwd", optarg);
+			o.cwd = optarg;
+			break;
+		case OPT_TIMEOUT:
+			o.timeout_ms = parse_secs(optarg);
+			break;
+		case OPT_KILL_GRACE:
+			o.kill_grace_ms = (int64_t)parse_count("--kill-grace",
+			    optarg, 0, 86400000);
+			break;
+		case OPT_MAX_OUTPUT:
+			o.max_output = parse_count("--max-output", optarg, 1,
+			    MAX_OUTPUT_MAX);
+			break;
+		case OPT_MAX_LINE:
+			o.max_line = parse_count("--max-line", optarg, 1,
+			    MAX_LINE_MAX);
+			break;
+		case 'l': o.list = true; break;
+		case 'h': help();
+		case 'V': version();
+		default:  usage();
+		}
+	}
+	if (o.list && optind < argc)
+		usage();
+	if (ndirs == 0)
+		default_dirs(&o.dirs, &ndirs);
+	o.files = optind < argc ? argv + optind : stdin_only;
+	status = o.list ? list(&o) : run(&o);
+	free_dirs(o.dirs);
+	return status;
+}

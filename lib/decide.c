@@ -1,0 +1,557 @@
+/* decide.c - the decision step: answer decision.request lines
+ *
+ * Without a program the answer is the request's "proposed", the step an
+ * ordinary tool loop would take; an empty proposal (the engine has no
+ * default, as for tool.execute and llm.execute) is no answer.  With a
+ * program, libjq runs it over the whole request line and its first value
+ * decides: an object answers (a bare DecisionResponse, completed here with
+ * type, session_id and decision_id), null or no value passes the request
+ * on.  The program is compiled once; jq_start() resets the machine for
+ * each request.
+ *
+ * The input reader keeps each line's bytes so that a line passed on is the
+ * line that came in, not libjq's re-serialisation of it (which would turn
+ * 1.0 into 1 and 100000000000000000001 into 1e+20).  It splits the input
+ * on '\n' itself and hands the ndjson reader one whole line at a time
+ * through its feed API, so the checks and error lines are the ndjson
+ * reader's own.
+ */
+#include "decide.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jq.h>
+
+#include "bus.h"
+#include "json.h"
+
+#define READ_CHUNK	65536
+
+struct art_decide {
+	jq_state	*jq;		/* NULL: answer with proposals */
+	jv		 msgs;		/* jq's error messages */
+	const char *const *agents;
+	size_t		 nagents;
+};
+
+/* The members of a DecisionResponse: a proposal without any is empty. */
+static const char *const response_keys[] = {
+	"messages", "actions", "state", "agent"
+};
+
+static void
+collect(void *arg, jv msg)
+{
+	struct art_decide *d = arg;
+
+	if (jv_get_kind(msg) == JV_KIND_INVALID) {
+		jv_free(msg);
+		msg = jv_string("unknown error");
+	} else if (jv_get_kind(msg) != JV_KIND_STRING) {
+		msg = jv_dump_string(msg, 0);
+	}
+	d->msgs = jv_array_append(d->msgs, msg);
+}
+
+static jv
+no_input(jq_state *jq, void *arg)
+{
+	(void)jq, (void)arg;
+	return jv_invalid_with_msg(jv_string("no input to read: the program "
+	    "sees one request at a time"));
+}
+
+/* vars (consumed) plus $ARGS, as jq's own --arg and --argjson make them. */
+static jv
+program_vars(jv vars)
+{
+	jv args = jv_object();
+
+	if (jv_get_kind(vars) != JV_KIND_OBJECT) {
+		jv_free(vars);
+		vars = jv_object();
+	}
+	args = jv_object_set(args, jv_string("positional"), jv_array());
+	args = jv_object_set(args, jv_string("named"), jv_copy(vars));
+	return jv_object_set(vars, jv_string("ARGS"), args);
+}
+
+static int
+compile(struct art_decide *d, const struct art_decide_conf *c,
+    struct art_err *err)
+{
+	if ((d->jq = jq_init()) == NULL)
+		return art_err_set(err, "nomem", "out of memory");
+	jq_set_error_cb(d->jq, collect, d);
+	if (c->debug != NULL)
+		jq_set_debug_cb(d->jq, c->debug, c->debug_arg);
+	jq_set_input_cb(d->jq, no_input, NULL);
+	/* libjq 1.6 fails an assertion on import without a search path. */
+	jq_set_attr(d->jq, jv_string("JQ_LIBRARY_PATH"), jv_array());
+	if (!jq_compile_args(d->jq, c->program, program_vars(jv_copy(c->vars))))
+		return art_err_set(err, "jq_compile", "jq program does not "
+		    "compile");
+	return 0;
+}
+
+struct art_decide *
+art_decide_new(const struct art_decide_conf *c, jv *msgs, struct art_err *err)
+{
+	struct art_decide *d;
+	int r = 0;
+
+	if (msgs != NULL)
+		*msgs = jv_array();
+	if ((d = calloc(1, sizeof(*d))) == NULL) {
+		art_err_set(err, "nomem", "out of memory");
+		return NULL;
+	}
+	d->msgs = jv_array();
+	d->agents = c->agents;
+	d->nagents = c->nagents;
+	if (c->program != NULL)
+		r = compile(d, c, err);
+	if (msgs != NULL) {
+		jv_free(*msgs);
+		*msgs = d->msgs;
+		d->msgs = jv_array();
+	}
+	if (r == -1) {
+		art_decide_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void
+art_decide_free(struct art_decide *d)
+{
+	if (d == NULL)
+		return;
+	if (d->jq != NULL)
+		jq_teardown(&d->jq);
+	jv_free(d->msgs);
+	free(d);
+}
+
+static bool
+agent_is_wanted(const struct art_decide *d, const jv *line)
+{
+	const char *a;
+	size_t i;
+
+	if (d->nagents == 0)
+		return true;
+	if ((a = art_json_str(line, "agent_id")) == NULL)
+		return false;
+	for (i = 0; i < d->nagents; i++)
+		if (strcmp(a, d->agents[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The error line for err, about the request line. */
+static enum art_decide_verdict
+failed(const jv *line, jv *out, const struct art_err *err)
+{
+	*out = art_bus_error(err->code, err->msg,
+	    art_json_str(line, "session_id"));
+	return ART_DECIDE_FAIL;
+}
+
+/* Checks that resp's key, when set, says what the request says. */
+static int
+check_member(const jv *resp, const char *key, const char *want,
+    const char *did, struct art_err *err)
+{
+	jv v = art_json_field(resp, key);
+	int ok = jv_get_kind(v) == JV_KIND_NULL ||
+	    (jv_get_kind(v) == JV_KIND_STRING &&
+	    strcmp(jv_string_value(v), want) == 0);
+
+	jv_free(v);
+	if (!ok)
+		return art_err_set(err, "bad_response", "decision '%s': the "
+		    "answer's \"%s\" is not the request's", did, key);
+	return 0;
+}
+
+/*
+ * The decision.response line for resp (consumed): type, session_id and
+ * decision_id first, then resp's members in their order.
+ */
+static enum art_decide_verdict
+complete(const jv *line, const char *did, jv resp, jv *out,
+    struct art_err *err)
+{
+	const char *sid = art_json_str(line, "session_id");
+	const char *t = art_json_str(&resp, "type");
+	jv r;
+
+	if (t != NULL ? strcmp(t, "decision.response") != 0 :
+	    jv_object_has(jv_copy(resp), jv_string("type"))) {
+		art_err_set(err, "bad_response", "decision '%s': the answer's "
+		    "type is not \"decision.response\" (use empty to pass a "
+		    "request on)", did);
+		jv_free(resp);
+		return failed(line, out, err);
+	}
+	if (check_member(&resp, "session_id", sid, did, err) == -1 ||
+	    check_member(&resp, "decision_id", did, did, err) == -1) {
+		jv_free(resp);
+		return failed(line, out, err);
+	}
+	r = jv_object_set(jv_object(), jv_string("type"),
+	    jv_string("decision.response"));
+	r = jv_object_set(r, jv_string("session_id"), jv_string(sid));
+	r = jv_object_set(r, jv_string("decision_id"), jv_string(did));
+	jv_object_foreach(resp, k, v) {
+		const char *name = jv_string_value(k);
+
+		if (strcmp(name, "type") == 0 || strcmp(name, "session_id") == 0
+		    || strcmp(name, "decision_id") == 0) {
+			jv_free(k);
+			jv_free(v);
+		} else {
+			r = jv_object_set(r, k, v);
+		}
+	}
+	jv_free(resp);
+	*out = r;
+	return ART_DECIDE_ANSWER;
+}
+
+static bool
+proposal_is_empty(const jv *p)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(response_keys) / sizeof(response_keys[0]); i++)
+		if (jv_object_has(jv_copy(*p), jv_string(response_keys[i])))
+			return false;
+	return true;
+}
+
+static enum art_decide_verdict
+by_proposal(const jv *line, const char *did, jv *out, struct art_err *err)
+{
+	jv p = art_json_field(line, "proposed");
+
+	if (jv_get_kind(p) == JV_KIND_NULL)
+		return ART_DECIDE_PASS;
+	if (jv_get_kind(p) != JV_KIND_OBJECT) {
+		art_err_set(err, "bad_request", "decision '%s': \"proposed\" "
+		    "is %s, not an object", did,
+		    art_json_kind_name(jv_get_kind(p)));
+		jv_free(p);
+		return failed(line, out, err);
+	}
+	if (proposal_is_empty(&p)) {
+		jv_free(p);
+		return ART_DECIDE_PASS;
+	}
+	return complete(line, did, p, out, err);
+}
+
+/* A jq error value (consumed) as text: the string, or the value dumped. */
+static jv
+message_text(jv msg)
+{
+	if (jv_get_kind(msg) == JV_KIND_STRING)
+		return msg;
+	if (jv_get_kind(msg) == JV_KIND_INVALID) {
+		jv_free(msg);
+		return jv_string("unknown error");
+	}
+	return jv_string_concat(jv_string("(not a string): "),
+	    jv_dump_string(msg, 0));
+}
+
+/* An error line from jq's message (consumed); its first line only. */
+static enum art_decide_verdict
+jq_failed(const jv *line, const char *did, const char *what, jv msg,
+    jv *out, struct art_err *err)
+{
+	jv text = message_text(msg);
+	const char *s = jv_string_value(text);
+	int n = (int)strcspn(s, "\n");
+
+	art_err_set(err, "jq_error", "decision '%s': %s: %.*s", did, what, n,
+	    s);
+	jv_free(text);
+	return failed(line, out, err);
+}
+
+/* The program gave no value (v, consumed): an error, a halt, or empty. */
+static enum art_decide_verdict
+no_value(struct art_decide *d, const jv *line, const char *did, jv v,
+    jv *out, struct art_err *err)
+{
+	jv code;
+
+	if (jv_invalid_has_msg(jv_copy(v)))
+		return jq_failed(line, did, "jq error", jv_invalid_get_msg(v),
+		    out, err);
+	jv_free(v);
+	if (!jq_halted(d->jq))
+		return ART_DECIDE_PASS;
+	/* halt, and halt_error(0), end the outputs; other halt_errors fail. */
+	code = jq_get_exit_code(d->jq);
+	if (jv_get_kind(code) == JV_KIND_NUMBER && jv_number_value(code) != 0) {
+		jv_free(code);
+		return jq_failed(line, did, "halt_error",
+		    jq_get_error_message(d->jq), out, err);
+	}
+	jv_free(code);
+	return ART_DECIDE_PASS;
+}
+
+static enum art_decide_verdict
+by_program(struct art_decide *d, const jv *line, const char *did, jv *out,
+    bool *extra, struct art_err *err)
+{
+	jv v, more;
+
+	jq_start(d->jq, jv_copy(*line), 0);
+	v = jq_next(d->jq);
+	if (!jv_is_valid(v))
+		return no_value(d, line, did, v, out, err);
+	/* Asked for only to say so: what a second value would be is moot. */
+	more = jq_next(d->jq);
+	*extra = jv_is_valid(more);
+	jv_free(more);
+	switch (jv_get_kind(v)) {
+	case JV_KIND_NULL:
+		return ART_DECIDE_PASS;
+	case JV_KIND_OBJECT:
+		return complete(line, did, v, out, err);
+	default:
+		art_err_set(err, "bad_response", "decision '%s': the program "
+		    "yielded %s, not an object or null", did,
+		    art_json_kind_name(jv_get_kind(v)));
+		jv_free(v);
+		return failed(line, out, err);
+	}
+}
+
+enum art_decide_verdict
+art_decide_line(struct art_decide *d, const jv *line, jv *out, bool *extra,
+    struct art_err *err)
+{
+	const char *did;
+
+	*extra = false;
+	if (strcmp(art_bus_type(line), "decision.request") != 0 ||
+	    !agent_is_wanted(d, line))
+		return ART_DECIDE_PASS;
+	if ((did = art_json_str(line, "decision_id")) == NULL) {
+		art_err_set(err, "bad_request", "decision.request has no "
+		    "string \"decision_id\"");
+		return failed(line, out, err);
+	}
+	if (art_json_str(line, "session_id") == NULL) {
+		art_err_set(err, "bad_request", "decision '%s': no string "
+		    "\"session_id\"", did);
+		return failed(line, out, err);
+	}
+	if (d->jq == NULL)
+		return by_proposal(line, did, out, err);
+	return by_program(d, line, did, out, extra, err);
+}
+
+/* --- the input reader ------------------------------------------------- */
+
+struct art_decide_input {
+	struct art_ndjson_reader *rd;	/* fd -1: fed one line at a time */
+	int		 fd;
+	size_t		 max_line;
+	char		*buf;
+	size_t		 cap;
+	size_t		 start;		/* next byte to hand over */
+	size_t		 end;		/* past the last byte read */
+	size_t		 scanned;	/* known to hold no '\n' */
+	bool		 skipping;	/* inside a line over max_line */
+	bool		 eof;
+	const char	*line;		/* the line last handed over */
+	size_t		 linelen;	/* its length without the '\n' */
+};
+
+struct art_decide_input *
+art_decide_input_new(int fd, const char *name, size_t max_line)
+{
+	struct art_decide_input *in;
+
+	if ((in = calloc(1, sizeof(*in))) == NULL)
+		return NULL;
+	in->fd = fd;
+	in->max_line = max_line > 0 ? max_line : ART_NDJSON_MAX_LINE;
+	in->rd = art_ndjson_reader_new(-1, name, in->max_line,
+	    ART_NDJSON_REQUIRE_TYPE);
+	if (in->rd == NULL) {
+		free(in);
+		return NULL;
+	}
+	return in;
+}
+
+void
+art_decide_input_free(struct art_decide_input *in)
+{
+	if (in == NULL)
+		return;
+	art_ndjson_reader_free(in->rd);
+	free(in->buf);
+	free(in);
+}
+
+size_t
+art_decide_input_lineno(const struct art_decide_input *in)
+{
+	return art_ndjson_lineno(in->rd);
+}
+
+const char *
+art_decide_input_name(const struct art_decide_input *in)
+{
+	return art_ndjson_name(in->rd);
+}
+
+jv
+art_decide_input_bad_line(const struct art_decide_input *in,
+    const struct art_err *err)
+{
+	return art_ndjson_bad_line(in->rd, err);
+}
+
+/* Room for READ_CHUNK more bytes after end. */
+static int
+reserve(struct art_decide_input *in, struct art_err *err)
+{
+	size_t live = in->end - in->start, ncap;
+	char *nbuf;
+
+	if (in->start > 0) {
+		memmove(in->buf, in->buf + in->start, live);
+		in->start = 0;
+		in->end = live;
+	}
+	if (in->end + READ_CHUNK <= in->cap)
+		return 0;
+	ncap = in->cap > 0 ? in->cap : READ_CHUNK;
+	while (ncap < in->end + READ_CHUNK)
+		ncap *= 2;
+	if ((nbuf = realloc(in->buf, ncap)) == NULL)
+		return art_err_set(err, "nomem", "out of memory");
+	in->buf = nbuf;
+	in->cap = ncap;
+	return 0;
+}
+
+/* Reads once: 1 bytes came, 0 end of file, -1 error. */
+static int
+fill(struct art_decide_input *in, struct art_err *err)
+{
+	struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
+	ssize_t n;
+
+	if (reserve(in, err) == -1)
+		return -1;
+	for (;;) {
+		n = read(in->fd, in->buf + in->end, READ_CHUNK);
+		if (n >= 0)
+			break;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			poll(&pfd, 1, -1);
+		else if (errno != EINTR)
+			return art_err_set(err, "io", "read %s: %s",
+			    art_ndjson_name(in->rd), strerror(errno));
+	}
+	in->end += (size_t)n;
+	return n > 0;
+}
+
+/* Hands n bytes at start to the ndjson reader. */
+static int
+hand_over(struct art_decide_input *in, size_t n, struct art_err *err)
+{
+	in->line = in->buf + in->start;
+	in->linelen = n;
+	in->start += n;
+	in->scanned = 0;
+	return art_ndjson_feed(in->rd, in->line, n, err);
+}
+
+/*
+ * Hands the reader the next whole line, or the next piece of an over-long
+ * one (which it only counts and excerpts): 1 done, 0 nothing to hand yet.
+ */
+static int
+take(struct art_decide_input *in, struct art_err *err)
+{
+	size_t live = in->end - in->start;
+	char *base = in->buf + in->start, *nl;
+
+	if (live == 0)
+		return 0;
+	nl = memchr(base + in->scanned, '\n', live - in->scanned);
+	if (nl == NULL && !in->skipping && live > in->max_line)
+		in->skipping = true;
+	if (nl == NULL && !in->skipping) {
+		in->scanned = live;
+		return 0;
+	}
+	if (nl != NULL)
+		in->skipping = false;
+	if (hand_over(in, nl != NULL ? (size_t)(nl - base) + 1 : live,
+	    err) == -1)
+		return -1;
+	if (nl != NULL)
+		in->linelen--;
+	return 1;
+}
+
+/* End of input: the last, unterminated line goes over as it is. */
+static int
+finish(struct art_decide_input *in, struct art_err *err)
+{
+	in->eof = true;
+	if (in->end > in->start &&
+	    hand_over(in, in->end - in->start, err) == -1)
+		return -1;
+	art_ndjson_feed_eof(in->rd);
+	return 0;
+}
+
+enum art_ndjson_status
+art_decide_input_next(struct art_decide_input *in, jv *out, const char **raw,
+    size_t *rawlen, struct art_err *err)
+{
+	enum art_ndjson_status st;
+	int r;
+
+	for (;;) {
+		if (!in->eof) {
+			if ((r = take(in, err)) == 0)
+				r = fill(in, err);
+			if (r == 0)
+				r = finish(in, err) == -1 ? -1 : 1;
+			if (r == -1)
+				return ART_NDJSON_IOERR;
+		}
+		/* AGAIN: a blank line, or a piece of an over-long one. */
+		st = art_ndjson_next(in->rd, out, err);
+		if (st == ART_NDJSON_AGAIN)
+			continue;
+		if (st == ART_NDJSON_OK) {
+			*raw = in->line;
+			*rawlen = in->linelen;
+			if (*rawlen > 0 && (*raw)[*rawlen - 1] == '\r')
+				(*rawlen)--;
+		}
+		return st;
+	}
+}

@@ -1,0 +1,97 @@
+/* decide.h - the decision step: answer decision.request lines */
+#ifndef ART_DECIDE_H
+#define ART_DECIDE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jv.h>
+
+#include "err.h"
+#include "ndjson.h"
+
+/*
+ * A decider answers decision.request lines, either with the request's own
+ * "proposed" (no program) or with what a jq program makes of the request.
+ * Every other line, and every request it has no answer for, is the
+ * caller's to pass on unchanged.
+ */
+struct art_decide;
+
+enum art_decide_verdict {
+	ART_DECIDE_PASS,	/* no answer: pass the line on unchanged */
+	ART_DECIDE_ANSWER,	/* *out is the decision.response line */
+	/* *out is an error line; pass the line on after it, so the
+	 * engine sees both */
+	ART_DECIDE_FAIL
+};
+
+struct art_decide_conf {
+	/* The jq program's text; NULL answers with proposals. */
+	const char	*program;
+	/* {name: value}: the program's $name and $ARGS.named; jv_null()
+	 * for none.  Copied, not consumed. */
+	jv		 vars;
+	/* Answer only requests whose agent_id is one of these (borrowed
+	 * for the decider's life); nagents 0 answers every agent. */
+	const char *const *agents;
+	size_t		 nagents;
+	/* jq's debug builtin hands its value here (consumed); may be NULL. */
+	void		(*debug)(void *arg, jv value);
+	void		*debug_arg;
+};
+
+/*
+ * A decider, its program compiled once for the whole run.  When msgs is
+ * not NULL, *msgs is always set to an array (the caller owns it) of jq's
+ * compile messages, one string each, in the order jq reported them; a
+ * message may span several lines.  Returns NULL with err code
+ * "jq_compile" when the program does not compile.  jq's input and inputs
+ * have no input to read (they raise an error), and modules cannot be
+ * imported.
+ */
+struct art_decide *art_decide_new(const struct art_decide_conf *, jv *msgs,
+	    struct art_err *);
+void	art_decide_free(struct art_decide *);
+
+/*
+ * What to do with one bus line (borrowed).  For ART_DECIDE_ANSWER and
+ * ART_DECIDE_FAIL, *out is a new line the caller owns; for ART_DECIDE_PASS
+ * it is left alone.  ART_DECIDE_FAIL also fills err (code "jq_error",
+ * "bad_response" or "bad_request"; the message names the decision), with
+ * the same text as the error line's message.  *extra is set true when
+ * the program yielded more than one value (the first one counts) and
+ * false otherwise.
+ */
+enum art_decide_verdict art_decide_line(struct art_decide *, const jv *line,
+	    jv *out, bool *extra, struct art_err *);
+
+/*
+ * A line reader for a filter that passes lines on byte for byte: it keeps
+ * each line's text beside the parsed object.  Lines are checked and
+ * parsed by the ndjson reader (ART_NDJSON_REQUIRE_TYPE), so bad lines,
+ * blank lines, '\r' and over-long lines are handled as art_ndjson_next()
+ * does.  A non-blocking fd is waited on with poll(), so
+ * art_decide_input_next() never returns ART_NDJSON_AGAIN.  fd is never
+ * closed; name is borrowed for the reader's life.  NULL when out of
+ * memory.
+ */
+struct art_decide_input *art_decide_input_new(int fd, const char *name,
+	    size_t max_line);
+void	art_decide_input_free(struct art_decide_input *);
+
+/*
+ * As art_ndjson_next(); on ART_NDJSON_OK, *raw and *rawlen also give the
+ * line's bytes without its '\n' (or "\r\n"), valid until the next call.
+ */
+enum art_ndjson_status art_decide_input_next(struct art_decide_input *,
+	    jv *out, const char **raw, size_t *rawlen, struct art_err *);
+/* The error line for the line just reported ART_NDJSON_BAD; caller owns. */
+jv	art_decide_input_bad_line(const struct art_decide_input *,
+	    const struct art_err *);
+/* The number of the line last returned, from 1. */
+size_t	art_decide_input_lineno(const struct art_decide_input *);
+/* The name given to art_decide_input_new(). */
+const char *art_decide_input_name(const struct art_decide_input *);
+
+#endif

@@ -1,0 +1,144 @@
+/* llm.h - model calls: read off the bus, dispatched by provider, answered */
+#ifndef ART_LLM_H
+#define ART_LLM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jv.h>
+
+#include "err.h"
+
+/*
+ * A model call reaches agentrt-llm in one of two shapes: an llm.request
+ * line (a call the engine runs) or a decision.request whose trigger is
+ * llm.execute (a call a worker runs).  Both read into one struct
+ * art_llm_call, a provider answers it with a struct art_llm_outcome, and
+ * only the lines that carry the answer back differ: llm.result/llm.error
+ * for the first, a decision.response holding an llm.result/llm.error
+ * action for the second.
+ *
+ * The model is "provider/name".  A provider is a table of functions
+ * (struct art_llm_provider) found by the part before the first '/'; adding
+ * one is a module and a line in llm.c's list.
+ */
+
+enum art_llm_kind {
+	ART_LLM_NONE,		/* not a model call: pass it on */
+	ART_LLM_REQUEST,	/* an llm.request line */
+	ART_LLM_EXECUTE		/* a decision.request for llm.execute */
+};
+
+/* One call.  Embedded; art_llm_call_init() fills it, _release empties it. */
+struct art_llm_call {
+	enum art_llm_kind	 kind;
+	jv			 line;	/* the input line, whole */
+	/* Strings borrowed from line, valid until _release. */
+	const char		*session_id;	/* NULL if none */
+	const char		*decision_id;	/* ART_LLM_EXECUTE only */
+	const char		*id;		/* the call's id */
+	const char		*format;	/* NULL: neutral */
+	int64_t			 attempt;	/* from 1; default 1 */
+	bool			 stream;
+	int64_t			 deadline_ms;	/* epoch ms; -1: none */
+	jv			 request;	/* the LlmRequest */
+	jv			 mock;		/* mock settings, or null */
+};
+
+/*
+ * What a provider answers.  Exactly one of response (the LlmResponse) and
+ * error ({error, retryable, code?, retry_after_ms?}) is set, the other
+ * jv_null().  deltas are StreamDelta objects, sent before the settle when
+ * the call streams; delay_ms holds the whole answer back.  Embedded;
+ * _init, then _release.
+ */
+struct art_llm_outcome {
+	jv	 deltas;
+	jv	 response;
+	jv	 error;
+	int64_t	 delay_ms;
+};
+
+/*
+ * Settings made once by the command and handed to every provider.
+ * mock_script, when not null, overrides every mock script; it is
+ * borrowed for the art_llm's life.
+ */
+struct art_llm_opts {
+	const char	*model;		/* for all calls; NULL: the request's */
+	jv		 mock_script;
+};
+
+struct art_llm_provider {
+	const char	*name;		/* the model's prefix: "mock" */
+	/*
+	 * The provider's state, made when a call first names it.  NULL with
+	 * err filled on failure; the calls naming it then fail with err's
+	 * message.  May be NULL for a provider that keeps no state.
+	 */
+	void		*(*open)(const struct art_llm_opts *, struct art_err *);
+	void		 (*close)(void *);
+	/*
+	 * Answers call for model (the whole "provider/name", after any
+	 * override) into out, which the caller has _init'ed.  Errors the
+	 * model itself gives (a rate limit, a refusal) are outcomes; -1 with
+	 * err is for calls the provider cannot make at all, which the
+	 * dispatcher answers as non-retryable llm.error with err's message.
+	 */
+	int		 (*answer)(void *, const struct art_llm_call *,
+			    const char *model, struct art_llm_outcome *,
+			    struct art_err *);
+};
+
+/* Whether line (borrowed) is a model call, and which kind. */
+enum art_llm_kind art_llm_kind_of(const jv *line);
+
+/*
+ * Reads the call in line (borrowed; the call keeps a copy).  Returns 0, or
+ * -1 with err code "bad_request" and a message naming what is wrong
+ * ("llm.request: missing field 'id'"); call then holds nothing to release.
+ * A line that is no call at all is a bad_request too.
+ */
+int	art_llm_call_init(struct art_llm_call *, const jv *line,
+	    struct art_err *);
+void	art_llm_call_release(struct art_llm_call *);
+
+void	art_llm_outcome_init(struct art_llm_outcome *);
+void	art_llm_outcome_release(struct art_llm_outcome *);
+/*
+ * Makes out an error: message, retryable, and code when not NULL.  Drops
+ * any response and deltas out held.
+ */
+void	art_llm_outcome_fail(struct art_llm_outcome *, const char *message,
+	    bool retryable, const char *code);
+
+struct art_llm;
+
+/* A dispatcher; opts is copied, its jv borrowed.  NULL when out of memory. */
+struct art_llm *art_llm_new(const struct art_llm_opts *);
+void	art_llm_free(struct art_llm *);
+
+/*
+ * 0 when model is "provider/name" with a provider agentrt has; else -1
+ * with err "bad_model" saying why, as art_llm_answer() would.
+ */
+int	art_llm_check_model(const char *model, struct art_err *);
+
+/*
+ * Answers call into out (which this _init's).  Never fails: a model with
+ * no provider, an unknown provider ("unknown provider 'x' in model
+ * 'x/y'"), or a provider's failure is a non-retryable error outcome.
+ */
+void	art_llm_answer(struct art_llm *, const struct art_llm_call *,
+	    struct art_llm_outcome *);
+
+/*
+ * The lines that carry out back for call, in order: an llm.token.delta per
+ * delta when the call streams and succeeded, then the settle (llm.result or
+ * llm.error, or for ART_LLM_EXECUTE a decision.response holding one as its
+ * action).  Borrows both; returns a new array.
+ */
+jv	art_llm_lines(const struct art_llm_call *,
+	    const struct art_llm_outcome *);
+
+#endif

@@ -1,0 +1,1182 @@
+/* tools.c - tools: executables and jq programs in the tools directories
+ *
+ * An executable tool is started with fork and execve, never a shell: a
+ * close-on-exec pipe tells the parent whether execve succeeded, so a tool
+ * that cannot run is an error at once rather than an exit status 127.
+ * The tool leads a new process group, and every signal we send goes to
+ * the group, so a tool's children die with it.  When the leader exits we
+ * see it with waitid(WNOWAIT) first, kill what is left of its group while
+ * the unreaped leader still holds the group's id (so the id cannot have
+ * been reused), and only then reap it.
+ *
+ * Every descriptor this module opens is close-on-exec, so one tool never
+ * inherits another's pipes, and the parent's ends are non-blocking: the
+ * caller's poll loop moves every call along at once.
+ */
+#include "tools.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jq.h>
+
+#include "json.h"
+
+#define READ_CHUNK	65536
+#define READS_PER_STEP	16	/* so one chatty tool cannot starve the rest */
+
+/* --- names and directories ------------------------------------------- */
+
+static bool
+name_char(char ch)
+{
+	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+	    (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-';
+}
+
+bool
+art_tools_name_is_valid(const char *name)
+{
+	size_t n;
+
+	if (name == NULL || name[0] == '.' || name[0] == '-')
+		return false;
+	for (n = 0; name[n] != '\0'; n++)
+		if (n >= ART_TOOLS_NAME_MAX || !name_char(name[n]))
+			return false;
+	if (n == 0)
+		return false;
+	return !(n >= 3 && strcmp(name + n - 3, ".jq") == 0);
+}
+
+/* dir "/" name suffix, malloc'd; NULL when out of memory. */
+static char *
+join(const char *dir, const char *name, const char *suffix)
+{
+	size_t n = strlen(dir) + strlen(name) + strlen(suffix) + 2;
+	char *p;
+
+	if ((p = malloc(n)) != NULL)
+		snprintf(p, n, "%s/%s%s", dir, name, suffix);
+	return p;
+}
+
+static bool
+is_executable(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    access(path, X_OK) == 0;
+}
+
+static bool
+is_regular(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+int
+art_tools_find(char *const *dirs, const char *name, char **path,
+    struct art_err *err)
+{
+	char *p;
+	size_t i;
+
+	*path = NULL;
+	if (!art_tools_name_is_valid(name))
+		return ART_TOOLS_NONE;
+	for (i = 0; dirs[i] != NULL; i++) {
+		if ((p = join(dirs[i], name, "")) == NULL)
+			return art_err_set(err, "nomem", "out of memory");
+		if (is_executable(p)) {
+			*path = p;
+			return ART_TOOLS_EXEC;
+		}
+		free(p);
+		if ((p = join(dirs[i], name, ".jq")) == NULL)
+			return art_err_set(err, "nomem", "out of memory");
+		if (is_regular(p)) {
+			*path = p;
+			return ART_TOOLS_JQ;
+		}
+		free(p);
+	}
+	return ART_TOOLS_NONE;
+}
+
+/* Adds dir's tools to found (name -> path) where it has no such name. */
+static int
+list_dir(const char *dir, jv *found, struct art_err *err)
+{
+	char *const one[] = { (char *)dir, NULL };
+	char name[ART_TOOLS_NAME_MAX + 4], *path;
+	struct dirent *de;
+	jv here = jv_object();
+	size_t n;
+	int kind = ART_TOOLS_NONE;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL) {
+		jv_free(here);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if ((n = strlen(de->d_name)) >= sizeof(name))
+			continue;
+		memcpy(name, de->d_name, n + 1);
+		if (n > 3 && strcmp(name + n - 3, ".jq") == 0)
+			name[n - 3] = '\0';
+		if (jv_object_has(jv_copy(here), jv_string(name)))
+			continue;
+		if ((kind = art_tools_find(one, name, &path, err)) == -1)
+			break;
+		if (kind != ART_TOOLS_NONE)
+			here = jv_object_set(here, jv_string(name),
+			    jv_string(path));
+		free(path);
+	}
+	closedir(d);
+	if (kind == -1) {
+		jv_free(here);
+		return -1;
+	}
+	jv_object_foreach(here, k, v) {
+		if (jv_object_has(jv_copy(*found), jv_copy(k))) {
+			jv_free(k);
+			jv_free(v);
+		} else
+			*found = jv_object_set(*found, k, v);
+	}
+	jv_free(here);
+	return 0;
+}
+
+jv
+art_tools_list(char *const *dirs, struct art_err *err)
+{
+	jv found = jv_object(), keys, out = jv_array();
+	size_t i;
+
+	for (i = 0; dirs[i] != NULL; i++)
+		if (list_dir(dirs[i], &found, err) == -1) {
+			jv_free(found);
+			jv_free(out);
+			return jv_invalid();
+		}
+	keys = jv_keys(jv_copy(found));		/* sorted */
+	jv_array_foreach(keys, j, k) {
+		jv e = jv_object();
+
+		e = jv_object_set(e, jv_string("name"), jv_copy(k));
+		e = jv_object_set(e, jv_string("path"),
+		    jv_object_get(jv_copy(found), k));
+		out = jv_array_append(out, e);
+	}
+	jv_free(keys);
+	jv_free(found);
+	return out;
+}
+
+/* Reads all of path into a NUL-terminated buffer; -1 with errno set. */
+static int
+slurp(const char *path, char **buf, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	ssize_t r;
+	char *p = NULL, *np;
+	int fd, e;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	for (;;) {
+		if (p == NULL || n + 1 >= cap) {
+			cap = p == NULL ? cap : cap * 2;
+			if ((np = realloc(p, cap)) == NULL) {
+				errno = ENOMEM;
+				break;
+			}
+			p = np;
+		}
+		r = read(fd, p + n, cap - n - 1);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0) {
+				close(fd);
+				p[n] = '\0';
+				*buf = p;
+				*len = n;
+				return 0;
+			}
+			break;
+		}
+		n += (size_t)r;
+	}
+	e = errno;
+	close(fd);
+	free(p);
+	errno = e;
+	return -1;
+}
+
+jv
+art_tools_declaration(const char *path, const char *name,
+    struct art_err *err)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir, *decl, *text;
+	size_t len;
+	jv v;
+
+	if ((dir = strdup(path)) == NULL)
+		return art_err_set(err, "nomem", "out of memory"), jv_invalid();
+	if (slash != NULL)
+		dir[slash - path] = '\0';
+	else
+		strcpy(dir, ".");
+	decl = join(dir, name, ".json");
+	free(dir);
+	if (decl == NULL)
+		return art_err_set(err, "nomem", "out of memory"), jv_invalid();
+	if (slurp(decl, &text, &len) == -1) {
+		if (errno == ENOENT) {
+			free(decl);
+			return jv_object_set(jv_object(), jv_string("name"),
+			    jv_string(name));
+		}
+		art_err_set(err, "bad_declaration", "read '%s': %s", decl,
+		    strerror(errno));
+		free(decl);
+		return jv_invalid();
+	}
+	v = art_json_parse(text, len, err);
+	free(text);
+	if (jv_is_valid(v) && jv_get_kind(v) != JV_KIND_OBJECT) {
+		jv_free(v);
+		v = jv_invalid();
+		art_err_set(err, "bad_declaration", "not a JSON object");
+	}
+	if (!jv_is_valid(v)) {
+		art_err_prefix(err, "read '%s'", decl);
+		err->code = "bad_declaration";
+		free(decl);
+		return v;
+	}
+	free(decl);
+	return jv_object_set(v, jv_string("name"), jv_string(name));
+}
+
+/* --- the environment ---------------------------------------------------- */
+
+static const char *const env_allowed[] = {
+	"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER",
+	NULL
+};
+
+/* The allow-listed name "NAME=..." starts with, or NULL. */
+static const char *
+env_allowed_name(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	size_t i;
+
+	if (eq == NULL)
+		return NULL;
+	for (i = 0; env_allowed[i] != NULL; i++)
+		if (strlen(env_allowed[i]) == (size_t)(eq - entry) &&
+		    strncmp(entry, env_allowed[i], (size_t)(eq - entry)) == 0)
+			return env_allowed[i];
+	return NULL;
+}
+
+static char *
+env_pair(const char *name, const char *value)
+{
+	size_t n = strlen(name) + strlen(value) + 2;
+	char *p;
+
+	if ((p = malloc(n)) != NULL)
+		snprintf(p, n, "%s=%s", name, value);
+	return p;
+}
+
+char **
+art_tools_env(char *const *env, const char *session_id, const char *call_id,
+    int64_t attempt)
+{
+	const char *seen[sizeof(env_allowed) / sizeof(env_allowed[0])];
+	const char *name;
+	char num[24], **out;
+	size_t i, j, n = 0, nseen = 0;
+
+	for (i = 0; env != NULL && env[i] != NULL; i++)
+		;
+	if ((out = calloc(i + 4, sizeof(*out))) == NULL)
+		return NULL;
+	for (i = 0; env != NULL && env[i] != NULL; i++) {
+		if ((name = env_allowed_name(env[i])) == NULL)
+			continue;
+		/* The first of a duplicated name is the one getenv() sees. */
+		for (j = 0; j < nseen && seen[j] != name; j++)
+			;
+		if (j < nseen)
+			continue;
+		seen[nseen++] = name;
+		if ((out[n++] = strdup(env[i])) == NULL)
+			goto nomem;
+	}
+	snprintf(num, sizeof(num), "%lld", (long long)attempt);
+	if ((out[n++] = env_pair("AGENTRT_SESSION_ID", session_id)) == NULL ||
+	    (out[n++] = env_pair("AGENTRT_CALL_ID", call_id)) == NULL ||
+	    (out[n++] = env_pair("AGENTRT_ATTEMPT", num)) == NULL)
+		goto nomem;
+	return out;
+nomem:
+	art_tools_env_free(out);
+	return NULL;
+}
+
+void
+art_tools_env_free(char **env)
+{
+	size_t i;
+
+	if (env == NULL)
+		return;
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}
+
+/* --- output and the stderr tail -------------------------------------- */
+
+void
+art_tools_out_init(struct art_tools_out *o, size_t max)
+{
+	memset(o, 0, sizeof(*o));
+	o->max = max > 0 ? max : ART_TOOLS_MAX_OUTPUT;
+}
+
+void
+art_tools_out_release(struct art_tools_out *o)
+{
+	free(o->buf);
+	o->buf = NULL;
+	o->len = o->cap = o->total = 0;
+}
+
+int
+art_tools_out_add(struct art_tools_out *o, const char *p, size_t n,
+    struct art_err *err)
+{
+	size_t ncap;
+	char *nb;
+
+	o->total += n;
+	if (o->len >= o->max)
+		return 0;
+	if (n > o->max - o->len)
+		n = o->max - o->len;
+	if (n == 0)
+		return 0;
+	if (o->len + n > o->cap) {
+		ncap = o->cap > 0 ? o->cap : 4096;
+		while (ncap < o->len + n)
+			ncap *= 2;
+		if (ncap > o->max)
+			ncap = o->max;
+		if ((nb = realloc(o->buf, ncap)) == NULL)
+			return art_err_set(err, "nomem", "out of memory");
+		o->buf = nb;
+		o->cap = ncap;
+	}
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+	return 0;
+}
+
+bool
+art_tools_out_is_truncated(const struct art_tools_out *o)
+{
+	return o->total > o->len;
+}
+
+/* n, or less so that s[0..n) does not end inside a UTF-8 character. */
+static size_t
+utf8_whole(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = n, need;
+
+	while (i > 0 && n - i < 4 && (p[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0 || p[i - 1] < 0xc0)
+		return n;
+	need = p[i - 1] >= 0xf0 ? 4 : p[i - 1] >= 0xe0 ? 3 : 2;
+	return n - (i - 1) >= need ? n : i - 1;
+}
+
+static jv
+out_text(const struct art_tools_out *o, bool strip_newline)
+{
+	bool cut = art_tools_out_is_truncated(o);
+	size_t n = o->len;
+	char marker[64];
+	jv s;
+
+	if (cut)
+		n = utf8_whole(o->buf, n);
+	if (strip_newline && n > 0 && o->buf[n - 1] == '\n')
+		n--;
+	s = jv_string_sized(n > 0 ? o->buf : "", (int)n);
+	if (cut) {
+		snprintf(marker, sizeof(marker),
+		    "\n[output truncated at %zu bytes]", o->max);
+		s = jv_string_append_str(s, marker);
+	}
+	return s;
+}
+
+jv
+art_tools_out_text(const struct art_tools_out *o)
+{
+	return out_text(o, true);
+}
+
+void
+art_tools_tail_init(struct art_tools_tail *t)
+{
+	t->len = 0;
+}
+
+void
+art_tools_tail_add(struct art_tools_tail *t, const char *p, size_t n)
+{
+	size_t drop;
+
+	if (n >= sizeof(t->buf)) {
+		memcpy(t->buf, p + n - sizeof(t->buf), sizeof(t->buf));
+		t->len = sizeof(t->buf);
+		return;
+	}
+	if (t->len + n > sizeof(t->buf)) {
+		drop = t->len + n - sizeof(t->buf);
+		memmove(t->buf, t->buf + drop, t->len - drop);
+		t->len -= drop;
+	}
+	memcpy(t->buf + t->len, p, n);
+	t->len += n;
+}
+
+static bool
+is_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' ||
+	    ch == '\v' || ch == '\f';
+}
+
+jv
+art_tools_tail_text(const struct art_tools_tail *t, size_t max)
+{
+	size_t start = t->len > max ? t->len - max : 0, end = t->len;
+
+	/* The tail may begin inside a character: start at the next one. */
+	while (start < end && ((unsigned char)t->buf[start] & 0xc0) == 0x80)
+		start++;
+	while (start < end && is_space(t->buf[start]))
+		start++;
+	while (end > start && is_space(t->buf[end - 1]))
+		end--;
+	return jv_string_sized(end > start ? t->buf + start : "",
+	    (int)(end - start));
+}
+
+/* --- jq tools ---------------------------------------------------------- */
+
+/*
+ * The program is wrapped so that it sees {} for env and $ENV (a binding of
+ * $ENV hides jq's own; a named argument would not) and stderr writes
+ * nothing.  The wrapper's text stays on line 1 so line numbers in errors
+ * are the file's; the closing parenthesis goes on a line of its own in
+ * case the file ends in a comment.
+ */
+#define JQ_PRELUDE	"def env: {}; def stderr: .; {} as $ENV | ("
+#define JQ_POSTLUDE	"\n)"
+
+struct jq_entry {
+	char		*path;
+	jq_state	*jq;
+	struct jq_entry	*next;
+};
+
+struct art_tools_jq {
+	struct jq_entry	*head;
+};
+
+struct art_tools_jq *
+art_tools_jq_new(void)
+{
+	return calloc(1, sizeof(struct art_tools_jq));
+}
+
+void
+art_tools_jq_free(struct art_tools_jq *c)
+{
+	struct jq_entry *e, *next;
+
+	if (c == NULL)
+		return;
+	for (e = c->head; e != NULL; e = next) {
+		next = e->next;
+		jq_teardown(&e->jq);
+		free(e->path);
+		free(e);
+	}
+	free(c);
+}
+
+static jv
+error_action(jv msg)
+{
+	jv a = jv_object();
+
+	a = jv_object_set(a, jv_string("type"), jv_string("tool.error"));
+	a = jv_object_set(a, jv_string("error"), msg);
+	return jv_object_set(a, jv_string("retryable"), jv_false());
+}
+
+/* Keeps the first compile error libjq reports; the rest are counts. */
+static void
+keep_first_error(void *data, jv msg)
+{
+	jv *first = data;
+
+	if (jv_get_kind(*first) == JV_KIND_NULL &&
+	    jv_get_kind(msg) == JV_KIND_STRING)
+		*first = jv_copy(msg);
+	jv_free(msg);
+}
+
+static void
+drop_error(void *data, jv msg)
+{
+	(void)data;
+	jv_free(msg);
+}
+
+/* "compile 'x.jq': <the first line of msg, without "jq: error: ">". */
+static jv
+compile_error(const char *path, jv first)
+{
+	const char *base = strrchr(path, '/'), *m;
+	char buf[512];
+	size_t n;
+
+	base = base != NULL ? base + 1 : path;
+	m = jv_get_kind(first) == JV_KIND_STRING ? jv_string_value(first) :
+	    "compile error";
+	if (strncmp(m, "jq: error: ", 11) == 0)
+		m += 11;
+	n = strcspn(m, "\n");
+	snprintf(buf, sizeof(buf), "compile '%s': %.*s", base, (int)n, m);
+	jv_free(first);
+	return jv_string(buf);
+}
+
+/* The compiled tool at path, or NULL with *msg (a jv string) saying why. */
+static jq_state *
+jq_tool(struct art_tools_jq *c, const char *path, jv *msg)
+{
+	struct jq_entry *e;
+	char *text, *prog;
+	size_t len;
+	jv first = jv_null();
+	jq_state *jq;
+
+	for (e = c->head; e != NULL; e = e->next)
+		if (strcmp(e->path, path) == 0)
+			return e->jq;
+	if (slurp(path, &text, &len) == -1) {
+		*msg = jv_string_fmt("read '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	prog = malloc(strlen(JQ_PRELUDE) + len + strlen(JQ_POSTLUDE) + 1);
+	e = calloc(1, sizeof(*e));
+	if (prog == NULL || e == NULL || (e->path = strdup(path)) == NULL ||
+	    (jq = jq_init()) == NULL) {
+		free(text), free(prog), free(e != NULL ? e->path : NULL);
+		free(e);
+		*msg = jv_string("out of memory");
+		return NULL;
+	}
+	sprintf(prog, "%s%s%s", JQ_PRELUDE, text, JQ_POSTLUDE);
+	free(text);
+	/* Without a library path, libjq 1.6 asserts on an include. */
+	jq_set_attr(jq, jv_string("JQ_LIBRARY_PATH"), jv_array());
+	jq_set_error_cb(jq, keep_first_error, &first);
+	if (!jq_compile(jq, prog)) {
+		free(prog);
+		jq_teardown(&jq);
+		free(e->path);
+		free(e);
+		*msg = compile_error(path, first);
+		return NULL;
+	}
+	free(prog);
+	jv_free(first);
+	/* NULL would restore libjq's default, which prints on our stderr. */
+	jq_set_error_cb(jq, drop_error, NULL);
+	e->jq = jq;
+	e->next = c->head;
+	c->head = e;
+	return jq;
+}
+
+/* A jq error's message as text: a string as it is, else compact JSON. */
+static jv
+message_text(jv msg)
+{
+	if (jv_get_kind(msg) == JV_KIND_STRING)
+		return msg;
+	return jv_dump_string(msg, 0);
+}
+
+/* The arguments as jq's input: "" and white space are null. */
+static jv
+jq_input(const char *args, size_t len)
+{
+	struct art_err err;
+	size_t i;
+
+	for (i = 0; i < len && is_space(args[i]); i++)
+		;
+	if (i == len)
+		return jv_null();
+	return art_json_parse(args, len, &err);
+}
+
+/* Runs jq over its started input, collecting the outputs into out. */
+static jv
+jq_collect(jq_state *jq, struct art_tools_out *out)
+{
+	struct art_err err;
+	int n = 0;
+	jv r, text, code;
+
+	while (jv_is_valid(r = jq_next(jq))) {
+		text = message_text(r);
+		if ((n++ > 0 && art_tools_out_add(out, "\n", 1, &err) == -1) ||
+		    art_tools_out_add(out, jv_string_value(text),
+		    (size_t)jv_string_length_bytes(jv_copy(text)), &err) == -1) {
+			jv_free(text);
+			return error_action(jv_string("out of memory"));
+		}
+		jv_free(text);
+		if (art_tools_out_is_truncated(out))
+			return jv_true();	/* an endless generator stops */
+	}
+	if (jq_halted(jq)) {
+		jv_free(r);
+		code = jq_get_exit_code(jq);
+		if (jv_get_kind(code) != JV_KIND_NUMBER ||
+		    jv_number_value(code) == 0)
+			return jv_free(code), jv_true();
+		jv_free(code);
+		return error_action(message_text(jq_get_error_message(jq)));
+	}
+	if (jv_invalid_has_msg(jv_copy(r)))
+		return error_action(message_text(jv_invalid_get_msg(r)));
+	jv_free(r);
+	return jv_true();
+}
+
+jv
+art_tools_jq_run(struct art_tools_jq *c, const char *path, const char *args,
+    size_t len, size_t max_output)
+{
+	struct art_tools_out out;
+	jq_state *jq;
+	jv input, msg, r, a;
+
+	input = jq_input(args, len);
+	if (!jv_is_valid(input)) {
+		jv_free(input);
+		return error_action(jv_string("arguments are not JSON"));
+	}
+	if ((jq = jq_tool(c, path, &msg)) == NULL) {
+		jv_free(input);
+		return error_action(msg);
+	}
+	art_tools_out_init(&out, max_output);
+	jq_start(jq, input, 0);
+	r = jq_collect(jq, &out);
+	if (jv_get_kind(r) == JV_KIND_TRUE) {
+		a = jv_object_set(jv_object(), jv_string("type"),
+		    jv_string("tool.result"));
+		r = jv_object_set(a, jv_string("result"), out_text(&out, false));
+	}
+	art_tools_out_release(&out);
+	return r;
+}
+
+/* --- executable tools ------------------------------------------------ */
+
+struct art_tools_call {
+	pid_t			 pid;
+	int			 in_fd, out_fd, err_fd;
+	char			*input;
+	size_t			 input_len, input_off;
+	struct art_tools_out	 out;
+	struct art_tools_tail	 tail;
+	int64_t			 deadline, kill_at, drain_until, grace;
+	bool			 exited, timed_out, term_sent, kill_sent;
+	bool			 lost;		/* reaped by someone else */
+	int			 status;	/* from waitpid() */
+	char			*session_id, *call_id;
+	int64_t			 attempt;
+};
+
+/* What failed in the child before execve, sent up the status pipe. */
+enum { STEP_PGID = 1, STEP_CHDIR, STEP_DUP, STEP_EXEC };
+struct failure {
+	int	step;
+	int	errnum;
+};
+
+int64_t
+art_tools_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Makes fd close-on-exec and at least 3, so that the child's dup2() onto
+ * 0, 1 and 2 never lands on a pipe it still needs.
+ */
+static int
+settle_fd(int fd)
+{
+	int nfd;
+
+	if (fd >= 3)
+		return fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 ? -1 : fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return nfd;
+}
+
+static int
+make_pipe(int p[2])
+{
+	if (pipe(p) == -1)
+		return -1;
+	if ((p[0] = settle_fd(p[0])) == -1 || (p[1] = settle_fd(p[1])) == -1) {
+		if (p[0] != -1)
+			close(p[0]);
+		if (p[1] != -1)
+			close(p[1]);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void
+set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl != -1)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* In the child: async-signal-safe calls only, up to execve(). */
+static _Noreturn void
+fail_child(int ctl, int step)
+{
+	struct failure f = { step, errno };
+	ssize_t r;
+
+	do
+		r = write(ctl, &f, sizeof(f));
+	while (r == -1 && errno == EINTR);
+	_exit(127);
+}
+
+static _Noreturn void
+child(const struct art_tools_spec *s, char *const argv[], int in, int out,
+    int errfd, int ctl)
+{
+	struct sigaction sa;
+	sigset_t none;
+	int sig;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (sig = 1; sig <= SIGRTMAX; sig++)
+		sigaction(sig, &sa, NULL);	/* KILL, STOP: EINVAL, fine */
+	if (setpgid(0, 0) == -1)
+		fail_child(ctl, STEP_PGID);
+	if (s->cwd != NULL && chdir(s->cwd) == -1)
+		fail_child(ctl, STEP_CHDIR);
+	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(errfd, 2) == -1)
+		fail_child(ctl, STEP_DUP);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve(s->path, argv, s->env);
+	fail_child(ctl, STEP_EXEC);
+}
+
+static int
+call_failed(const struct art_tools_spec *s, const struct failure *f,
+    struct art_err *err)
+{
+	if (f->step == STEP_CHDIR)
+		return art_err_set(err, "tool_exec", "run tool '%s': chdir "
+		    "'%s': %s", s->name, s->cwd, strerror(f->errnum));
+	if (f->step == STEP_EXEC)
+		return art_err_set(err, "tool_exec", "run tool '%s': %s",
+		    s->name, strerror(f->errnum));
+	return art_err_set(err, "tool_busy", "run tool '%s': %s", s->name,
+	    strerror(f->errnum));
+}
+
+/* Forks and execs; 0, or -1 with err and every descriptor closed. */
+static int
+spawn(struct art_tools_call *c, const struct art_tools_spec *s,
+    struct art_err *err)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, ep[2] = { -1, -1 };
+	int ctl[2] = { -1, -1 }, e;
+	char *argv[2] = { (char *)s->path, NULL };
+	sigset_t all, old;
+	struct failure f;
+	ssize_t r;
+
+	if (make_pipe(in) == -1 || make_pipe(out) == -1 ||
+	    make_pipe(ep) == -1 || make_pipe(ctl) == -1)
+		goto busy;
+	/* No handler of ours may run in the child before it resets them. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	c->pid = fork();
+	if (c->pid == 0)
+		child(s, argv, in[0], out[1], ep[1], ctl[1]);
+	e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	if (c->pid == -1)
+		goto busy;
+	setpgid(c->pid, c->pid);	/* also here, so no signal misses it */
+	close_fd(&in[0]), close_fd(&out[1]), close_fd(&ep[1]), close_fd(&ctl[1]);
+	do
+		r = read(ctl[0], &f, sizeof(f));
+	while (r == -1 && errno == EINTR);
+	close_fd(&ctl[0]);
+	if (r == (ssize_t)sizeof(f)) {
+		while (waitpid(c->pid, NULL, 0) == -1 && errno == EINTR)
+			;
+		close_fd(&in[1]), close_fd(&out[0]), close_fd(&ep[0]);
+		return call_failed(s, &f, err);
+	}
+	c->in_fd = in[1], c->out_fd = out[0], c->err_fd = ep[0];
+	set_nonblock(c->in_fd), set_nonblock(c->out_fd);
+	set_nonblock(c->err_fd);
+	return 0;
+busy:
+	e = errno;
+	close_fd(&in[0]), close_fd(&in[1]), close_fd(&out[0]);
+	close_fd(&out[1]), close_fd(&ep[0]), close_fd(&ep[1]);
+	close_fd(&ctl[0]), close_fd(&ctl[1]);
+	return art_err_set(err, "tool_busy", "run tool '%s': %s", s->name,
+	    strerror(e));
+}
+
+static void
+pump_in(struct art_tools_call *c)
+{
+	ssize_t n;
+
+	while (c->in_fd >= 0 && c->input_off < c->input_len) {
+		n = write(c->in_fd, c->input + c->input_off,
+		    c->input_len - c->input_off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n == -1)
+			break;		/* EPIPE: the tool does not read */
+		c->input_off += (size_t)n;
+	}
+	close_fd(&c->in_fd);
+	free(c->input);
+	c->input = NULL;
+}
+
+/* Reads what fd has; -1 with err on out of memory. */
+static int
+pump_read(struct art_tools_call *c, int *fd, struct art_err *err)
+{
+	char buf[READ_CHUNK];
+	ssize_t n;
+	int i;
+
+	for (i = 0; *fd >= 0 && i < READS_PER_STEP; i++) {
+		n = read(*fd, buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) {
+			close_fd(fd);
+			return 0;
+		}
+		if (fd == &c->err_fd)
+			art_tools_tail_add(&c->tail, buf, (size_t)n);
+		else if (art_tools_out_add(&c->out, buf, (size_t)n, err) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static void
+call_release(struct art_tools_call *c)
+{
+	close_fd(&c->in_fd), close_fd(&c->out_fd), close_fd(&c->err_fd);
+	art_tools_out_release(&c->out);
+	free(c->input);
+	free(c->session_id);
+	free(c->call_id);
+	free(c);
+}
+
+struct art_tools_call *
+art_tools_call_start(const struct art_tools_spec *s, int64_t now_ms,
+    struct art_err *err)
+{
+	struct art_tools_call *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return art_err_set(err, "tool_busy", "out of memory"), NULL;
+	c->in_fd = c->out_fd = c->err_fd = -1;
+	art_tools_out_init(&c->out, s->max_output);
+	art_tools_tail_init(&c->tail);
+	c->attempt = s->attempt;
+	c->grace = s->kill_grace_ms > 0 ? s->kill_grace_ms : 0;
+	c->deadline = now_ms + (s->timeout_ms > 0 ? s->timeout_ms : 1);
+	c->session_id = strdup(s->session_id);
+	c->call_id = strdup(s->call_id);
+	if (s->input_len > 0 && (c->input = malloc(s->input_len)) != NULL)
+		memcpy(c->input, s->input, s->input_len);
+	c->input_len = s->input_len;
+	if (c->session_id == NULL || c->call_id == NULL ||
+	    (s->input_len > 0 && c->input == NULL)) {
+		call_release(c);
+		art_err_set(err, "tool_busy", "out of memory");
+		return NULL;
+	}
+	if (spawn(c, s, err) == -1) {
+		call_release(c);
+		return NULL;
+	}
+	pump_in(c);
+	return c;
+}
+
+void
+art_tools_call_free(struct art_tools_call *c)
+{
+	if (c == NULL)
+		return;
+	if (c->pid > 0 && !c->exited) {
+		kill(-c->pid, SIGKILL);
+		while (waitpid(c->pid, NULL, 0) == -1 && errno == EINTR)
+			;
+	}
+	call_release(c);
+}
+
+int
+art_tools_call_pollfds(const struct art_tools_call *c, struct pollfd *fds)
+{
+	int n = 0;
+
+	if (c->in_fd >= 0)
+		fds[n].fd = c->in_fd, fds[n].events = POLLOUT, n++;
+	if (c->out_fd >= 0)
+		fds[n].fd = c->out_fd, fds[n].events = POLLIN, n++;
+	if (c->err_fd >= 0)
+		fds[n].fd = c->err_fd, fds[n].events = POLLIN, n++;
+	while (n < ART_TOOLS_POLLFDS) {
+		fds[n].fd = -1, fds[n].events = 0, fds[n].revents = 0;
+		n++;
+	}
+	return (c->in_fd >= 0) + (c->out_fd >= 0) + (c->err_fd >= 0);
+}
+
+/* Notices the leader's exit, ends its group, and only then reaps it. */
+static int
+reap(struct art_tools_call *c, int64_t now, struct art_err *err)
+{
+	siginfo_t si;
+	int st = 0;
+
+	if (c->exited)
+		return 0;
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+	    -1) {
+		if (errno != ECHILD)
+			return 0;
+		/* Not ours to wait for any more: the group id may be reused. */
+		c->lost = c->exited = true;
+		c->drain_until = now + c->grace;
+		close_fd(&c->in_fd);
+		return 0;
+	}
+	if (si.si_pid == 0)
+		return 0;
+	kill(-c->pid, SIGKILL);
+	while (waitpid(c->pid, &st, 0) == -1 && errno == EINTR)
+		;
+	c->exited = true;
+	c->status = st;
+	c->drain_until = now + c->grace;
+	close_fd(&c->in_fd);
+	if (pump_read(c, &c->out_fd, err) == -1)
+		return -1;
+	return pump_read(c, &c->err_fd, err);
+}
+
+static void
+timers(struct art_tools_call *c, int64_t now)
+{
+	if (c->exited) {
+		/* A process that left the group may still hold the pipes. */
+		if (now >= c->drain_until)
+			close_fd(&c->out_fd), close_fd(&c->err_fd);
+		return;
+	}
+	if (!c->term_sent && now >= c->deadline) {
+		kill(-c->pid, SIGTERM);
+		kill(-c->pid, SIGCONT);		/* a stopped tool must see it */
+		c->term_sent = c->timed_out = true;
+		c->kill_at = now + c->grace;
+	}
+	if (c->term_sent && !c->kill_sent && now >= c->kill_at) {
+		kill(-c->pid, SIGKILL);
+		c->kill_sent = true;
+	}
+}
+
+int
+art_tools_call_step(struct art_tools_call *c, const struct pollfd *fds,
+    int nfds, int64_t now_ms, struct art_err *err)
+{
+	int i, fd;
+
+	for (i = 0; i < nfds; i++) {
+		if ((fd = fds[i].fd) < 0 || fds[i].revents == 0)
+			continue;
+		if (fd == c->in_fd)
+			pump_in(c);
+		else if (fd == c->out_fd) {
+			if (pump_read(c, &c->out_fd, err) == -1)
+				return -1;
+		} else if (fd == c->err_fd)
+			pump_read(c, &c->err_fd, err);
+	}
+	if (reap(c, now_ms, err) == -1)
+		return -1;
+	timers(c, now_ms);
+	return 0;
+}
+
+int64_t
+art_tools_call_due_ms(const struct art_tools_call *c)
+{
+	if (art_tools_call_is_done(c))
+		return INT64_MAX;
+	if (c->exited)
+		return c->drain_until;
+	if (!c->term_sent)
+		return c->deadline;
+	return c->kill_sent ? INT64_MAX : c->kill_at;
+}
+
+bool
+art_tools_call_is_done(const struct art_tools_call *c)
+{
+	return c->exited && c->out_fd < 0 && c->err_fd < 0;
+}
+
+long
+art_tools_call_pid(const struct art_tools_call *c)
+{
+	return (long)c->pid;
+}
+
+static jv
+settle_error(jv line, jv msg, bool retryable)
+{
+	line = jv_object_set(line, jv_string("type"), jv_string("tool.error"));
+	line = jv_object_set(line, jv_string("error"), msg);
+	return jv_object_set(line, jv_string("retryable"),
+	    jv_bool(retryable));
+}
+
+jv
+art_tools_call_settle(const struct art_tools_call *c)
+{
+	jv line = jv_object(), msg;
+
+	line = jv_object_set(line, jv_string("type"), jv_null());
+	line = jv_object_set(line, jv_string("session_id"),
+	    jv_string(c->session_id));
+	line = jv_object_set(line, jv_string("id"), jv_string(c->call_id));
+	line = jv_object_set(line, jv_string("attempt"),
+	    jv_number((double)c->attempt));
+	if (c->timed_out)
+		return settle_error(line, jv_string("deadline exceeded"), true);
+	if (c->lost)
+		return settle_error(line, jv_string("tool process lost"), false);
+	if (WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0) {
+		line = jv_object_set(line, jv_string("type"),
+		    jv_string("tool.result"));
+		return jv_object_set(line, jv_string("result"),
+		    art_tools_out_text(&c->out));
+	}
+	msg = art_tools_tail_text(&c->tail, ART_TOOLS_ERROR_MAX);
+	if (jv_string_length_bytes(jv_copy(msg)) == 0) {
+		jv_free(msg);
+		msg = WIFSIGNALED(c->status) ?
+		    jv_string_fmt("killed by signal %d", WTERMSIG(c->status)) :
+		    jv_string_fmt("exit status %d", WEXITSTATUS(c->status));
+	}
+	return settle_error(line, msg, WIFEXITED(c->status) &&
+	    WEXITSTATUS(c->status) == ART_TOOLS_EX_TEMPFAIL);
+}

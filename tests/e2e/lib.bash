@@ -1,0 +1,43 @@
+# lib.bash - whole rings over a fifo, for the end-to-end tests
+load ../cli/lib
+
+AGENTS="$top_srcdir/tests/fixtures/agents:$top_srcdir/examples/agents"
+EVENTS="$BATS_TEST_TMPDIR/events.ndjson"
+export AGENTS EVENTS
+export TMPDIR="$BATS_TEST_TMPDIR"
+
+# ring RUN-ARGS...: decide | llm | [inject] | tool | session run, over a
+# fifo.  DECIDE holds agentrt-decide's arguments (split on spaces) and
+# INJECT a command put between llm and tool.  Sets status and output
+# (stderr of every stage) as `run` does.
+ring() {
+	local fifo="$BATS_TEST_TMPDIR/ring"
+
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	export DECIDE INJECT
+	run timeout 60 bash -c '
+		fifo=$1; shift
+		agentrt-decide $DECIDE <"$fifo" 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		agentrt-llm 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		${INJECT:-cat} |
+		agentrt-tool --tools "$top_srcdir/tests/fixtures/tools" \
+		    --tools "$top_srcdir/examples/tools" 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		AGENTRT_AGENTS="$AGENTS" agentrt-session run --events "$EVENTS" "$@" >"$fifo"
+	' ring "$fifo" "$@"
+}
+
+# The session this test made (the store holds one).
+the_session() {
+	agentrt-session ls -q | tail -1
+}
+
+# events FILTER: the jq filter over the client events, compact.
+events() {
+	jq -c "$1" "$EVENTS"
+}
+
+# log FILTER: the jq filter over the session's log, slurped (strings raw).
+log_of() {
+	agentrt-session log "$(the_session)" | jq -s -c -r "$1"
+}

@@ -1,0 +1,179 @@
+#!/usr/bin/env bats
+# Whole rings: decide | llm | tool | session run, over a fifo, offline.
+
+load lib
+
+@test "a plain answer: mock/echo repeats the user" {
+	ring -a echo -m 'hello, ring'
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"hello, ring"'
+	assert_eq "$(log_of '[.[].payload.type] | map(select(. == "message.new")) | length')" 2
+	assert_eq "$(agentrt-session show "$(the_session)" | jq -r .turn_status)" completed
+}
+
+@test "the calc example: a tool loop answers 17*23 with the tool's result" {
+	ring -a calc -m 'What is 17*23?'
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"17*23 = 391"'
+	assert_eq "$(events 'select(.type=="tool_result") | [.name, .result]')" '["calc","391"]'
+	# The golden trace's order of durable events.
+	assert_eq "$(log_of '[.[].payload.type | select(test("^(turn|message|llm.call|tool.call)"))] | join(" ")')" \
+		"turn.started message.new llm.call.requested llm.call.dispatched llm.call.completed message.new tool.call.requested tool.call.dispatched tool.call.completed message.new llm.call.requested llm.call.dispatched llm.call.completed message.new turn.completed"
+}
+
+@test "events follow seed 002's kinds, in order, with durations" {
+	ring -a calc -m 'What is 17*23?'
+	[ "$status" -eq 0 ]
+	assert_eq "$(events '.type' | uniq | tr '\n' ' ')" \
+		'"turn.started" "message" "status" "metrics" "message" "tool_call" "status" "tool_result" "message" "status" "metrics" "message" "completion" "status" "turn.finished" '
+	events 'select(.type=="tool_result") | .duration_ms' | grep -Eq '^[0-9]+$'
+	events 'select(.type=="metrics") | [.model, .usage.total, .ttft_ms, .total_ms] | map(type)' | grep -q '"string","number","number","number"'
+	assert_eq "$(events 'select(.type=="completion") | [.loop_iterations, (.duration_ms|type), .usage.total > 0]')" '[2,"number",true]'
+}
+
+@test "two parallel tool calls both land before the model is called again" {
+	ring -a parallel -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	# The second model call's prompt holds both tool results.
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.requested")][1].request.messages | map(select(.role=="tool") | .content) | sort')" '["12","3"]'
+	# Both tool results are recorded before the second model call is made.
+	assert_eq "$(log_of '[.[].payload.type | select(. == "tool.call.completed" or . == "llm.call.requested")] | join(" ")')" \
+		"llm.call.requested tool.call.completed tool.call.completed llm.call.requested"
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"last: 12"'
+}
+
+@test "a tool failure is a tool message the model reads" {
+	ring -a badtool -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	events 'select(.type=="tool_result") | .error' | grep -q 'calc:'
+	events 'select(.type=="completion") | .text' | grep -q '^"the tool said: calc:'
+	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.errored") | .retryable]')" '[false]'
+}
+
+@test "a retryable tool error (exit 75) is retried and then succeeds" {
+	ring -a flaky-tool -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(log_of '[.[].payload | select(.type | startswith("tool.call.")) | [.type, .attempt]] | map(join(":")) | join(" ")')" \
+		"tool.call.requested:1 tool.call.dispatched:1 tool.call.errored:1 tool.call.requested:2 tool.call.dispatched:2 tool.call.completed:2"
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"flaky said: worked on attempt 2"'
+}
+
+@test "a model error is retried, then the turn parks on an llm.failed interrupt" {
+	ring -a model-down -m go
+	[ "$status" -eq 3 ] || fail "status $status: $output"
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.errored") | .attempt]')" '[1,2,3]'
+	assert_eq "$(events 'select(.type=="status" and .status=="suspended") | .payload | [.type, .error, .code]')" \
+		'["llm.failed","overloaded","rate_limited"]'
+	assert_eq "$(agentrt-session show "$(the_session)" | jq -c '[.status, (.interrupts | length)]')" '["running",1]'
+}
+
+@test "a model error retried within the policy recovers" {
+	ring -a model-flaky -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"third time lucky"'
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.errored")] | length')" 2
+}
+
+@test "resuming an llm.failed interrupt calls the model again" {
+	ring -a model-down -m go
+	[ "$status" -eq 3 ]
+	sid=$(the_session)
+	iid=$(agentrt-session show "$sid" | jq -r '.interrupts | keys[0]')
+	ring -s "$sid" --input "{\"type\":\"interrupt.resume\",\"interrupt_id\":\"$iid\"}"
+	[ "$status" -eq 3 ]	# the model is still down: parked again
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.requested" and .attempt==1)] | length')" 2
+	assert_eq "$(log_of '[.[].payload.type | select(. == "session.interrupt_resumed")] | length')" 1
+}
+
+@test "a jq policy changes what happens: cap the loop at two model calls" {
+	DECIDE="-f $top_srcdir/examples/policies/cap-model-calls.jq --argjson max 2"
+	ring -a loop -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.requested")] | length')" 2
+	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.completed")] | length')" 2
+	unset DECIDE
+	ring -a loop -m go
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.requested")] | length')" 4
+}
+
+@test "a turn_id that completed returns that turn and runs nothing" {
+	ring -a echo -m once --turn-id t1
+	[ "$status" -eq 0 ]
+	sid=$(the_session)
+	before=$(agentrt-session show "$sid" | jq .last_seq)
+	: >"$EVENTS"
+	ring -s "$sid" -m twice --turn-id t1
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"once"'
+	assert_eq "$(log_of '[.[].payload | select(.type=="turn.started")] | length')" 1
+	assert_eq "$(log_of '[.[].payload | select(.type=="message.new")] | length')" 2
+	assert_eq "$(agentrt-session show "$sid" | jq .last_seq)" "$before"
+}
+
+@test "a message while a turn is parked is refused" {
+	ring -a model-down -m go
+	[ "$status" -eq 3 ]
+	ring -s "$(the_session)" -m again
+	[ "$status" -eq 3 ]
+	events 'select(.type=="error") | .code' | grep -q turn_already_active
+	assert_eq "$(log_of '[.[].payload | select(.type=="turn.started")] | length')" 1
+}
+
+@test "malformed lines in the ring become error events and the turn completes" {
+	INJECT="$top_srcdir/tests/e2e/inject-garbage"
+	ring -a calc -m 'What is 17*23?'
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"17*23 = 391"'
+	codes=$(log_of '[.[].payload | select(.type=="error") | .code] | sort | unique | join(",")')
+	[[ "$codes" == *bad_json* && "$codes" == *no_type* && "$codes" == *not_object* ]] || fail "codes: $codes"
+}
+
+@test "lines of several MiB go round the ring without a deadlock" {
+	big=$(head -c 3000000 /dev/zero | tr '\0' a)
+	printf '{"type":"client.message","message":{"role":"user","content":"%s"}}\n' "$big" >"$BATS_TEST_TMPDIR/big.json"
+	ring -a echo --input "@$BATS_TEST_TMPDIR/big.json"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text | length')" 3000000
+}
+
+# Crash safety: kill -9 one stage mid-turn, then run the ring again.
+# Each stage writes its pid first, so only this test's stage is killed.
+crash_and_resume() {
+	local victim=$1 after=$2 fifo="$BATS_TEST_TMPDIR/ring" p="$BATS_TEST_TMPDIR/pid"
+
+	rm -f "$fifo" && mkfifo "$fifo"
+	( sh -c 'echo $$ >"$1.decide"; exec agentrt-decide' pid "$p" <"$fifo" |
+	    sh -c 'echo $$ >"$1.llm"; exec agentrt-llm' pid "$p" |
+	    sh -c 'echo $$ >"$1.tool"; exec agentrt-tool --tools "$2"' pid "$p" \
+		"$top_srcdir/tests/fixtures/tools" |
+	    AGENTRT_AGENTS="$AGENTS" sh -c 'echo $$ >"$1.session"; exec agentrt-session run --events "$2" -a slow -m go' \
+		pid "$p" "$EVENTS" >"$fifo" ) 2>/dev/null 3>&- &
+	sleep "$after"
+	kill -9 "$(cat "$p.$victim")"
+	wait || true
+	sid=$(the_session)
+	[ -n "$sid" ]
+	ring -s "$sid"
+	[ "$status" -eq 0 ] || fail "resume: status $status: $output"
+	assert_eq "$(events 'select(.type=="completion") | .text' | tail -1)" '"rested: rested"'
+	# No message recorded twice: user, assistant, tool, assistant.
+	assert_eq "$(log_of '[.[].payload | select(.type=="message.new") | .message.role] | join(" ")')" "user assistant tool assistant"
+	assert_eq "$(log_of '[.[].payload | select(.type=="turn.completed")] | length')" 1
+}
+
+@test "crash: the model stage killed during its first call" {
+	crash_and_resume llm 0.3
+	log_of '[.[].payload | select(.type=="llm.call.errored") | .error]' | grep -q 'dispatch lost on engine restart'
+}
+
+@test "crash: the tool stage killed while the tool runs" {
+	crash_and_resume tool 0.9
+}
+
+@test "crash: the engine killed with a decision out" {
+	crash_and_resume session 0.3
+}
+
+@test "crash: the decide stage killed during the second model call" {
+	crash_and_resume decide 1.5
+}

@@ -1,0 +1,403 @@
+/* propose-test - what an ordinary tool loop would do next, per trigger */
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "propose.h"
+#include "tap.h"
+#include "testjv.h"
+
+static jv
+J(const char *text)
+{
+	struct art_err err;
+	jv v = art_json_parse_str(text, &err);
+
+	if (!jv_is_valid(v)) {
+		fprintf(stderr, "propose-test: bad JSON in the test:"
+		    " %s\n", text);
+		exit(99);
+	}
+	return v;
+}
+
+/* The stored llm calls the callback knows: {id: call}. */
+static jv
+llm_call_cb(void *ctx, const char *id)
+{
+	const jv *calls = ctx;
+	jv c = jv_object_get(jv_copy(*calls), jv_string(id));
+
+	return jv_is_valid(c) ? c : (jv_free(c), jv_null());
+}
+
+/* Runs art_propose over JSON texts; calls may be NULL (none stored). */
+static jv
+propose_with(const char *trigger, const char *path, const char *config,
+    const char *file, int64_t pending, const char *calls,
+    const char *interrupt)
+{
+	jv tr = J(trigger), p = J(path), cfg = J(config), f = J(file);
+	jv cs = J(calls != NULL ? calls : "{}"), it = J(interrupt), out;
+	struct art_propose_in in = { .trigger = &tr, .path = &p,
+	    .config = &cfg, .file_config = &f, .interrupt = &it,
+	    .pending_calls = pending, .llm_call = llm_call_cb, .ctx = &cs };
+
+	out = art_propose(&in);
+	jv_free(it);
+	jv_free(tr);
+	jv_free(p);
+	jv_free(cfg);
+	jv_free(f);
+	jv_free(cs);
+	return out;
+}
+
+static jv
+propose(const char *trigger, const char *path, const char *config,
+    const char *file, int64_t pending, const char *calls)
+{
+	return propose_with(trigger, path, config, file, pending, calls,
+	    "null");
+}
+
+#define CONFIG "{\"model\":\"mock/calc\",\"system\":\"be brief\"," \
+	"\"stream\":true,\"tools\":[" \
+	"{\"name\":\"add\",\"input\":{\"type\":\"object\"}}," \
+	"{\"name\":\"ask\",\"description\":\"Ask the user\"," \
+	"\"handler\":\"client\",\"output\":{\"type\":\"string\"}}]}"
+#define LLM_TOOLS "[{\"name\":\"add\",\"description\":\"\"," \
+	"\"input\":{\"type\":\"object\"}},{\"name\":\"ask\"," \
+	"\"description\":\"Ask the user\",\"output\":{\"type\":\"string\"}}]"
+#define U1 "{\"id\":\"u1\",\"role\":\"user\",\"content\":\"1+2?\"}"
+#define SYS "{\"role\":\"system\",\"content\":\"be brief\"}"
+
+static void
+test_session_start_proposes_the_file_config(void)
+{
+	ok(is_json(propose("{\"type\":\"session.start\"}", "[]", "null",
+	    "{\"model\":\"mock/calc\"}", 0, NULL),
+	    "{\"agent\":{\"model\":\"mock/calc\"}}"),
+	    "the agent file's config, whole");
+	ok(is_json(propose("{\"type\":\"session.start\"}", "[]", "null",
+	    "null", 0, NULL), "{}"), "no file config: no proposal");
+	ok(is_json(propose("{\"type\":\"session.start\"}", "[]",
+	    "{\"model\":\"other\"}", CONFIG, 0, NULL), "{\"agent\":" CONFIG ""
+	    "}"),
+	    "the file's, not the resolved one");
+}
+
+static void
+test_client_messages_calls_the_model_with_the_config(void)
+{
+	ok(is_json(propose("{\"type\":\"client.messages\",\"messages\":[" U1
+	    "],\"new_from\":0,\"client\":{}}", "[]", CONFIG, "null", 0, NULL),
+	    "{\"messages\":[" U1 "],\"actions\":[{\"type\":\"llm.call\","
+	    "\"model\":\"mock/calc\",\"messages\":[" SYS "," U1 "],"
+	    "\"tools\":" LLM_TOOLS ",\"stream\":true,\"handler\":"
+	    "\"server\"}]}"),
+	    "the view, then an llm.call: system prompt first, tools as "
+	    "LlmTools, stream from the config, handler server, no retry");
+	ok(is_json(propose("{\"type\":\"client.messages\",\"messages\":[" U1
+	    "],\"new_from\":0}", "[]", "{\"model\":\"m\",\"retry\":"
+	    "{\"max_retries\":2}}", "null", 0, NULL),
+	    "{\"messages\":[" U1 "],\"actions\":[{\"type\":\"llm.call\","
+	    "\"model\":\"m\",\"messages\":[" U1 "],\"stream\":false,"
+	    "\"retry\":{\"max_retries\":2},\"handler\":\"server\"}]}"),
+	    "no system prompt, no tools: none sent; stream defaults false; "
+	    "the config's retry is copied");
+	ok(is_json(propose("{\"type\":\"client.messages\",\"messages\":[" U1
+	    "],\"new_from\":0}", "[]", "{\"model\":\"m\",\"system\":\"\"}",
+	    "null", 0, NULL), "{\"messages\":[" U1 "],\"actions\":[{\"type\":"
+	    "\"llm.call\",\"model\":\"m\",\"messages\":[" U1 "],"
+	    "\"stream\":false,\"handler\":\"server\"}]}"),
+	    "an empty system prompt adds nothing");
+	ok(is_json(propose("{\"type\":\"client.messages\",\"messages\":[" U1
+	    "],\"new_from\":0}", "[]", "null", "null", 0, NULL), "{}"),
+	    "no config: no proposal (the seed's rule)");
+}
+
+static void
+test_client_action_proposes_nothing(void)
+{
+	ok(is_json(propose("{\"type\":\"client.action\",\"name\":\"approve\"}",
+	    "[" U1 "]", CONFIG, "null", 0, NULL), "{}"),
+	    "client.action: only the worker knows");
+	ok(is_json(propose("{\"type\":\"llm.execute\",\"id\":\"x\"}", "[]",
+	    CONFIG, "null", 0, NULL), "{}"), "llm.execute: none");
+	ok(is_json(propose("{\"no\":\"type\"}", "[]", CONFIG, "null", 0, NULL),
+	    "{}"), "a trigger without a type: none");
+}
+
+#define EXEC(name, input) "{\"type\":\"tool.execute\",\"id\":\"c1\"," \
+	"\"name\":\"" name "\",\"arguments\":\"{}\",\"input\":" input \
+	",\"attempt\":1}"
+
+static void
+test_tool_execute_checks_the_tool_and_its_input(void)
+{
+	ok(is_json(propose(EXEC("add", "{\"status\":\"valid\",\"value\":{}}"),
+	    "[" U1 "]", CONFIG, "null", 0, NULL), "{}"),
+	    "a declared tool with valid input: only the worker can run it");
+	ok(is_json(propose(EXEC("sub", "{\"status\":\"valid\",\"value\":{}}"),
+	    "[" U1 "]", CONFIG, "null", 0, NULL), "{\"messages\":[" U1 "],"
+	    "\"actions\":[{\"type\":"
+	    "\"tool.error\",\"id\":\"c1\",\"error\":\"unknown tool: sub\","
+	    "\"retryable\":false}]}"), "an undeclared tool: a terminal error");
+	ok(is_json(propose(EXEC("add", "{\"status\":\"malformed\",\"error\":"
+	    "\"arguments are array, not a JSON object\"}"), "[" U1 "]", CONFIG,
+	    "null", 0, NULL), "{\"messages\":[" U1 "],\"actions\":[{\"type\":"
+	    "\"tool.error\",\"id\":"
+	    "\"c1\",\"error\":\"invalid tool arguments: arguments are array, "
+	    "not a JSON object\",\"retryable\":false}]}"),
+	    "malformed input: a terminal error with the reason");
+	ok(is_json(propose(EXEC("add", "{\"status\":\"invalid\",\"value\":{},"
+	    "\"error\":\"a is required\"}"), "[]", CONFIG, "null", 0, NULL),
+	    "{\"messages\":[],\"actions\":[{\"type\":\"tool.error\",\"id\":\"c1\",\"error\":"
+	    "\"invalid tool arguments: a is required\",\"retryable\":false}]}"),
+	    "invalid input too");
+	ok(is_json(propose(EXEC("add", "{\"status\":\"valid\",\"value\":{}}"),
+	    "[]", "null", "null", 0, NULL), "{\"messages\":[],\"actions\":[{\"type\":"
+	    "\"tool.error\",\"id\":\"c1\",\"error\":\"unknown tool: add\","
+	    "\"retryable\":false}]}"), "no config: every tool is unknown");
+}
+
+/*
+ * propose.h: "Every non-empty proposal carries the whole transcript in
+ * "messages", so echoing it records only what is new."
+ */
+static void
+test_every_non_empty_proposal_carries_the_transcript(void)
+{
+	jv p = propose(EXEC("sub", "{\"status\":\"valid\",\"value\":{}}"),
+	    "[" U1 "]", CONFIG, "null", 0, NULL);
+
+	ok(is_json(art_json_field(&p, "messages"), "[" U1 "]"),
+	    "tool.execute's tool.error proposal carries the transcript");
+	jv_free(p);
+}
+
+/* Path: u1, then the model's reply a1 asking for two tools. */
+#define A1 "{\"id\":\"a1\",\"role\":\"assistant\",\"tool_calls\":[" \
+	"{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"add\"," \
+	"\"arguments\":\"{\\\"a\\\":1}\"}}," \
+	"{\"id\":\"c2\",\"type\":\"function\",\"function\":{\"name\":\"add\"," \
+	"\"arguments\":\"{}\"}}]}"
+#define T2 "{\"id\":\"t2\",\"role\":\"tool\",\"tool_call_id\":\"c2\"," \
+	"\"name\":\"add\",\"content\":\"0\"}"
+#define FIN(ok, field) "{\"type\":\"tool.finished\",\"id\":\"c1\"," \
+	"\"ok\":" ok ",\"name\":\"add\"," field "}"
+#define TOOL_MSG(content) "{\"role\":\"tool\",\"tool_call_id\":\"c1\"," \
+	"\"name\":\"add\",\"content\":" content "}"
+/* The stored call a1: what was sent to the model. */
+#define CALLS "{\"a1\":{\"id\":\"a1\",\"kind\":\"llm_call\"," \
+	"\"request\":{\"model\":\"mock/calc\",\"messages\":[" SYS ",{\"id\":" \
+	"\"u1\",\"role\":\"user\",\"content\":\"shaped\"}],\"tools\":" \
+	LLM_TOOLS ",\"temperature\":0.5,\"max_completion_tokens\":99," \
+	"\"reasoning\":{\"effort\":\"low\"}},\"stream\":true,\"retry\":" \
+	"{\"timeout_secs\":9,\"max_retries\":1,\"backoff_base_secs\":0," \
+	"\"backoff_max_secs\":0},\"handler\":\"worker\",\"anchor\":\"u1\"," \
+	"\"status\":\"completed\"}}"
+
+static void
+test_tool_finished_waits_for_siblings(void)
+{
+	ok(is_json(propose(FIN("true", "\"result\":\"3\""), "[" U1 "," A1 "]",
+	    CONFIG, "null", 1, CALLS), "{\"messages\":[" U1 "," A1 ","
+	    TOOL_MSG("\"3\"") "],\"actions\":[]}"),
+	    "pending_calls > 0: fold the result in, call nothing");
+	ok(is_json(propose(FIN("false", "\"error\":\"boom\""), "[" U1 "," A1
+	    "]", CONFIG, "null", 2, CALLS), "{\"messages\":[" U1 "," A1 ","
+	    TOOL_MSG("\"boom\"") "],\"actions\":[]}"),
+	    "a failed tool's error is the tool message's content");
+}
+
+static void
+test_tool_finished_reissues_the_parent_call(void)
+{
+	ok(is_json(propose(FIN("true", "\"result\":\"3\""), "[" U1 "," A1 ","
+	    T2 "]", CONFIG, "null", 0, CALLS), "{\"messages\":[" U1 "," A1 ","
+	    T2 "," TOOL_MSG("\"3\"") "],\"actions\":[{\"type\":\"llm.call\","
+	    "\"model\":\"mock/calc\",\"tools\":" LLM_TOOLS ","
+	    "\"temperature\":0.5,\"max_completion_tokens\":99,\"reasoning\":"
+	    "{\"effort\":\"low\"},\"messages\":[" SYS ",{\"id\":\"u1\","
+	    "\"role\":\"user\",\"content\":\"shaped\"}," A1 "," T2 ","
+	    TOOL_MSG("\"3\"") "],\"stream\":true,\"retry\":{\"timeout_secs\":9,"
+	    "\"max_retries\":1,\"backoff_base_secs\":0,\"backoff_max_secs\":0},"
+	    "\"handler\":\"worker\"}]}"),
+	    "the stored prompt verbatim, the transcript from the assistant "
+	    "on, the tool message; model, tools, sampling, stream, retry and "
+	    "handler copied; no id");
+	ok(is_json(propose(FIN("true", "\"result\":\"3\""), "[" U1 "]",
+	    CONFIG, "null", 0, CALLS), "{}"),
+	    "no assistant on the path asked for c1: no proposal");
+	ok(is_json(propose(FIN("true", "\"result\":\"3\""), "[" U1 "," A1 "]",
+	    CONFIG, "null", 0, "{}"), "{}"),
+	    "the parent call is not stored: no proposal");
+	ok(is_json(propose(FIN("true", "\"result\":\"3\""), "[" U1 "," A1 "]",
+	    CONFIG, "null", 0, "{\"a1\":{\"id\":\"a1\",\"kind\":"
+	    "\"llm_call\"}}"),
+	    "{}"), "a stored call without a request: no proposal");
+}
+
+static void
+test_tool_finished_finds_the_last_asking_assistant(void)
+{
+	jv p = propose(FIN("true", "\"result\":\"3\""), "[" U1 ","
+	    "{\"id\":\"a0\",\"role\":\"assistant\",\"tool_calls\":[{\"id\":"
+	    "\"c1\","
+	    "\"function\":{\"name\":\"add\",\"arguments\":\"{}\"}}]}," A1 "]",
+	    CONFIG, "null", 0, "{\"a0\":{\"request\":{\"model\":\"old\","
+	    "\"messages\":[]}},\"a1\":{\"request\":{\"model\":\"new\","
+	    "\"messages\":[]}}}"), a = art_json_field(&p, "actions");
+	jv call = jv_array_get(a, 0);
+
+	ok(is_json(art_json_field(&call, "model"), "\"new\""),
+	    "the last assistant holding the call id is the parent");
+	ok(is_json(art_json_field(&call, "messages"), "[" A1 ","
+	    TOOL_MSG("\"3\"") "]"), "its transcript starts there");
+	jv_free(call);
+	jv_free(p);
+}
+
+#define LLM_FIN(msg) "{\"type\":\"llm.finished\",\"id\":\"a2\",\"ok\":true," \
+	"\"truncated\":false,\"message\":" msg "}"
+
+static void
+test_llm_finished_without_tool_calls_is_done(void)
+{
+	ok(is_json(propose(LLM_FIN("{\"id\":\"a2\",\"role\":\"assistant\","
+	    "\"content\":\"3\"}"), "[" U1 "]", CONFIG, "null", 0, NULL),
+	    "{\"messages\":[" U1 ",{\"id\":\"a2\",\"role\":\"assistant\","
+	    "\"content\":\"3\"}],\"actions\":[{\"type\":\"done\",\"data\":"
+	    "\"3\"}]}"), "record the reply, done with its content");
+	ok(is_json(propose(LLM_FIN("{\"id\":\"a2\",\"role\":\"assistant\","
+	    "\"content\":\"3\",\"tool_calls\":[]}"), "[]", CONFIG, "null", 0,
+	    NULL), "{\"messages\":[{\"id\":\"a2\",\"role\":\"assistant\","
+	    "\"content\":\"3\",\"tool_calls\":[]}],\"actions\":[{\"type\":"
+	    "\"done\",\"data\":\"3\"}]}"), "an empty tool_calls is no call");
+}
+
+static void
+test_llm_finished_with_tool_calls_calls_the_tools(void)
+{
+	const char *msg = "{\"id\":\"a2\",\"role\":\"assistant\","
+	    "\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":"
+	    "{\"name\":\"add\",\"arguments\":\"{\\\"a\\\":1}\"}},{\"id\":"
+	    "\"c2\","
+	    "\"type\":\"function\",\"function\":{\"name\":\"ask\","
+	    "\"arguments\":\"{}\"}},{\"id\":\"c3\",\"type\":\"function\","
+	    "\"function\":{\"name\":\"nope\",\"arguments\":\"\"}}]}";
+	char trigger[1024], want[1024];
+	jv p;
+
+	snprintf(trigger, sizeof(trigger), "{\"type\":\"llm.finished\","
+	    "\"id\":\"a2\",\"ok\":true,\"truncated\":false,\"message\":"
+	    "%s}", msg);
+	snprintf(want, sizeof(want), "[" U1 ",%s]", msg);
+	p = propose(trigger, "[" U1 "]", CONFIG, "null", 0, NULL);
+	ok(is_json(art_json_field(&p, "messages"), want),
+	    "the reply is recorded after the transcript");
+	ok(is_json(art_json_field(&p, "actions"), "[{\"type\":\"tool.call\","
+	    "\"id\":\"c1\",\"name\":\"add\",\"arguments\":\"{\\\"a\\\":1}\"},"
+	    "{\"type\":\"tool.call\",\"id\":\"c2\",\"name\":\"ask\","
+	    "\"arguments\":\"{}\",\"handler\":\"client\"},{\"type\":"
+	    "\"tool.call\",\"id\":\"c3\",\"name\":\"nope\",\"arguments\":"
+	    "\"\"}]"),
+	    "a tool.call per call in order, the raw argument string, handler "
+	    "client for a client-handled tool");
+	jv_free(p);
+}
+
+static void
+test_a_failed_or_truncated_model_call_interrupts(void)
+{
+	ok(is_json(propose("{\"type\":\"llm.finished\",\"id\":\"a2\","
+	    "\"ok\":false,\"truncated\":false,\"error\":\"boom\",\"code\":"
+	    "\"provider_error\"}", "[" U1 "]", CONFIG, "null", 0, NULL),
+	    "{\"messages\":[" U1 "],\"actions\":[{\"type\":\"interrupt\","
+	    "\"reason\":\"llm call failed: boom\",\"payload\":{\"type\":"
+	    "\"llm.failed\",\"id\":\"a2\",\"error\":\"boom\",\"code\":"
+	    "\"provider_error\",\"truncated\":false}}]}"),
+	    "failed: the transcript without a reply, an llm.failed interrupt");
+	ok(is_json(propose("{\"type\":\"llm.finished\",\"id\":\"a2\","
+	    "\"ok\":true,\"truncated\":true,\"message\":{\"id\":\"a2\","
+	    "\"role\":\"assistant\",\"content\":\"3 and\"}}", "[" U1 "]",
+	    CONFIG, "null", 0, NULL), "{\"messages\":[" U1 "],\"actions\":[{"
+	    "\"type\":\"interrupt\",\"reason\":\"llm call truncated\","
+	    "\"payload\":{\"type\":\"llm.failed\",\"id\":\"a2\",\"error\":null,"
+	    "\"code\":null,\"truncated\":true}}]}"),
+	    "truncated: the partial reply is not recorded");
+	ok(is_json(propose("{\"type\":\"llm.finished\",\"id\":\"a2\","
+	    "\"ok\":false,\"truncated\":false}", "[]", CONFIG, "null", 0, NULL),
+	    "{\"messages\":[],\"actions\":[{\"type\":\"interrupt\",\"reason\":"
+	    "\"llm call failed\",\"payload\":{\"type\":\"llm.failed\",\"id\":"
+	    "\"a2\",\"error\":null,\"code\":null,\"truncated\":false}}]}"),
+	    "failed without an error text");
+}
+
+#define RESUMED "{\"type\":\"interrupt.resumed\",\"interrupt_id\":\"i1\"}"
+
+static void
+test_a_resumed_model_failure_calls_the_model_again(void)
+{
+	ok(is_json(propose_with(RESUMED, "[" U1 "]", CONFIG, "null", 0, NULL,
+	    "{\"interrupt_id\":\"i1\",\"reason\":\"llm call failed\","
+	    "\"payload\":{\"type\":\"llm.failed\",\"id\":\"a2\"}}"),
+	    "{\"messages\":[" U1 "],\"actions\":[{\"type\":\"llm.call\","
+	    "\"model\":\"mock/calc\",\"messages\":[" SYS "," U1 "],\"tools\":"
+	    LLM_TOOLS ",\"stream\":true,\"handler\":\"server\"}]}"),
+	    "an llm.failed interrupt: the model again over the transcript");
+	ok(is_json(propose_with(RESUMED, "[" U1 "]", CONFIG, "null", 0, NULL,
+	    "{\"interrupt_id\":\"i1\",\"reason\":\"approve?\"}"), "{}"),
+	    "any other interrupt: only the worker knows");
+	ok(is_json(propose_with(RESUMED, "[" U1 "]", "null", "null", 0, NULL,
+	    "{\"interrupt_id\":\"i1\",\"payload\":{\"type\":\"llm.failed\"}}"),
+	    "{}"), "no config: no proposal");
+	ok(is_json(propose(RESUMED, "[" U1 "]", CONFIG, "null", 0, NULL), "{}"),
+	    "no interrupt record: no proposal");
+}
+
+static void
+test_the_helpers(void)
+{
+	jv cfg = J(CONFIG), none = jv_null(), bare = J("{\"model\":\"m\"}");
+
+	ok(is_json(art_propose_llm_tools(&cfg), LLM_TOOLS),
+	    "llm_tools: name, description (default \"\"), input, output only");
+	ok(is_json(art_propose_llm_tools(&bare), "null") &&
+	    is_json(art_propose_llm_tools(&none), "null"),
+	    "llm_tools: none declared gives null");
+	ok(is_json(art_propose_tool(&cfg, "ask"), "{\"name\":\"ask\","
+	    "\"description\":\"Ask the user\",\"handler\":\"client\","
+	    "\"output\":{\"type\":\"string\"}}"), "tool: the declaration");
+	ok(is_json(art_propose_tool(&cfg, "nope"), "null") &&
+	    is_json(art_propose_tool(&none, "add"), "null"),
+	    "tool: an unknown name, or no config, gives null");
+	ok(is_json(art_propose_llm_call(&cfg, J("[" U1 "]")), "{\"type\":"
+	    "\"llm.call\",\"model\":\"mock/calc\",\"messages\":[" SYS "," U1
+	    "],\"tools\":" LLM_TOOLS ",\"stream\":true,\"handler\":"
+	    "\"server\"}"),
+	    "llm_call: what client.messages proposes");
+	jv_free(cfg);
+	jv_free(bare);
+}
+
+int
+main(void)
+{
+	test_session_start_proposes_the_file_config();
+	test_client_messages_calls_the_model_with_the_config();
+	test_client_action_proposes_nothing();
+	test_tool_execute_checks_the_tool_and_its_input();
+	test_every_non_empty_proposal_carries_the_transcript();
+	test_tool_finished_waits_for_siblings();
+	test_tool_finished_reissues_the_parent_call();
+	test_tool_finished_finds_the_last_asking_assistant();
+	test_llm_finished_without_tool_calls_is_done();
+	test_llm_finished_with_tool_calls_calls_the_tools();
+	test_a_failed_or_truncated_model_call_interrupts();
+	test_a_resumed_model_failure_calls_the_model_again();
+	test_the_helpers();
+	return tap_done();
+}
