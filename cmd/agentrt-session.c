@@ -248,8 +248,14 @@ check_name(const char *what, const char *v)
 
 /* Turns option text into values; usage errors exit before any store. */
 static void
-prepare(struct opts *o)
+prepare(struct opts *o, const struct cmd *c)
 {
+	if (strcmp(c->name, "run") == 0 && o->agent == NULL &&
+	    o->session == NULL)
+		art_die(ART_EXIT_USAGE, "run: give -a AGENT (a new session) "
+		    "or -s SESSION");
+	check_name("session", o->session);
+	check_name("--turn-id", o->turn_id);
 	check_name("--id", o->id);
 	check_name("agent", o->agent);
 	o->identity_v = o->identity != NULL ? parse_identity(o->identity) :
@@ -679,7 +685,7 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (argc < c->min_args || (c->max_args >= 0 && argc > c->max_args))
 		usage(c->usage);
-	prepare(&o);
+	prepare(&o, c);
 	if (!setup(&e, &o, c)) {
 		if (strcmp(c->name, "ls") == 0)
 			return ART_EXIT_OK;

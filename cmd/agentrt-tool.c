@@ -61,7 +61,7 @@ struct input {
 	char *const		 *files;	/* what is left to read */
 	const char		 *name;		/* the current one */
 	int			  fd;		/* -1: all read */
-	struct art_ndjson_reader *rd;		/* fd -1: fed one line at a time */
+	struct art_ndjson_reader *rd;		/* fd -1: we feed it */
 	char			 *line;		/* the line so far */
 	size_t			  len, cap;
 	bool			  skipping;	/* in a line over max_line */
@@ -337,8 +337,8 @@ add_call(struct stage *st, struct art_tools_call *c)
 
 /*
  * Starts an executable tool and answers the decision: at once with no
- * actions, or with a tool.error when the tool cannot start.
- * TODO(#-j): a -j limit queues the call here instead of starting it.
+ * actions, or with a tool.error when the tool cannot start.  A -j limit
+ * (a later issue) would queue the spec here rather than start it.
  */
 static void
 start_call(struct stage *st, const char *sid, const char *did,
@@ -360,8 +360,8 @@ start_call(struct stage *st, const char *sid, const char *did,
 		    tool_error(err.msg, art_err_is(&err, "tool_busy"))));
 		return;
 	}
+	add_call(st, c);	/* first, so a failed write kills it too */
 	respond(st, sid, did, jv_array());
-	add_call(st, c);
 }
 
 /* The call's time limit: its deadline on our clock, else --timeout. */
@@ -397,7 +397,8 @@ run_tool(struct stage *st, const jv *rec, const jv *trig, const char *path,
 	if (art_json_get_str(trig, "id", 1, &spec.call_id, &err) == -1 ||
 	    art_json_get_int(trig, "attempt", 1, &spec.attempt, &err) == -1 ||
 	    art_json_get_kind(trig, "arguments", JV_KIND_STRING, 1, &args,
-	    &err) == -1 || call_timeout(st, trig, &spec.timeout_ms, &err) == -1) {
+	    &err) == -1 ||
+	    call_timeout(st, trig, &spec.timeout_ms, &err) == -1) {
 		jv_free(args);
 		bad_request(st, rec, &err, "trigger: ", raw, len);
 		return;
@@ -478,8 +479,8 @@ drain(struct stage *st, const char *raw, size_t len)
 	struct art_err err;
 	jv rec;
 
-	while ((s = art_ndjson_next(st->in.rd, &rec, &err)) != ART_NDJSON_AGAIN &&
-	    s != ART_NDJSON_EOF) {
+	while ((s = art_ndjson_next(st->in.rd, &rec, &err)) !=
+	    ART_NDJSON_AGAIN && s != ART_NDJSON_EOF) {
 		if (s == ART_NDJSON_OK) {
 			handle(st, rec, raw, len);
 			continue;
@@ -548,8 +549,9 @@ take_bytes(struct stage *st, const char *p, size_t n)
 			drain(st, NULL, 0);
 		if (nl != NULL) {
 			if (!in->skipping) {
+				/* The raw line, for passing on, less '\n'. */
 				feed(st, in->line, in->len);
-				drain(st, in->line, in->len - 1);	/* no '\n' */
+				drain(st, in->line, in->len - 1);
 			}
 			in->skipping = false;
 			in->len = 0;

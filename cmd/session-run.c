@@ -279,13 +279,6 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 	int fl, status;
 
 	(void)argc, (void)argv;
-	if (o->agent == NULL && o->session == NULL)
-		art_die(ART_EXIT_USAGE, "run: give -a AGENT (a new session) or "
-		    "-s SESSION");
-	if (o->session != NULL && !art_id_is_valid(o->session))
-		art_die(ART_EXIT_USAGE, "bad session '%s'", o->session);
-	if (o->turn_id != NULL && !art_id_is_valid(o->turn_id))
-		art_die(ART_EXIT_USAGE, "bad --turn-id '%s'", o->turn_id);
 	signal(SIGPIPE, SIG_IGN);
 	agent_dirs(&agents, o);
 	r.events = open_events(o->events);

@@ -5,41 +5,162 @@
 # registers the same function for every binary.  It needs nothing from the
 # bash-completion package.
 
-# Prints the store directory named by the last -d DIR, -dDIR, --db DIR or
-# --db=DIR among words 1..cword-1 (bash splits --db=DIR into --db, =, DIR),
-# with surrounding quotes removed and a leading ~ expanded.  agentrt-session
-# takes -d before or after its command.
-_agentrt_session_db()
+# Sets words and cword from COMP_WORDS and COMP_CWORD, without the = that
+# bash splits --opt=ARG around: --opt and ARG are then two words, as
+# getopt_long sees them.
+_agentrt_words()
 {
-	local i w db=
-	for ((i = 1; i < COMP_CWORD; i++)); do
+	local i w
+	words=()
+	cword=0
+	for ((i = 0; i < ${#COMP_WORDS[@]}; i++)); do
 		w=${COMP_WORDS[i]}
-		case $w in
-		-d|--db)
-			if [[ ${COMP_WORDS[i+1]} == = ]]; then
-				((i++))
+		if [[ $w == = ]] && ((i > 0)) && [[ ${COMP_WORDS[i-1]} == --?* ]]
+		then
+			if ((i == COMP_CWORD)); then
+				words+=('')
+				cword=$((${#words[@]} - 1))
 			fi
-			if ((i + 1 < COMP_CWORD)); then
-				db=${COMP_WORDS[i+1]}
-				((i++))
-			fi
-			;;
-		--db=?*) db=${w#--db=} ;;
-		-d?*) db=${w#-d} ;;
-		esac
+			continue
+		fi
+		words+=("$w")
+		((i == COMP_CWORD)) && cword=$((${#words[@]} - 1))
 	done
-	[[ -n $db ]] || return 0
-	db=${db#[\"\']}
-	db=${db%[\"\']}
-	[[ $db == \~* ]] && db=$HOME${db#\~}
-	printf '%s\n' "$db"
+	cur=${words[cword]}
 }
 
-# The ids of the sessions in the store the command line names.
+# _agentrt_scan SPEC: reads words 1..cword-1 as getopt_long does.  SPEC
+# lists the options that take arguments, as OPT:N for N arguments.  Sets
+# opt to the option whose argument the current word is, and argn to which
+# of its arguments (from 1), or opt to nothing; and args to the words
+# before the current one that are neither options nor their arguments.
+_agentrt_scan()
+{
+	local spec=" $1 " i w o n inline ddash=0
+
+	opt= argn=0 args=()
+	for ((i = 1; i < cword; i++)); do
+		w=${words[i]}
+		if ((ddash)) || [[ $w != -?* ]]; then
+			args+=("$w")
+			continue
+		fi
+		if [[ $w == -- ]]; then
+			ddash=1
+			continue
+		fi
+		inline=0
+		o=$w
+		if [[ $w == --*=* ]]; then
+			o=${w%%=*} inline=1
+		elif [[ $w == -[!-]?* ]]; then
+			o=${w:0:2} inline=1
+		fi
+		[[ $spec == *" $o:"* ]] || continue
+		n=${spec#*" $o:"}
+		n=$((${n%% *} - inline))
+		if ((i + n >= cword)); then
+			opt=$o argn=$((cword - i + inline))
+			return 0
+		fi
+		((i += n))
+	done
+}
+
+# Prints the arguments of every OPT (long, or short with its argument
+# attached) among words 1..cword-1, with quotes removed and ~ expanded:
+# _agentrt_optargs -d --db prints the store directories named.
+_agentrt_optargs()
+{
+	local i w o v
+	for ((i = 1; i < cword; i++)); do
+		w=${words[i]} v=
+		for o; do
+			if [[ $w == "$o" ]] && ((i + 1 < cword)); then
+				v=${words[i+1]}
+			elif [[ $o == --* && $w == "$o="?* ]]; then
+				v=${w#"$o="}
+			elif [[ $o == -[!-] && $w == "$o"?* ]]; then
+				v=${w#"$o"}
+			else
+				continue
+			fi
+			v=${v#[\"\']}
+			v=${v%[\"\']}
+			[[ $v == \~* ]] && v=$HOME${v#\~}
+			printf '%s\n' "$v"
+		done
+	done
+}
+
+_agentrt_reply()
+{
+	mapfile -t COMPREPLY < <(compgen -W "$1" -- "$cur")
+}
+
+_agentrt_files()
+{
+	compopt -o filenames 2>/dev/null
+	mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+}
+
+_agentrt_dirs()
+{
+	compopt -o filenames 2>/dev/null
+	mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+}
+
+# Files named as @FILE, the form --input takes them in.
+_agentrt_at_files()
+{
+	local f
+	[[ -z $cur || $cur == @* ]] || return 0
+	COMPREPLY=()
+	while IFS= read -r f; do
+		if [[ -d $f ]]; then
+			COMPREPLY+=("@$f/")
+			compopt -o nospace 2>/dev/null
+		else
+			COMPREPLY+=("@$f")
+		fi
+	done < <(compgen -f -- "${cur#@}")
+}
+
+# The agents agentrt-session run can find: NAME for each NAME.json in each
+# --agents DIR on the line, then in $AGENTRT_AGENTS (colon-separated), then
+# in $XDG_CONFIG_HOME/agentrt/agents (else ~/.config/agentrt/agents), then
+# in ./agents.
+_agentrt_agent_names()
+{
+	local d f dirs=() env=()
+
+	mapfile -t dirs < <(_agentrt_optargs --agents)
+	[[ -n ${AGENTRT_AGENTS-} ]] && IFS=: read -ra env <<<"$AGENTRT_AGENTS"
+	dirs+=("${env[@]}")
+	if [[ ${XDG_CONFIG_HOME-} == /* ]]; then
+		dirs+=("$XDG_CONFIG_HOME/agentrt/agents")
+	elif [[ -n ${HOME-} ]]; then
+		dirs+=("$HOME/.config/agentrt/agents")
+	fi
+	dirs+=(agents)
+	for d in "${dirs[@]}"; do
+		[[ -n $d ]] || continue
+		for f in "$d"/*.json; do
+			[[ -f $f ]] || continue
+			f=${f##*/}
+			f=${f%.json}
+			[[ $f =~ ^[A-Za-z0-9._:-]+$ ]] && printf '%s\n' "$f"
+		done
+	done | sort -u
+}
+
+# The ids of the sessions in the store named by the last -d or --db on the
+# line (agentrt-session takes it before or after its command), else in the
+# default store.
 _agentrt_session_ids()
 {
 	local db
-	db=$(_agentrt_session_db)
+	db=$(_agentrt_optargs -d --db | tail -n 1)
 	if [[ -n $db ]]; then
 		agentrt-session -d "$db" ls -q 2>/dev/null
 	else
@@ -49,71 +170,49 @@ _agentrt_session_ids()
 
 _agentrt_session()
 {
-	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-	local cmds='new ls show log rm'
+	local cmds='new ls show log rm run'
 	local gopts='-d --db -h --help -V --version'
-	local cmd= i w nargs=0 opts= ids
+	local spec='-d:1 --db:1 -a:1 --agent:1 --id:1 --identity:1 --after:1
+	    -s:1 --session:1 -m:1 --message:1 --turn-id:1 --input:1 --events:1
+	    --agents:1 --max-line:1'
+	local cmd nargs opts
 
-	# bash splits --opt=ARG into --opt, =, ARG: see through the =.
-	if [[ $cur == = ]]; then
-		cur=
-	elif [[ $prev == = ]]; then
-		prev=${COMP_WORDS[COMP_CWORD-2]}
-	fi
-	if [[ $prev == -d || $prev == --db ]]; then
-		compopt -o filenames 2>/dev/null
-		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
-		return 0
-	fi
+	_agentrt_scan "$spec"
+	cmd=${args[0]-}
+	nargs=$((${#args[@]} > 0 ? ${#args[@]} - 1 : 0))
 
-	# Find the command and count the arguments already given to it.
-	for ((i = 1; i < COMP_CWORD; i++)); do
-		w=${COMP_WORDS[i]}
-		if [[ -z $cmd ]]; then
-			case $w in
-			-d|--db) ((i++)); [[ ${COMP_WORDS[i]} == = ]] && ((i++)) ;;
-			-*) ;;
-			*) cmd=$w ;;
-			esac
-			continue
-		fi
-		case $w in
-		-d|--db|-a|--agent|--id|--identity|--after)
-			((i++))
-			[[ ${COMP_WORDS[i]} == = ]] && ((i++))
-			;;
-		-*) ;;
-		*) nargs=$((nargs + 1)) ;;
-		esac
-	done
+	case $opt in
+	'') ;;
+	-d|--db|--agents) _agentrt_dirs; return 0 ;;
+	-a|--agent) _agentrt_reply "$(_agentrt_agent_names)"; return 0 ;;
+	-s|--session) _agentrt_reply "$(_agentrt_session_ids)"; return 0 ;;
+	--events) _agentrt_files; return 0 ;;
+	--input) _agentrt_at_files; return 0 ;;
+	*) return 0 ;;
+	esac
 
 	case $cmd in
 	'')
 		if [[ $cur == -* ]]; then
-			mapfile -t COMPREPLY < <(compgen -W "$gopts" -- "$cur")
+			_agentrt_reply "$gopts"
 		else
-			mapfile -t COMPREPLY < <(compgen -W "$cmds" -- "$cur")
+			_agentrt_reply "$cmds"
 		fi
 		return 0
 		;;
-	new)
-		case $prev in
-		-a|--agent|--id|--identity) return 0 ;;
-		esac
-		opts='-a --agent --id --identity -d --db'
+	new) opts='-a --agent --id --identity' ;;
+	ls) opts='-q --quiet' ;;
+	show|rm) opts= ;;
+	log) opts='--after -f --follow' ;;
+	run)
+		opts='-a --agent -s --session -m --message --turn-id --input
+		    --events --agents --max-line'
 		;;
-	ls) opts='-q --quiet -d --db' ;;
-	show) opts='-d --db' ;;
-	log)
-		[[ $prev == --after ]] && return 0
-		opts='--after -f --follow -d --db'
-		;;
-	rm) opts='-d --db' ;;
 	*) return 0 ;;
 	esac
 
 	if [[ $cur == -* ]]; then
-		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
+		_agentrt_reply "$opts -d --db"
 		return 0
 	fi
 	case $cmd in
@@ -121,19 +220,75 @@ _agentrt_session()
 	rm) ;;
 	*) return 0 ;;
 	esac
-	ids=$(_agentrt_session_ids)
-	mapfile -t COMPREPLY < <(compgen -W "$ids" -- "$cur")
+	_agentrt_reply "$(_agentrt_session_ids)"
 }
 
-# The binaries still to come answer only --help and --version.
+_agentrt_decide()
+{
+	_agentrt_scan '--jq:1 -f:1 --from-file:1 --arg:2 --argjson:2
+	    --slurpfile:2 --rawfile:2 --agent:1 --max-line:1'
+	case $opt:$argn in
+	:0) ;;
+	-f:1|--from-file:1|--slurpfile:2|--rawfile:2) _agentrt_files; return ;;
+	--agent:1) _agentrt_reply "$(_agentrt_agent_names)"; return ;;
+	*) return 0 ;;
+	esac
+	if [[ $cur == -* ]]; then
+		_agentrt_reply '--jq -f --from-file --arg --argjson --slurpfile
+		    --rawfile --agent --max-line -h --help -V --version'
+	else
+		_agentrt_files
+	fi
+}
+
+_agentrt_llm()
+{
+	_agentrt_scan '-m:1 --model:1 --script:1 --max-line:1'
+	case $opt in
+	'') ;;
+	-m|--model) _agentrt_reply 'mock/echo mock/script'; return ;;
+	--script) _agentrt_files; return ;;
+	*) return 0 ;;
+	esac
+	if [[ $cur == -* ]]; then
+		_agentrt_reply '-m --model --script --max-line -h --help -V
+		    --version'
+	else
+		_agentrt_files
+	fi
+}
+
+_agentrt_tool()
+{
+	_agentrt_scan '-t:1 --tools:1 --cwd:1 --timeout:1 --kill-grace:1
+	    --max-output:1 --max-line:1'
+	case $opt in
+	'') ;;
+	-t|--tools|--cwd) _agentrt_dirs; return ;;
+	*) return 0 ;;
+	esac
+	if [[ $cur == -* ]]; then
+		_agentrt_reply '-t --tools --cwd --timeout --kill-grace
+		    --max-output --max-line -l --list -h --help -V --version'
+	else
+		_agentrt_files
+	fi
+}
+
+# agentrt-tree and agentrt-shell, still to come, answer only --help and
+# --version.
 _agentrt()
 {
-	local cur=${COMP_WORDS[COMP_CWORD]} prog=${1:-${COMP_WORDS[0]}}
+	local prog=${1:-${COMP_WORDS[0]}} cur cword words=() opt argn args=()
 
 	COMPREPLY=()
+	_agentrt_words
 	case ${prog##*/} in
 	agentrt-session) _agentrt_session ;;
-	*) mapfile -t COMPREPLY < <(compgen -W '--help --version' -- "$cur") ;;
+	agentrt-decide) _agentrt_decide ;;
+	agentrt-llm) _agentrt_llm ;;
+	agentrt-tool) _agentrt_tool ;;
+	*) _agentrt_reply '--help --version' ;;
 	esac
 }
 

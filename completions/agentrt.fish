@@ -4,7 +4,8 @@
 # fish loads it whichever binary is completed first.
 
 # Prints the command of the agentrt-session line being completed (new, ls,
-# show, log or rm) and then its arguments so far; fails if there is none yet.
+# show, log, rm or run) and then its arguments so far; fails if there is
+# none yet.
 function __agentrt_session_words
     set -l tokens (commandline -opc)
     set -e tokens[1]
@@ -59,25 +60,38 @@ function __agentrt_session_wants_session
     return 1
 end
 
-# The ids of the sessions in the store named by the last -d/--db on the line
-# (agentrt-session takes it before or after its command), else the default.
-function __agentrt_session_ids
+# Prints the argument of each of the options given (long ones, or short
+# ones with the argument attached) on the line before the cursor, with a
+# leading ~ expanded: __agentrt_optargs -d --db prints the stores named.
+function __agentrt_optargs
     set -l tokens (commandline -opc)
-    set -l db
     set -l i 2
     while test $i -le (count $tokens)
-        switch $tokens[$i]
-            case -d --db
+        set -l t $tokens[$i]
+        for o in $argv
+            set -l v
+            if test "$t" = $o
                 set i (math $i + 1)
-                set db $tokens[$i]
-            case '--db=*'
-                set db (string replace -- --db= '' $tokens[$i])
-            case '-d?*'
-                set db (string sub -s 3 -- $tokens[$i])
+                set -q tokens[$i]; or break
+                set v $tokens[$i]
+            else if string match -q -- "$o=?*" $t; and string match -q -- '--*' $o
+                set v (string sub -s (math (string length -- $o) + 2) -- $t)
+            else if string match -qr -- '^-[^-]$' $o; and string match -q -- "$o?*" $t
+                set v (string sub -s 3 -- $t)
+            else
+                continue
+            end
+            string replace -r -- '^~' $HOME $v
+            break
         end
         set i (math $i + 1)
     end
-    set db (string replace -r -- '^~' $HOME "$db")
+end
+
+# The ids of the sessions in the store named by the last -d/--db on the line
+# (agentrt-session takes it before or after its command), else the default.
+function __agentrt_session_ids
+    set -l db (__agentrt_optargs -d --db)[-1]
     if test -n "$db"
         agentrt-session -d $db ls -q 2>/dev/null
     else
@@ -85,9 +99,56 @@ function __agentrt_session_ids
     end
 end
 
+# The agents agentrt-session run can find: NAME for each NAME.json in each
+# --agents DIR on the line, then in $AGENTRT_AGENTS (colon-separated), then
+# in $XDG_CONFIG_HOME/agentrt/agents (else ~/.config/agentrt/agents), then
+# in ./agents.
+function __agentrt_agent_names
+    set -l dirs (__agentrt_optargs --agents)
+    if set -q AGENTRT_AGENTS
+        set -a dirs (string split -n : -- $AGENTRT_AGENTS)
+    end
+    if string match -q '/*' -- "$XDG_CONFIG_HOME"
+        set -a dirs $XDG_CONFIG_HOME/agentrt/agents
+    else if test -n "$HOME"
+        set -a dirs $HOME/.config/agentrt/agents
+    end
+    set -a dirs agents
+    set -l names
+    for d in $dirs
+        test -n "$d"; or continue
+        for f in $d/*.json
+            test -f $f; or continue
+            set -a names (string replace -r -- '\.json$' '' (string replace -r -- '.*/' '' $f))
+        end
+    end
+    string match -r -- '^[A-Za-z0-9._:-]+$' $names | sort -u
+end
+
+# Client input for --input: JSON text, or @FILE.
+function __agentrt_at_files
+    set -l cur (string replace -r -- '^--input=' '' (commandline -ct))
+    switch $cur
+        case '' '@*'
+            printf '@%s\n' (__fish_complete_path (string sub -s 2 -- $cur))
+    end
+end
+
+# True when the word being completed is the second argument of one of the
+# options given: agentrt-decide --arg NAME VALUE.
+function __agentrt_second_arg_of
+    set -l tokens (commandline -opc)
+    set -q tokens[-2]; or return 1
+    contains -- $tokens[-2] $argv; or return 1
+    # A NAME that was itself the option's first argument, not the option.
+    not set -q tokens[-3]; or not contains -- $tokens[-3] $argv
+end
+
+# agentrt-session
+
 complete -c agentrt-session -f
 
-complete -c agentrt-session -s d -l db -r -f -a '(__fish_complete_directories)' -d 'use the store in DIR'
+complete -c agentrt-session -s d -l db -x -a '(__fish_complete_directories)' -d 'use the store in DIR'
 complete -c agentrt-session -n __agentrt_session_needs_command -s h -l help -d 'print this help and exit'
 complete -c agentrt-session -n __agentrt_session_needs_command -s V -l version -d 'print the version and exit'
 
@@ -96,18 +157,60 @@ complete -c agentrt-session -n __agentrt_session_needs_command -a ls -d 'list se
 complete -c agentrt-session -n __agentrt_session_needs_command -a show -d 'print one session as JSON'
 complete -c agentrt-session -n __agentrt_session_needs_command -a log -d "print the session's event log as NDJSON"
 complete -c agentrt-session -n __agentrt_session_needs_command -a rm -d 'delete sessions and everything recorded of them'
+complete -c agentrt-session -n __agentrt_session_needs_command -a run -d 'drive a session on a ring of filters'
 
-complete -c agentrt-session -n '__agentrt_session_using new' -s a -l agent -x -d 'the agent the session runs'
+complete -c agentrt-session -n '__agentrt_session_using new run' -s a -l agent -x -a '(__agentrt_agent_names)' -d 'the agent the session runs'
 complete -c agentrt-session -n '__agentrt_session_using new' -l id -x -d "the session's id (default: a fresh UUIDv7)"
 complete -c agentrt-session -n '__agentrt_session_using new' -l identity -x -d 'the session owner, {"id":…,"metadata":{…}}'
 complete -c agentrt-session -n '__agentrt_session_using ls' -s q -l quiet -d 'print only the ids'
 complete -c agentrt-session -n '__agentrt_session_using log' -l after -x -d 'start after event SEQ'
 complete -c agentrt-session -n '__agentrt_session_using log' -s f -l follow -d 'keep printing events as they are appended'
+complete -c agentrt-session -n '__agentrt_session_using run' -s s -l session -x -a '(__agentrt_session_ids)' -d 'continue this session'
+complete -c agentrt-session -n '__agentrt_session_using run' -s m -l message -x -d 'send a user message'
+complete -c agentrt-session -n '__agentrt_session_using run' -l turn-id -x -d "the message's turn id, for idempotency"
+complete -c agentrt-session -n '__agentrt_session_using run' -l input -x -a '(__agentrt_at_files)' -d 'send client input lines; @FILE, @- read them'
+complete -c agentrt-session -n '__agentrt_session_using run' -l events -r -F -d 'append client events to FILE as NDJSON'
+complete -c agentrt-session -n '__agentrt_session_using run' -l agents -x -a '(__fish_complete_directories)' -d 'look for NAME.json in DIR first'
+complete -c agentrt-session -n '__agentrt_session_using run' -l max-line -x -d 'the longest ring line read (default 64M)'
 
 complete -c agentrt-session -n __agentrt_session_wants_session -a '(__agentrt_session_ids)' -d session
 
+# agentrt-decide: FILE arguments complete as files.
+
+complete -c agentrt-decide -l jq -x -d 'answer with what the jq PROGRAM yields'
+complete -c agentrt-decide -s f -l from-file -r -F -d 'read the jq program from FILE'
+complete -c agentrt-decide -l arg -x -d 'set $NAME in the program to the string VALUE'
+complete -c agentrt-decide -l argjson -x -d 'set $NAME to the JSON value'
+complete -c agentrt-decide -l slurpfile -x -d 'set $NAME to an array of the JSON values in FILE'
+complete -c agentrt-decide -l rawfile -x -d 'set $NAME to the text of FILE'
+complete -c agentrt-decide -n '__agentrt_second_arg_of --arg --argjson' -f
+complete -c agentrt-decide -l agent -x -a '(__agentrt_agent_names)' -d 'answer only requests whose agent_id is ID'
+complete -c agentrt-decide -l max-line -x -d 'the longest input line (default 64M)'
+complete -c agentrt-decide -s h -l help -d 'print this help and exit'
+complete -c agentrt-decide -s V -l version -d 'print the version and exit'
+
+# agentrt-llm
+
+complete -c agentrt-llm -s m -l model -x -a 'mock/echo mock/script' -d 'answer every call with MODEL'
+complete -c agentrt-llm -l script -r -F -d 'play FILE for every mock/script call'
+complete -c agentrt-llm -l max-line -x -d 'the longest input line (default 64M)'
+complete -c agentrt-llm -s h -l help -d 'print this help and exit'
+complete -c agentrt-llm -s V -l version -d 'print the version and exit'
+
+# agentrt-tool
+
+complete -c agentrt-tool -s t -l tools -x -a '(__fish_complete_directories)' -d 'look for tools in DIR'
+complete -c agentrt-tool -l cwd -x -a '(__fish_complete_directories)' -d 'run tools in DIR'
+complete -c agentrt-tool -l timeout -x -d 'time limit of a call whose trigger has no deadline'
+complete -c agentrt-tool -l kill-grace -x -d 'wait MS milliseconds between SIGTERM and SIGKILL'
+complete -c agentrt-tool -l max-output -x -d "keep at most BYTES of a tool's output"
+complete -c agentrt-tool -l max-line -x -d 'the longest input line'
+complete -c agentrt-tool -s l -l list -d "print the tools' declarations and exit"
+complete -c agentrt-tool -s h -l help -d 'print this help and exit'
+complete -c agentrt-tool -s V -l version -d 'print the version and exit'
+
 # The binaries still to come answer only --help and --version.
-for __agentrt_bin in agentrt-decide agentrt-llm agentrt-tool agentrt-tree agentrt-shell
+for __agentrt_bin in agentrt-tree agentrt-shell
     complete -c $__agentrt_bin -l help -d 'print the help and exit'
     complete -c $__agentrt_bin -l version -d 'print the version and exit'
 end

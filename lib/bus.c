@@ -110,14 +110,16 @@ art_outq_push_raw(struct art_outq *q, const char *p, size_t n,
 int
 art_outq_push(struct art_outq *q, jv line, struct art_err *err)
 {
-	jv s = jv_dump_string(line, 0);
+	size_t n;
+	char *s = art_json_dump(&line, &n);
 	int r;
 
-	r = append(q, jv_string_value(s),
-	    (size_t)jv_string_length_bytes(jv_copy(s)), err);
-	jv_free(s);
-	if (r == 0)
-		r = append(q, "\n", 1, err);
+	jv_free(line);
+	if (s == NULL)
+		return art_err_set(err, "nomem", "out of memory");
+	s[n] = '\n';	/* the dump's NUL becomes the line's end */
+	r = append(q, s, n + 1, err);
+	free(s);
 	return r == -1 ? -1 : art_outq_flush(q, err);
 }
 

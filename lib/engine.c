@@ -52,6 +52,7 @@ struct cx {
 };
 
 static int	plan(struct cx *);
+static jv	call_request(struct cx *, const jv *);
 static int	rec_error(struct cx *, const char *, const char *, const jv *);
 
 /* --- small things --------------------------------------------------- */
@@ -558,7 +559,11 @@ llm_call_cb(void *ctx, const char *id)
 	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, id, strlen(id),
 	    NULL);
 
-	return jv_is_valid(call) ? call : (jv_free(call), jv_null());
+	if (!jv_is_valid(call)) {
+		jv_free(call);
+		return jv_null();
+	}
+	return set(call, "request", call_request(c, &call));
 }
 
 static jv
@@ -788,6 +793,17 @@ tool_input(const char *args)
 	return in;
 }
 
+/* A model call's request, kept apart from the call (views.c). */
+static jv
+call_request(struct cx *c, const jv *call)
+{
+	const char *id = art_json_str(call, "id");
+	jv req = id != NULL ? art_store_get(c->t, ART_DB_REQUESTS, c->sid, id,
+	    strlen(id), NULL) : jv_invalid();
+
+	return jv_is_valid(req) ? req : (jv_free(req), jv_null());
+}
+
 static int
 dispatch_llm(struct cx *c, const jv *call, jv p)
 {
@@ -796,7 +812,7 @@ dispatch_llm(struct cx *c, const jv *call, jv p)
 
 	if (handler != NULL && strcmp(handler, "worker") == 0) {
 		tr = set(obj("llm.execute"), "id", art_json_field(call, "id"));
-		tr = set(tr, "request", art_json_field(call, "request"));
+		tr = set(tr, "request", call_request(c, call));
 		tr = set_some(tr, "format", art_json_field(call, "format"));
 		tr = set(tr, "stream", art_json_field(call, "stream"));
 		tr = set(tr, "attempt", art_json_field(call, "attempt"));
@@ -807,7 +823,7 @@ dispatch_llm(struct cx *c, const jv *call, jv p)
 	line = set(obj("llm.request"), "session_id", jv_string(c->sid));
 	line = set(line, "id", art_json_field(call, "id"));
 	line = set(line, "attempt", art_json_field(call, "attempt"));
-	line = set(line, "request", art_json_field(call, "request"));
+	line = set(line, "request", call_request(c, call));
 	line = set(line, "stream", art_json_field(call, "stream"));
 	line = set_some(line, "deadline", art_json_field(&p, "deadline"));
 	line = set_some(line, "mock", art_json_field(call, "mock"));
@@ -1533,6 +1549,24 @@ void_stranded(struct cx *c, const char *old)
 	return r;
 }
 
+/*
+ * The response as decision.completed keeps it: its messages are the
+ * whole transcript again, and what they add is recorded by message.new
+ * events, so the log keeps their count, not a copy.
+ */
+static jv
+recorded_response(const jv *resp)
+{
+	jv r = jv_copy(*resp), m = art_json_field(resp, "messages");
+
+	if (jv_get_kind(m) == JV_KIND_ARRAY) {
+		r = jv_object_delete(r, jv_string("messages"));
+		r = set(r, "messages_count", jv_number(jv_array_length(m)));
+	} else
+		jv_free(m);
+	return r;
+}
+
 static int
 apply_response(struct cx *c, const jv *live, const jv *r)
 {
@@ -1547,7 +1581,7 @@ apply_response(struct cx *c, const jv *live, const jv *r)
 	resp = jv_object_delete(resp, jv_string("decision_id"));
 	if (check_response(c, &resp) == -1 || rec(c, set(set(
 	    obj("decision.completed"), "id", jv_string(id)), "response",
-	    jv_copy(resp))) == -1 || head(c, h, sizeof(h)) == -1) {
+	    recorded_response(&resp))) == -1 || head(c, h, sizeof(h)) == -1) {
 		jv_free(resp);
 		return -1;
 	}

@@ -1,7 +1,10 @@
 /* json.c - typed access, canonical text and equality over libjq's jv */
 #include "json.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* 2^53 - 1: above it, a double no longer tells neighbours apart. */
@@ -182,4 +185,200 @@ art_json_equal(const jv *a, const jv *b)
 {
 	/* jv_equal compares objects by key set, numbers by value. */
 	return jv_equal(jv_copy(*a), jv_copy(*b));
+}
+
+struct out {
+	char	*p;
+	size_t	 n, cap;
+	int	 nomem;
+};
+
+static void
+put(struct out *o, const char *s, size_t n)
+{
+	size_t cap;
+	char *np;
+
+	if (o->nomem)
+		return;
+	if (o->n + n + 1 > o->cap) {
+		cap = o->cap > 0 ? o->cap : 256;
+		while (cap < o->n + n + 1)
+			cap *= 2;
+		if ((np = realloc(o->p, cap)) == NULL) {
+			o->nomem = 1;
+			return;
+		}
+		o->p = np;
+		o->cap = cap;
+	}
+	memcpy(o->p + o->n, s, n);
+	o->n += n;
+}
+
+/*
+ * The shortest digits that read back as d, laid out as libjq 1.6's
+ * jvp_dtoa_fmt does (David Gay's g_fmt): exponential when the point is
+ * far left (decpt <= -4) or far right of the digits (decpt > ndigits + 5).
+ */
+static void
+put_number(struct out *o, double d)
+{
+	char buf[40], digits[20], out[64];
+	int prec, n = 0, decpt, len = 0, i;
+	const char *p;
+
+	if (d != d) {
+		put(o, "null", 4);
+		return;
+	}
+	if (d > DBL_MAX)
+		d = DBL_MAX;
+	if (d < -DBL_MAX)
+		d = -DBL_MAX;
+	if (d == 0) {
+		put(o, signbit(d) ? "-0" : "0", signbit(d) ? 2 : 1);
+		return;
+	}
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*e", prec - 1, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	for (p = buf; *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9')
+			digits[n++] = *p;
+	while (n > 1 && digits[n - 1] == '0')
+		n--;
+	decpt = atoi(p + 1) + 1;
+	if (d < 0)
+		out[len++] = '-';
+	if (decpt <= -4 || decpt > n + 5) {
+		out[len++] = digits[0];
+		if (n > 1)
+			out[len++] = '.';
+		for (i = 1; i < n; i++)
+			out[len++] = digits[i];
+		len += snprintf(out + len, sizeof(out) - len, "e%c%02d",
+		    decpt - 1 < 0 ? '-' : '+', abs(decpt - 1));
+	} else if (decpt <= 0) {
+		out[len++] = '0';
+		out[len++] = '.';
+		for (i = 0; i < -decpt; i++)
+			out[len++] = '0';
+		for (i = 0; i < n; i++)
+			out[len++] = digits[i];
+	} else {
+		for (i = 0; i < n || i < decpt; i++) {
+			if (i == decpt)
+				out[len++] = '.';
+			out[len++] = i < n ? digits[i] : '0';
+		}
+	}
+	put(o, out, (size_t)len);
+}
+
+static void
+put_string(struct out *o, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i, run = 0;
+	char esc[6];
+
+	put(o, "\"", 1);
+	for (i = 0; i < n; i++) {
+		unsigned c = p[i];
+		const char *e = NULL;
+
+		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+			continue;
+		put(o, s + run, i - run);
+		run = i + 1;
+		switch (c) {
+		case '"':  e = "\\\""; break;
+		case '\\': e = "\\\\"; break;
+		case '\n': e = "\\n"; break;
+		case '\t': e = "\\t"; break;
+		case '\r': e = "\\r"; break;
+		case '\b': e = "\\b"; break;
+		case '\f': e = "\\f"; break;
+		}
+		if (e != NULL)
+			put(o, e, 2);
+		else {
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			put(o, esc, 6);
+		}
+	}
+	put(o, s + run, n - run);
+	put(o, "\"", 1);
+}
+
+static void
+put_value(struct out *o, jv v)
+{
+	int i, n, first = 1;
+	jv k, x;
+
+	switch (jv_get_kind(v)) {
+	case JV_KIND_NULL:	put(o, "null", 4); break;
+	case JV_KIND_TRUE:	put(o, "true", 4); break;
+	case JV_KIND_FALSE:	put(o, "false", 5); break;
+	case JV_KIND_NUMBER:	put_number(o, jv_number_value(v)); break;
+	case JV_KIND_STRING:
+		put_string(o, jv_string_value(v),
+		    (size_t)jv_string_length_bytes(jv_copy(v)));
+		break;
+	case JV_KIND_ARRAY:
+		put(o, "[", 1);
+		n = jv_array_length(jv_copy(v));
+		for (i = 0; i < n; i++) {
+			if (i > 0)
+				put(o, ",", 1);
+			x = jv_array_get(jv_copy(v), i);
+			put_value(o, x);
+			jv_free(x);
+		}
+		put(o, "]", 1);
+		break;
+	case JV_KIND_OBJECT:
+		put(o, "{", 1);
+		for (i = jv_object_iter(v); jv_object_iter_valid(v, i);
+		    i = jv_object_iter_next(v, i)) {
+			if (!first)
+				put(o, ",", 1);
+			first = 0;
+			k = jv_object_iter_key(v, i);
+			x = jv_object_iter_value(v, i);
+			put_string(o, jv_string_value(k),
+			    (size_t)jv_string_length_bytes(jv_copy(k)));
+			put(o, ":", 1);
+			put_value(o, x);
+			jv_free(k);
+			jv_free(x);
+		}
+		put(o, "}", 1);
+		break;
+	default:
+		put(o, "null", 4);
+	}
+}
+
+char *
+art_json_dump(const jv *v, size_t *len)
+{
+	struct out o = { NULL, 0, 0, 0 };
+
+	put_value(&o, *v);
+	put(&o, "", 0);
+	if (o.nomem || o.p == NULL) {
+		free(o.p);
+		return NULL;
+	}
+	o.p[o.n] = '\0';
+	*len = o.n;
+	return o.p;
 }

@@ -393,14 +393,17 @@ art_ndjson_bad_line(const struct art_ndjson_reader *rd,
 int
 art_ndjson_write(FILE *f, jv v, struct art_err *err)
 {
-	jv s = jv_dump_string(v, 0);
-	const char *p = jv_string_value(s);
-	size_t n = (size_t)jv_string_length_bytes(jv_copy(s));
+	size_t n;
+	char *p = art_json_dump(&v, &n);
 	int failed;
 
-	failed = fwrite(p, 1, n, f) != n || putc('\n', f) == EOF ||
-	    fflush(f) == EOF || ferror(f);
-	jv_free(s);
+	jv_free(v);
+	if (p == NULL)
+		return art_err_set(err, "nomem", "out of memory");
+	p[n] = '\n';
+	failed = fwrite(p, 1, n + 1, f) != n + 1 || fflush(f) == EOF ||
+	    ferror(f);
+	free(p);
 	if (failed)
 		return art_err_set(err, "io", "write: %s", strerror(errno));
 	return 0;

@@ -23,7 +23,7 @@
 
 static const char *const dbnames[ART_DB__COUNT] = {
 	"sessions", "events", "nodes", "calls", "turns", "versions", "pending",
-	"drivers",
+	"drivers", "requests",
 };
 
 /* Nodes never change once written: their parsed values are kept here. */
@@ -455,19 +455,24 @@ put(struct art_txn *t, enum art_db db, const char *sid, const void *sub,
 {
 	unsigned char kb[MAX_KEY];
 	MDB_val k, v;
-	jv text = jv_dump_string(value, 0);
+	size_t n;
+	char *text;
 	int rc;
 
+	text = art_json_dump(&value, &n);
+	jv_free(value);
+	if (text == NULL)
+		return art_err_set(err, "nomem", "out of memory");
 	if (make_key(kb, &k, sid, sub, sublen, err) == -1) {
-		jv_free(text);
+		free(text);
 		return -1;
 	}
-	v.mv_data = (void *)jv_string_value(text);
-	v.mv_size = (size_t)jv_string_length_bytes(jv_copy(text)) + 1;
+	v.mv_data = text;
+	v.mv_size = n + 1;	/* with its NUL: see parse_value() */
 	if (db == ART_DB_NODES && !(flags & MDB_NOOVERWRITE))
 		cache_clear(t->st);	/* a node rewritten: forget them all */
 	rc = mdb_put(t->txn, t->st->dbi[db], &k, &v, flags);
-	jv_free(text);
+	free(text);
 	if (rc == MDB_KEYEXIST)
 		return art_err_set(err, "exists", "%s: key exists", dbnames[db]);
 	if (rc == MDB_MAP_FULL)

@@ -31,6 +31,7 @@ enum art_db {
 	ART_DB_VERSIONS,	/* (sid, kind, anchor, NUL, be64 seq) -> value */
 	ART_DB_PENDING,		/* (sid, priority, be64 seq) -> queued decision */
 	ART_DB_DRIVERS,		/* sid -> the process driving it, {pid, since} */
+	ART_DB_REQUESTS,	/* (sid, call id) -> the model call's request */
 	ART_DB__COUNT
 };
 

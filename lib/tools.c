@@ -673,14 +673,16 @@ static jv
 jq_collect(jq_state *jq, struct art_tools_out *out)
 {
 	struct art_err err;
+	size_t len;
 	int n = 0;
 	jv r, text, code;
 
 	while (jv_is_valid(r = jq_next(jq))) {
 		text = message_text(r);
+		len = (size_t)jv_string_length_bytes(jv_copy(text));
 		if ((n++ > 0 && art_tools_out_add(out, "\n", 1, &err) == -1) ||
-		    art_tools_out_add(out, jv_string_value(text),
-		    (size_t)jv_string_length_bytes(jv_copy(text)), &err) == -1) {
+		    art_tools_out_add(out, jv_string_value(text), len,
+		    &err) == -1) {
 			jv_free(text);
 			return error_action(jv_string("out of memory"));
 		}
@@ -726,7 +728,8 @@ art_tools_jq_run(struct art_tools_jq *c, const char *path, const char *args,
 	if (jv_get_kind(r) == JV_KIND_TRUE) {
 		a = jv_object_set(jv_object(), jv_string("type"),
 		    jv_string("tool.result"));
-		r = jv_object_set(a, jv_string("result"), out_text(&out, false));
+		r = jv_object_set(a, jv_string("result"),
+		    out_text(&out, false));
 	}
 	art_tools_out_release(&out);
 	return r;
@@ -892,7 +895,8 @@ spawn(struct art_tools_call *c, const struct art_tools_spec *s,
 	if (c->pid == -1)
 		goto busy;
 	setpgid(c->pid, c->pid);	/* also here, so no signal misses it */
-	close_fd(&in[0]), close_fd(&out[1]), close_fd(&ep[1]), close_fd(&ctl[1]);
+	close_fd(&in[0]), close_fd(&out[1]);
+	close_fd(&ep[1]), close_fd(&ctl[1]);
 	do
 		r = read(ctl[0], &f, sizeof(f));
 	while (r == -1 && errno == EINTR);
@@ -1163,7 +1167,8 @@ art_tools_call_settle(const struct art_tools_call *c)
 	if (c->timed_out)
 		return settle_error(line, jv_string("deadline exceeded"), true);
 	if (c->lost)
-		return settle_error(line, jv_string("tool process lost"), false);
+		return settle_error(line, jv_string("tool process lost"),
+		    false);
 	if (WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0) {
 		line = jv_object_set(line, jv_string("type"),
 		    jv_string("tool.result"));

@@ -56,10 +56,10 @@ call_requested(struct art_txn *t, const char *sid, const jv *ev,
     const jv *p, const char *kind, struct art_err *err)
 {
 	static const char *const keys[] = { "attempt", "anchor", "handler",
-	    "stream", "request", "retry", "mock", "name", "arguments",
+	    "stream", "retry", "mock", "name", "arguments",
 	    "decision_id", NULL };
 	const char *id = art_json_str(p, "id");
-	jv c;
+	jv c, req;
 
 	if (id == NULL)
 		return art_err_set(err, "bad_field", "call event without id");
@@ -77,6 +77,17 @@ call_requested(struct art_txn *t, const char *sid, const jv *ev,
 	c = jv_object_set(c, jv_string("status"), jv_string("queued"));
 	c = jv_object_delete(c, jv_string("next_at"));
 	c = jv_object_delete(c, jv_string("deadline"));
+	/*
+	 * A model call's prompt is the whole transcript: it is kept apart,
+	 * written once, so the call's many status changes stay small.
+	 */
+	req = art_json_field(p, "request");
+	if (jv_get_kind(req) != JV_KIND_NULL && art_store_put(t,
+	    ART_DB_REQUESTS, sid, id, strlen(id), req, err) == -1) {
+		jv_free(c);
+		return -1;
+	} else if (jv_get_kind(req) == JV_KIND_NULL)
+		jv_free(req);
 	return put_call(t, sid, id, c, err);
 }
 

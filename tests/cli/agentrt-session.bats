@@ -376,3 +376,80 @@ uuidv7='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
 	wait
 	assert_eq "$(agentrt-session ls -q | wc -l)" 80
 }
+
+@test "run needs -a or -s, and refuses bad values before touching the store" {
+	run agentrt-session run -m hi </dev/null
+	[ "$status" -eq 2 ]
+	assert_eq "$output" "agentrt-session: run: give -a AGENT (a new session) or -s SESSION"
+	run agentrt-session run -s '../x' </dev/null
+	[ "$status" -eq 2 ]
+	assert_eq "$output" "agentrt-session: bad session '../x': use 1-128 letters, digits, '.', '_', ':' or '-'"
+	run agentrt-session run -s s --turn-id 'a b' </dev/null
+	[ "$status" -eq 2 ]
+	run agentrt-session run -a calc extra </dev/null
+	[ "$status" -eq 2 ]
+	[ ! -e "$AGENTRT_DB" ]
+}
+
+@test "run -a with no agent file names the places it looked, exit 2" {
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/none" -a nosuch -m hi </dev/null
+	[ "$status" -eq 2 ]
+	[[ "$output" == "agentrt-session: no agent 'nosuch' (looked in $BATS_TEST_TMPDIR/none, "* ]]
+	assert_eq "$(agentrt-session ls -q)" ""
+}
+
+@test "run -a with a file that is not an AgentConfig is refused" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"system":"no model"}' >"$BATS_TEST_TMPDIR/agents/bad.json"
+	echo '{"model":' >"$BATS_TEST_TMPDIR/agents/broken.json"
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -a bad </dev/null
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"agents/bad.json"*"missing field 'model'"* ]]
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -a broken </dev/null
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"agents/broken.json"*"not valid JSON"* ]]
+}
+
+@test "run -s of a session that does not exist is one line, exit 1" {
+	run agentrt-session run -s nosuch </dev/null
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-session: no session 'nosuch'"
+}
+
+@test "run --input that is not JSON lines is a usage error" {
+	agentrt-session new --id s >/dev/null
+	run agentrt-session run -s s --input 'not json' </dev/null
+	[ "$status" -eq 2 ]
+	[[ "$output" == "agentrt-session: --input:1: not valid JSON"* ]]
+	run agentrt-session run -s s --input '{"no":"type"}' </dev/null
+	[ "$status" -eq 2 ]
+	[[ "$output" == *'--input:1: line has no string "type"' ]]
+}
+
+@test "run alone writes the first decision and says the ring closed" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/e.json"
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -a e -m hi </dev/null
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "agentrt-session: session "* ]]
+	[[ "$output" == *'"type":"decision.request"'*'"trigger":{"type":"session.start"}'* ]]
+	[[ "$output" == *"the ring closed with session"*"run again with -s"* ]]
+}
+
+@test "a second driver of a live session is refused" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/e.json"
+	mkfifo "$BATS_TEST_TMPDIR/in"
+	agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s held -a e \
+	    <"$BATS_TEST_TMPDIR/in" >/dev/null 2>&1 3>&- &
+	exec 4>"$BATS_TEST_TMPDIR/in"	# keeps the first driver's ring open
+	for i in $(seq 1 100); do
+		agentrt-session show held >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	run agentrt-session run -s held </dev/null
+	exec 4>&-
+	wait || true
+	[ "$status" -eq 1 ]
+	[[ "$output" == "agentrt-session: session 'held' is driven by process "* ]]
+}

@@ -3,16 +3,59 @@
 
 load lib
 
-man1=$top_srcdir/man/agentrt-session.1
 bashcomp=$top_srcdir/completions/agentrt.bash
 zshcomp=$top_srcdir/completions/_agentrt
 fishcomp=$top_srcdir/completions/agentrt.fish
 
-# Prints the long options of agentrt-session --help, one per line.
+# The binaries that exist so far; agentrt-tree and agentrt-shell join the
+# checks as soon as they are built.
+ready_bins="agentrt-session agentrt-decide agentrt-llm agentrt-tool"
+
+# Prints the agentrt binaries built in top_builddir, one per line.
+built_bins() {
+	local b
+	for b in agentrt-session agentrt-decide agentrt-llm agentrt-tool \
+	    agentrt-tree agentrt-shell; do
+		if [ -x "$top_builddir/$b" ]; then
+			echo "$b"
+		fi
+	done
+}
+
+# Prints the options of BIN --help, one "--long TAGS" line each.  TAGS are
+# the commands an agentrt-session option is for, from the "(new, run)" its
+# description starts with, joined by commas, or - when it names none.
+help_options() {
+	local text line name= desc tags
+	local re='^ +(-[A-Za-z], +)?(--[a-z][a-z0-9-]*)( [A-Z]+)*( +(.*))?$'
+	text=$("$1" --help) || return 1
+	while IFS= read -r line; do
+		if [[ $line =~ $re ]]; then
+			[ -z "$name" ] || printf '%s -\n' "$name"
+			name=${BASH_REMATCH[2]}
+			[ -n "${BASH_REMATCH[4]}" ] || continue
+			desc=${BASH_REMATCH[5]}
+		elif [ -n "$name" ]; then
+			# The description of a long option starts on the next line.
+			desc=${line#"${line%%[! ]*}"}
+		else
+			continue
+		fi
+		tags=-
+		if [[ $desc =~ ^\(([a-z]+(, [a-z]+)*)\) ]]; then
+			tags=${BASH_REMATCH[1]//, /,}
+		fi
+		printf '%s %s\n' "$name" "$tags"
+		name=
+	done <<<"$text"
+	[ -z "$name" ] || printf '%s -\n' "$name"
+}
+
+# Prints the long options of BIN --help, one per line.
 help_longopts() {
-	local text
-	text=$(agentrt-session --help) || return 1
-	grep -oE -- '--[a-z][a-z0-9-]*' <<<"$text" | sort -u
+	local out
+	out=$(help_options "$1") || return 1
+	cut -d' ' -f1 <<<"$out"
 }
 
 # Prints the commands listed under "Commands:" in agentrt-session --help.
@@ -22,12 +65,40 @@ help_commands() {
 	sed -n '/^Commands:/,/^$/p' <<<"$text" | awk '/^  [a-z]/ { print $1 }'
 }
 
-# The part of each completion file that completes agentrt-session.
-zsh_session_part() {
-	sed -n '/^_agentrt_session() {/,/^}/p' "$zshcomp"
+# Prints the places where a binary's options are completed: "" for the
+# start of the line, and for agentrt-session each of its commands.
+contexts() {
+	echo ""
+	if [ "$1" = agentrt-session ]; then
+		help_commands
+	fi
 }
-fish_session_part() {
-	grep -E '^complete -c agentrt-session ' "$fishcomp"
+
+# context_opts BIN CMD: the long options completion must offer after BIN CMD
+# (CMD empty: right after BIN).  Before an agentrt-session command, those
+# for no command in particular; after it, those for that command, and the
+# ones for none but --help and --version.
+context_opts() {
+	local out name tags
+	out=$(help_options "$1") || return 1
+	while read -r name tags; do
+		if [ -z "$2" ]; then
+			[ "$tags" != - ] || echo "$name"
+		elif [ "$tags" = - ]; then
+			case $name in
+			--help|--version) ;;
+			*) echo "$name" ;;
+			esac
+		elif [[ ",$tags," == *",$2,"* ]]; then
+			echo "$name"
+		fi
+	done <<<"$out"
+}
+
+# Prints section NAME (.Sh NAME up to the next .Sh) of man page PAGE.
+man_section() {
+	awk -v s=".Sh $2" '$0 == s { on = 1; next } /^\.Sh / { on = 0 }
+	    on' "$1"
 }
 
 # Runs the bash completion for the words given, the last being the one under
@@ -113,6 +184,15 @@ fish_complete() {
 	    "$fishcomp" "$1" | cut -f1
 }
 
+needs_zsh() {
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	zsh -fc 'zmodload zsh/zpty' 2>/dev/null || skip "zsh has no zpty"
+}
+
+needs_fish() {
+	command -v fish >/dev/null || skip "fish is not installed"
+}
+
 # Fails, naming them, if any arguments were given: the things found missing.
 none_missing() {
 	if [ "$#" -gt 0 ]; then
@@ -121,73 +201,157 @@ none_missing() {
 	fi
 }
 
-@test "--help lists the options and commands the other checks rely on" {
-	run help_longopts
-	[ "$status" -eq 0 ]
-	[[ " ${lines[*]} " == *" --db "* ]]
-	[ "${#lines[@]}" -ge 9 ]
-	run help_commands
-	[ "$status" -eq 0 ]
-	[ "${lines[*]}" = "new ls show log rm" ]
-}
-
-@test "every long option in --help is in the man page and all three completions" {
-	local opt opts name cmd missing=() offered zshpart fishpart
-	opts=$(help_longopts)
-	[ -n "$opts" ]
-	# What bash offers for "-" before the command and after each command.
-	offered=$(bash_complete agentrt-session - &&
-	    for cmd in $(help_commands); do
-		bash_complete agentrt-session "$cmd" - || exit
-	    done)
-	zshpart=$(zsh_session_part)
-	[ -n "$zshpart" ]
-	fishpart=$(fish_session_part)
-	[ -n "$fishpart" ]
-	for opt in $opts; do
-		name=${opt#--}
-		# An entry in OPTIONS: ".It Fl d , Fl -db Ar dir".
-		grep -qE "^\.It Fl (.*[[:space:]])?-$name([[:space:]]|\$)" \
-		    "$man1" || missing+=("man:$opt")
-		grep -qxF -- "$opt" <<<"$offered" || missing+=("bash:$opt")
-		grep -qwF -- "$opt" <<<"$zshpart" || missing+=("zsh:$opt")
-		grep -qE -- "[[:space:]](-l|--long|--long-option)[[:space:]=]+['\"]?$name['\"]?([[:space:]]|\$)" \
-		    <<<"$fishpart" || missing+=("fish:$opt")
+# check_offered SHELL: for every built binary and every place it takes
+# options, what SHELL offers for the line "BIN [CMD] --" (bash: "-")
+# includes every long option --help gives for that place.
+check_offered() {
+	local sh=$1 bin cmd opt offered missing=()
+	for bin in $(built_bins); do
+		while IFS= read -r cmd; do
+			case $sh in
+			bash) offered=$(bash_complete "$bin" ${cmd:+"$cmd"} -) ;;
+			zsh) offered=$(zsh_complete "$bin ${cmd:+$cmd }--") ;;
+			fish) offered=$(fish_complete "$bin ${cmd:+$cmd }--") ;;
+			esac
+			for opt in $(context_opts "$bin" "$cmd"); do
+				grep -qxF -- "$opt" <<<"$offered" ||
+				    missing+=("$sh:$bin${cmd:+ $cmd}:$opt")
+			done
+		done < <(contexts "$bin")
 	done
 	none_missing "${missing[@]}"
 }
 
+# Agent files where agentrt-session run looks for them: given/ for
+# --agents, env1/ and env2/ for $AGENTRT_AGENTS, the XDG directory and
+# work/agents, work/ being the current directory; given/ also holds a file
+# and a directory that are not agents.  Only given/ is made unless "all" is
+# given.  Leaves the shell in work/.
+make_agents() {
+	local a agents=(given/alpha given/beta)
+	cd "$BATS_TEST_TMPDIR"
+	mkdir -p given/subdir.json work
+	: >given/notes.txt
+	if [ "${1-}" = all ]; then
+		agents+=(env1/gamma env2/delta work/agents/zeta
+		    "$XDG_CONFIG_HOME/agentrt/agents/epsilon")
+	fi
+	for a in "${agents[@]}"; do
+		mkdir -p "${a%/*}"
+		echo '{"model":"mock/echo"}' >"$a.json"
+	done
+	cd work
+}
+
+@test "--help lists the options and commands the other checks rely on" {
+	local bin
+	run built_bins
+	[ "$status" -eq 0 ]
+	for bin in $ready_bins; do
+		[[ " ${lines[*]} " == *" $bin "* ]] || fail "$bin is not built"
+	done
+	for bin in $(built_bins); do
+		run help_longopts "$bin"
+		[ "$status" -eq 0 ]
+		[[ " ${lines[*]} " == *" --help "* ]] || fail "$bin: ${lines[*]}"
+		[[ " ${lines[*]} " == *" --version "* ]] ||
+		    fail "$bin: ${lines[*]}"
+		# No option is missed: every --word in --help is one of them.
+		[ "$(printf '%s\n' "${lines[@]}" | sort)" = \
+		    "$("$bin" --help | grep -oE -- '--[a-z][a-z0-9-]*' |
+			sort -u)" ] || fail "$bin: options missed: ${lines[*]}"
+	done
+	run help_commands
+	[ "$status" -eq 0 ]
+	[ "${lines[*]}" = "new ls show log rm run" ]
+	run help_options agentrt-session
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -ge 16 ]
+	[[ " ${lines[*]} " == *" --db - "* ]]
+	[[ " ${lines[*]} " == *" --agent new,run "* ]]
+	[[ " ${lines[*]} " == *" --identity new "* ]]
+	[[ " ${lines[*]} " == *" --session run "* ]]
+	[[ " ${lines[*]} " == *" --max-line run "* ]]
+	run context_opts agentrt-session log
+	[ "${lines[*]}" = "--db --after --follow" ]
+	run help_longopts agentrt-decide
+	[[ " ${lines[*]} " == *" --slurpfile "*" --max-line "* ]]
+}
+
+@test "every long option in --help has an .It Fl entry in its man page's OPTIONS" {
+	local bin page opt options missing=()
+	for bin in $(built_bins); do
+		page=$top_srcdir/man/$bin.1
+		if [ ! -f "$page" ]; then
+			missing+=("$bin.1")
+			continue
+		fi
+		options=$(man_section "$page" OPTIONS)
+		[ -n "$options" ] || fail "$bin.1 has no OPTIONS"
+		for opt in $(help_longopts "$bin"); do
+			# An entry in OPTIONS: ".It Fl d , Fl -db Ar dir".
+			grep -qE -- "^\.It Fl (.*[[:space:]])?-${opt#--}([[:space:]]|\$)" \
+			    <<<"$options" || missing+=("$bin.1:$opt")
+		done
+	done
+	none_missing "${missing[@]}"
+}
+
+@test "bash offers every long option of --help where the binary takes it" {
+	check_offered bash
+}
+
+@test "zsh offers every long option of --help where the binary takes it" {
+	needs_zsh
+	check_offered zsh
+}
+
+@test "fish offers every long option of --help where the binary takes it" {
+	needs_fish
+	check_offered fish
+}
+
 @test "every command in --help is in the man page and all three completions" {
-	local cmd cmds missing=() offered zshpart fishpart
+	local cmd cmds commands missing=() bash zsh= fish=
 	cmds=$(help_commands)
 	[ -n "$cmds" ]
-	offered=$(bash_complete agentrt-session '')
-	zshpart=$(zsh_session_part)
-	fishpart=$(fish_session_part)
+	commands=$(man_section "$top_srcdir/man/agentrt-session.1" COMMANDS)
+	bash=$(bash_complete agentrt-session '')
+	if command -v zsh >/dev/null && zsh -fc 'zmodload zsh/zpty' 2>/dev/null
+	then
+		zsh=$(zsh_complete 'agentrt-session ')
+		[ -n "$zsh" ]
+	fi
+	if command -v fish >/dev/null; then
+		fish=$(fish_complete 'agentrt-session ')
+		[ -n "$fish" ]
+	fi
 	for cmd in $cmds; do
-		grep -qE "^\.It Cm $cmd( |\$)" "$man1" || missing+=("man:$cmd")
-		grep -qxF -- "$cmd" <<<"$offered" || missing+=("bash:$cmd")
-		grep -qE "['\"]$cmd:" <<<"$zshpart" || missing+=("zsh:$cmd")
-		grep -qE -- "[[:space:]]-a ['\"]?$cmd['\"]?([[:space:]]|\$)" \
-		    <<<"$fishpart" || missing+=("fish:$cmd")
+		grep -qE "^\.It Cm $cmd( |\$)" <<<"$commands" ||
+		    missing+=("man:$cmd")
+		grep -qxF -- "$cmd" <<<"$bash" || missing+=("bash:$cmd")
+		[ -z "$zsh" ] || grep -qxF -- "$cmd" <<<"$zsh" ||
+		    missing+=("zsh:$cmd")
+		[ -z "$fish" ] || grep -qxF -- "$cmd" <<<"$fish" ||
+		    missing+=("fish:$cmd")
 	done
 	none_missing "${missing[@]}"
 }
 
 @test "groff -mandoc -ww -z prints nothing for every man page" {
 	command -v groff >/dev/null || skip "groff is not installed"
-	local page n=0
+	local page n=0 bad=()
 	for page in "$top_srcdir"/man/*.[1-9]; do
 		[ -f "$page" ] || continue
 		n=$((n + 1))
 		run groff -mandoc -ww -z "$page"
-		[ "$status" -eq 0 ]
-		if [ -n "$output" ]; then
-			printf '%s: %s\n' "$page" "$output" >&2
-			false
+		if [ "$status" -ne 0 ] || [ -n "$output" ]; then
+			printf '%s: %s\n' "${page##*/}" "$output" >&2
+			bad+=("${page##*/}")
 		fi
 	done
-	[ "$n" -ge 2 ]
+	[ "$n" -ge 5 ]
+	[ "${#bad[@]}" -eq 0 ]
 }
 
 @test "the bash completion file parses" {
@@ -196,10 +360,12 @@ none_missing() {
 	[ -z "$output" ]
 }
 
-@test "bash completes agentrt-session s to show" {
+@test "bash completes agentrt-session s to show, and r to rm and run" {
 	run bash_complete agentrt-session s
 	[ "$status" -eq 0 ]
 	[ "$output" = show ]
+	run bash_complete agentrt-session r
+	[ "${lines[*]}" = "rm run" ]
 }
 
 @test "bash completes agentrt-session log --a to --after" {
@@ -215,6 +381,48 @@ none_missing() {
 	run bash_complete agentrt-session -d stor
 	[ "$status" -eq 0 ]
 	[ "$output" = storedir ]
+	run bash_complete agentrt-session run --db stor
+	[ "$output" = storedir ]
+}
+
+@test "bash completes files and directories where the options take them" {
+	mkdir "$BATS_TEST_TMPDIR/somedir"
+	: >"$BATS_TEST_TMPDIR/somefile"
+	cd "$BATS_TEST_TMPDIR"
+	run bash_complete agentrt-session run --events some
+	[ "${lines[*]}" = "somedir somefile" ]
+	run bash_complete agentrt-session run --agents some
+	[ "$output" = somedir ]
+	run bash_complete agentrt-session run --input @somef
+	[ "$output" = @somefile ]
+	run bash_complete agentrt-session run --input ''
+	[[ " ${lines[*]} " == *" @somefile "* ]]
+	run bash_complete agentrt-session run --input '{"type'
+	[ -z "$output" ]
+	run bash_complete agentrt-session run -m some
+	[ -z "$output" ]
+	run bash_complete agentrt-decide -f some
+	[ "${lines[*]}" = "somedir somefile" ]
+	run bash_complete agentrt-decide --from-file = somef
+	[ "$output" = somefile ]
+	run bash_complete agentrt-decide --rawfile name somef
+	[ "$output" = somefile ]
+	run bash_complete agentrt-decide --arg name somef
+	[ -z "$output" ]
+	run bash_complete agentrt-decide --arg name value somef
+	[ "$output" = somefile ]
+	run bash_complete agentrt-decide --jq . somef
+	[ "$output" = somefile ]
+	run bash_complete agentrt-llm --script somef
+	[ "$output" = somefile ]
+	run bash_complete agentrt-llm -m mock/
+	[ "${lines[*]}" = "mock/echo mock/script" ]
+	run bash_complete agentrt-tool -t some
+	[ "$output" = somedir ]
+	run bash_complete agentrt-tool --cwd some
+	[ "$output" = somedir ]
+	run bash_complete agentrt-tool --timeout some
+	[ -z "$output" ]
 }
 
 @test "the bash completion, sourced under any name, serves all six binaries" {
@@ -225,9 +433,12 @@ none_missing() {
 	    agentrt-tree agentrt-shell; do
 		run bash_complete "$b" --
 		[ "$status" -eq 0 ]
+		[[ " ${lines[*]} " == *" --help --version "* ]] ||
+		    fail "$b: ${lines[*]}"
 	done
-	for b in agentrt-decide agentrt-llm agentrt-tool agentrt-tree \
-	    agentrt-shell; do
+	run bash_complete agentrt-tool --l
+	[ "$output" = --list ]
+	for b in agentrt-tree agentrt-shell; do
 		run bash_complete "$b" --
 		[ "${lines[*]}" = "--help --version" ]
 	done
@@ -253,14 +464,48 @@ none_missing() {
 	run bash_complete agentrt-session "--db=$db" rm demo1 d
 	[ "$status" -eq 0 ]
 	[ "${lines[*]}" = "demo1 demo2" ]
+	run bash_complete agentrt-session --db = "$db" run -s ''
+	[ "$status" -eq 0 ]
+	[ "${lines[*]}" = "demo1 demo2" ]
+	run bash_complete agentrt-session run --session = ''
+	[ "$output" = elsewhere ]
 	# agentrt-session also takes -d after the command.
 	run bash_complete agentrt-session show -d "$db" ''
 	[ "$status" -eq 0 ]
+	[ "${lines[*]}" = "demo1 demo2" ]
+	run bash_complete agentrt-session run -d "$db" -s ''
 	[ "${lines[*]}" = "demo1 demo2" ]
 	# Without -d, the store is $AGENTRT_DB.
 	run bash_complete agentrt-session show ''
 	[ "$status" -eq 0 ]
 	[ "$output" = elsewhere ]
+	# run and ls take no SESSION argument.
+	run bash_complete agentrt-session run ''
+	[ -z "$output" ]
+}
+
+@test "bash completes run -a with the agents of the directories run searches" {
+	make_agents
+	run bash_complete agentrt-session run --agents ../given -a ''
+	[ "$status" -eq 0 ]
+	[ "${lines[*]}" = "alpha beta" ]
+	run bash_complete agentrt-session run --agents = ../given --agent = b
+	[ "$output" = beta ]
+	run bash_complete agentrt-session run --agents=../given -a a
+	[ "$output" = alpha ]
+	run bash_complete agentrt-session run -a ''
+	[ -z "$output" ]
+
+	make_agents all
+	export AGENTRT_AGENTS=../env1::../env2
+	run bash_complete agentrt-session run -a ''
+	[ "${lines[*]}" = "delta epsilon gamma zeta" ]
+	run bash_complete agentrt-session -d db run --agents ../given -a ''
+	[ "${lines[*]}" = "alpha beta delta epsilon gamma zeta" ]
+	run bash_complete agentrt-session new -a e
+	[ "${lines[*]}" = "epsilon" ]
+	run bash_complete agentrt-decide --agent z
+	[ "$output" = zeta ]
 }
 
 @test "zsh -n accepts the zsh completion" {
@@ -273,12 +518,11 @@ none_missing() {
 }
 
 @test "zsh completes commands, options and sessions" {
-	command -v zsh >/dev/null || skip "zsh is not installed"
-	zsh -fc 'zmodload zsh/zpty' 2>/dev/null || skip "zsh has no zpty"
+	needs_zsh
 	local db=$BATS_TEST_TMPDIR/db
 	run zsh_complete 'agentrt-session '
 	[ "$status" -eq 0 ]
-	[ "${lines[*]}" = "log ls new rm show" ]
+	[ "${lines[*]}" = "log ls new rm run show" ]
 	run zsh_complete 'agentrt-session log --a'
 	[ "$status" -eq 0 ]
 	[ "$output" = --after ]
@@ -288,13 +532,50 @@ none_missing() {
 	run zsh_complete "agentrt-session -d $db show "
 	[ "$status" -eq 0 ]
 	[ "$output" = demo1 ]
-	run zsh_complete 'agentrt-llm --'
+	run zsh_complete "agentrt-session run -d $db -s "
+	[ "$output" = demo1 ]
+	run zsh_complete 'agentrt-llm -m '
+	[ "${lines[*]}" = "mock/echo mock/script" ]
+	run zsh_complete 'agentrt-tree --'
 	[ "$status" -eq 0 ]
 	[ "${lines[*]}" = "--help --version" ]
 }
 
+@test "zsh completes run -a with the agents of the directories run searches" {
+	needs_zsh
+	make_agents
+	run zsh_complete 'agentrt-session run --agents ../given -a '
+	[ "$status" -eq 0 ]
+	[ "${lines[*]}" = "alpha beta" ]
+	run zsh_complete 'agentrt-session run --agents=../given --agent='
+	[ "${lines[*]}" = "alpha beta" ]
+	make_agents all
+	export AGENTRT_AGENTS=../env1:../env2
+	run zsh_complete 'agentrt-session -d db run --agents ../given -a '
+	[ "${lines[*]}" = "alpha beta delta epsilon gamma zeta" ]
+	run zsh_complete 'agentrt-decide --agent '
+	[ "${lines[*]}" = "delta epsilon gamma zeta" ]
+}
+
+@test "zsh completes files and directories where the options take them" {
+	needs_zsh
+	mkdir "$BATS_TEST_TMPDIR/somedir"
+	: >"$BATS_TEST_TMPDIR/somefile"
+	cd "$BATS_TEST_TMPDIR"
+	run zsh_complete 'agentrt-session run --agents some'
+	[ "$output" = somedir ]
+	run zsh_complete 'agentrt-session run --events some'
+	[ "${lines[*]}" = "somedir somefile" ]
+	run zsh_complete 'agentrt-session run --input @somef'
+	[ "$output" = somefile ]
+	run zsh_complete 'agentrt-decide --slurpfile name somef'
+	[ "$output" = somefile ]
+	run zsh_complete 'agentrt-tool -t some'
+	[ "$output" = somedir ]
+}
+
 @test "fish completes commands, options and sessions" {
-	command -v fish >/dev/null || skip "fish is not installed"
+	needs_fish
 	local db=$BATS_TEST_TMPDIR/db
 	run fish --no-config --no-execute "$fishcomp"
 	[ "$status" -eq 0 ]
@@ -308,27 +589,106 @@ none_missing() {
 	export AGENTRT_DB=$BATS_TEST_TMPDIR/empty
 	run fish_complete "agentrt-session -d $db show "
 	[ "$output" = demo1 ]
-	run fish_complete 'agentrt-llm --'
+	run fish_complete "agentrt-session run -d $db -s "
+	[ "$output" = demo1 ]
+	run fish_complete 'agentrt-llm -m '
+	[ "${lines[*]}" = "mock/echo mock/script" ]
+	run fish_complete 'agentrt-tree --'
 	[ "${lines[*]}" = "--help --version" ]
 }
 
-# The EXAMPLES section runs as written (but for log -f, which never ends),
-# so the manual cannot drift from the program.
-@test "the man page's EXAMPLES run and succeed" {
-	script=$BATS_TEST_TMPDIR/examples.sh
-	{
-		echo 'set -euo pipefail'
-		awk '/^\.Sh EXAMPLES/ { on = 1; next } /^\.Sh / { on = 0 }
-		    on && /^\.Bd -literal/ { lit = 1; next }
-		    on && /^\.Ed/ { lit = 0; next }
-		    on && lit { print; next }
-		    on && /^\.Dl / && !/ -f / { sub(/^\.Dl /, ""); print }' \
-		    "$top_srcdir/man/agentrt-session.1" |
-			sed -e 's/\\e/\\/g' -e 's/\\(dq/"/g' -e "s/\\\\(aq/'/g"
-	} >"$script"
-	[ "$(grep -c agentrt-session "$script")" -ge 8 ]
-	run bash "$script"
-	[ "$status" -eq 0 ] || fail "examples failed: $output"
-	[[ "$output" == *'"idle"'* ]]
-	[[ "$output" == *'"session.created"'* ]]
+@test "fish completes run -a with the agents of the directories run searches" {
+	needs_fish
+	make_agents
+	run fish_complete 'agentrt-session run --agents ../given -a '
+	[ "$status" -eq 0 ]
+	[ "${lines[*]}" = "alpha beta" ]
+	make_agents all
+	export AGENTRT_AGENTS=../env1:../env2
+	run fish_complete 'agentrt-session -d db run --agents ../given -a '
+	[ "${lines[*]}" = "alpha beta delta epsilon gamma zeta" ]
+	run fish_complete 'agentrt-decide --agent '
+	[ "${lines[*]}" = "delta epsilon gamma zeta" ]
+}
+
+@test "fish completes files and directories where the options take them" {
+	needs_fish
+	mkdir "$BATS_TEST_TMPDIR/somedir"
+	: >"$BATS_TEST_TMPDIR/somefile"
+	cd "$BATS_TEST_TMPDIR"
+	run fish_complete 'agentrt-session run --agents some'
+	[ "$output" = somedir/ ]
+	run fish_complete 'agentrt-session run --events some'
+	[ "${lines[*]}" = "somedir/ somefile" ]
+	run fish_complete 'agentrt-session run --input @somef'
+	[ "$output" = @somefile ]
+	run fish_complete 'agentrt-session run -m some'
+	[ -z "$output" ]
+	run fish_complete 'agentrt-decide --arg name some'
+	[ -z "$output" ]
+	run fish_complete 'agentrt-decide --rawfile name somef'
+	[ "$output" = somefile ]
+	run fish_complete 'agentrt-tool -t some'
+	[ "$output" = somedir/ ]
+}
+
+# Prints the EXAMPLES of man page PAGE as a bash script: the literal
+# displays and .Dl lines, with the roff escapes they use undone.  A line
+# that runs log -f is left out: it never ends.
+examples_script() {
+	echo 'set -euo pipefail'
+	awk '/^\.Sh EXAMPLES/ { on = 1; next } /^\.Sh / { on = 0 }
+	    on && /^\.Bd -literal/ { lit = 1; next }
+	    on && /^\.Ed/ { lit = 0; next }
+	    on && lit { print; next }
+	    on && /^\.Dl / { sub(/^\.Dl /, ""); print }' "$1" |
+		grep -vE ' log( [^|;&]*)? (-f|--follow)( |$)' |
+		sed -e 's/\\(dq/"/g' -e "s/\\\\(aq/'/g" -e 's/\\&//g' \
+		    -e 's/\\-/-/g' -e 's/\\e/\\/g'
+}
+
+# The EXAMPLES of every page run as written, each page's in a directory of
+# its own where examples/ is the source's, so the manual cannot drift from
+# the programs.
+@test "the EXAMPLES of every man page run and succeed" {
+	local page name dir script bad=() n=0
+	for page in "$top_srcdir"/man/agentrt-*.1 "$top_srcdir"/man/agentrt.7
+	do
+		[ -f "$page" ] || continue
+		name=${page##*/}
+		dir=$BATS_TEST_TMPDIR/run-$name
+		script=$BATS_TEST_TMPDIR/$name.sh
+		mkdir -p "$dir" "$BATS_TEST_TMPDIR/tmp"
+		ln -s "$top_srcdir/examples" "$dir/examples"
+		examples_script "$page" >"$script"
+		if [[ $name == *.1 ]] &&
+		    [ "$(grep -c -- "${name%.1}" "$script")" -lt 2 ]; then
+			bad+=("$name: no EXAMPLES of ${name%.1}")
+			continue
+		fi
+		n=$((n + 1))
+		run env AGENTRT_DB="$BATS_TEST_TMPDIR/$name.db" \
+		    TMPDIR="$BATS_TEST_TMPDIR/tmp" \
+		    sh -c 'cd "$1" && exec timeout 120 bash "$2"' sh \
+		    "$dir" "$script"
+		if [ "$status" -ne 0 ] || [ -z "$output" ]; then
+			bad+=("$name: status $status: $output")
+			continue
+		fi
+		case $name in
+		agentrt-session.1)
+			[[ $output == *'"idle"'* &&
+			    $output == *'"session.created"'* ]] ||
+			    bad+=("$name: $output")
+			;;
+		agentrt.7)
+			[[ $output == *'17*23 = 391'* &&
+			    $output == *'parked: status 3'* &&
+			    $output == *'the user said yes'* ]] ||
+			    bad+=("$name: $output")
+			;;
+		esac
+	done
+	[ "${#bad[@]}" -eq 0 ] || fail "$(printf '%s\n' "${bad[@]}")"
+	[ "$n" -ge 5 ]
 }

@@ -481,9 +481,43 @@ test_kind_names(void)
 		    (int)kinds[i].kind, kinds[i].name);
 }
 
+/* art_json_dump writes what jv_dump_string(v, 0) writes, only faster. */
+static void
+test_dump_matches_libjq_byte_for_byte(void)
+{
+	static const char *const cases[] = {
+		"{\"a\":[1,2.5,-0,1e400,0.1,1e-7,123456789012345678,1.5e300]}",
+		"[0.3,100,1e16,1e17,12345678901234567890,0.000001,0.0001,1e21]",
+		"[-2.25e-300,3.14159,-123.456,1e5,5e-324,9007199254740993]",
+		"{\"s\":\"q\\\"b\\\\c\\n\\t\\r\\b\\f\\u0001\\u007f\\u0080\"}",
+		"{\"u\":\"\u00e9\u00f0\u9fa5 \\ud83d\\ude00\"}",
+		"{\"n\":null,\"t\":true,\"f\":false,\"e\":{},\"ea\":[]}",
+		"[[[[]]],{\"z\":{\"y\":[1,{\"x\":\"\"}]}}]",
+		"\"plain\"", "42", "null",
+	};
+	struct art_err err;
+	size_t i, n;
+	char *ours;
+	jv v, theirs;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		v = art_json_parse_str(cases[i], &err);
+		theirs = jv_dump_string(jv_copy(v), 0);
+		ours = art_json_dump(&v, &n);
+		if (!ok(ours != NULL && strcmp(ours, jv_string_value(theirs)) ==
+		    0 && n == strlen(ours), "dump of case %zu matches libjq", i))
+			printf("#   ours   %s\n#   libjq  %s\n", ours,
+			    jv_string_value(theirs));
+		free(ours);
+		jv_free(theirs);
+		jv_free(v);
+	}
+}
+
 int
 main(void)
 {
+	test_dump_matches_libjq_byte_for_byte();
 	test_get_str_returns_a_present_string();
 	test_missing_required_field_is_missing_field();
 	test_wrong_kind_names_both_kinds();

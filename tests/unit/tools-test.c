@@ -102,7 +102,8 @@ test_find_and_list(void)
 	put("one/shadow", "#!/bin/sh\n", 0755);
 	put("two/shadow", "#!/bin/sh\n", 0755);
 	put("two/deep", "#!/bin/sh\n", 0755);
-	put("two/deep.json", "{\"name\":\"wrong\",\"description\":\"d\"}", 0644);
+	put("two/deep.json", "{\"name\":\"wrong\",\"description\":\"d\"}",
+	    0644);
 	put("two/broken", "#!/bin/sh\n", 0755);
 	put("two/broken.json", "{nope", 0644);
 	put("two/.hidden", "#!/bin/sh\n", 0755);
@@ -136,7 +137,7 @@ test_find_and_list(void)
 	l = art_tools_list(dirs, &err);
 	ok(is_json(names(jv_copy(l)),
 	    "[\"both\",\"broken\",\"deep\",\"shadow\",\"upper\"]"),
-	    "list: tools sorted by name, hidden, plain and directories left out");
+	    "list: sorted by name; hidden, plain and directories left out");
 	d = jv_array_get(jv_copy(l), 3);
 	ok(strstr(art_json_str(&d, "path"), "/one/shadow") != NULL,
 	    "list: a name in an earlier directory hides a later one");
@@ -211,7 +212,8 @@ test_env_is_scrubbed(void)
 	    env_count(env));
 	art_tools_env_free(env);
 	env = art_tools_env(NULL, "s", "c", 1);
-	ok(env != NULL && env_count(env) == 3, "env: from an empty environment");
+	ok(env != NULL && env_count(env) == 3,
+	    "env: from an empty environment");
 	art_tools_env_free(env);
 }
 
@@ -296,7 +298,8 @@ test_stderr_tail(void)
 	t = tail_of(c, 3, 5000);
 	ok(jv_string_length_bytes(jv_copy(t)) == ART_TOOLS_STDERR_KEEP &&
 	    strstr(jv_string_value(t), "first") == NULL &&
-	    strcmp(jv_string_value(t) + ART_TOOLS_STDERR_KEEP - 5, "-last") == 0,
+	    strcmp(jv_string_value(t) + ART_TOOLS_STDERR_KEEP - 5,
+	    "-last") == 0,
 	    "tail: only the last 4 KiB are kept, across writes");
 	jv_free(t);
 	c[0] = "\xc3\xa9\xc3\xa9";
@@ -362,7 +365,8 @@ test_jq_tools(void)
 	ok(is_json(jq_tool(c, "halt.jq", "1, halt, 2", "{}", 0),
 	    "{\"type\":\"tool.result\",\"result\":\"1\"}"),
 	    "jq: halt ends the outputs");
-	ok(is_json(jq_tool(c, "halterr.jq", "\"stop\" | halt_error(3)", "{}", 0),
+	ok(is_json(jq_tool(c, "halterr.jq", "\"stop\" | halt_error(3)", "{}",
+	    0),
 	    "{\"type\":\"tool.error\",\"error\":\"stop\",\"retryable\":false}"),
 	    "jq: halt_error is a tool.error");
 	ok(is_json(jq_tool(c, "endless.jq", "repeat(\"ab\")", "{}", 7),

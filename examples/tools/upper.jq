@@ -1,0 +1,1 @@
+.text | ascii_upcase

@@ -1,0 +1,518 @@
+#!/usr/bin/env bats
+# agentrt-tool: running executable and jq tools for tool.execute decisions
+
+load lib
+
+setup() {
+	shopt -s lastpipe	# so "req ... | tool_run" sets $status here
+	tools=$BATS_TEST_TMPDIR/tools
+	examples=$top_srcdir/examples/tools
+	mkdir -p "$tools"
+	out=$BATS_TEST_TMPDIR/out
+	err=$BATS_TEST_TMPDIR/err
+}
+
+# tool NAME: the script on stdin becomes the executable tool NAME.
+tool() {
+	cat >"$tools/$1"
+	chmod +x "$tools/$1"
+}
+
+# req NAME ARGS [ID] [TRIGGER-EXTRA]: a decision.request to run tool NAME.
+req() {
+	jq -nc --arg n "$1" --arg a "$2" --arg id "${3:-c1}" \
+	    --argjson x "${4:-"{}"}" '{type: "decision.request",
+		session_id: "s1", decision_id: ("d-" + $id),
+		trigger: ({type: "tool.execute", id: $id, name: $n,
+		    arguments: $a, input: {}, attempt: 1} + $x)}'
+}
+
+# Runs agentrt-tool with the arguments given over stdin; stdout in $out,
+# stderr in $err, the exit status in $status.
+tool_run() {
+	status=0
+	agentrt-tool "$@" >"$out" 2>"$err" || status=$?
+}
+
+# line N of $out, 1-based.
+line() {
+	sed -n "${1}p" "$out"
+}
+
+# Waits up to 5 s for pid to stop running (a zombie that no init reaps
+# has stopped too).
+gone() {
+	local i st
+	for i in $(seq 1 100); do
+		st=$(ps -o stat= -p "$1" 2>/dev/null) || return 0
+		[[ $st == Z* ]] && return 0
+		sleep 0.05
+	done
+	fail "process $1 is still running"
+}
+
+@test "--help prints the usage and the options on stdout and exits 0" {
+	run agentrt-tool --help
+	[ "$status" -eq 0 ]
+	assert_eq "${lines[0]}" "Usage: agentrt-tool [-t DIR]... [OPTIONS] [FILE...]"
+	for opt in --tools --cwd --timeout --kill-grace --max-output \
+	    --max-line --list --help --version; do
+		[[ "$output" == *"$opt"* ]] || fail "--help lacks $opt"
+	done
+}
+
+@test "--version names the program and the version" {
+	run agentrt-tool --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^agentrt-tool\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "bad options and values are usage errors that read nothing" {
+	run agentrt-tool --bogus </dev/null
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"usage: agentrt-tool"* ]]
+	[[ "$output" == *"Try 'agentrt-tool --help'"* ]]
+	run agentrt-tool --tools "$BATS_TEST_TMPDIR/none" </dev/null
+	[ "$status" -eq 2 ]
+	assert_eq "$output" "agentrt-tool: bad --tools '$BATS_TEST_TMPDIR/none': No such file or directory"
+	: >"$BATS_TEST_TMPDIR/file"
+	run agentrt-tool --cwd "$BATS_TEST_TMPDIR/file" </dev/null
+	[ "$status" -eq 2 ]
+	assert_eq "$output" "agentrt-tool: bad --cwd '$BATS_TEST_TMPDIR/file': not a directory"
+	for bad in 0 -1 x 1e99 '' 0.0001 nan inf; do
+		run agentrt-tool --timeout "$bad" </dev/null
+		[ "$status" -eq 2 ] || fail "--timeout '$bad' accepted"
+		[[ "$output" == "agentrt-tool: bad --timeout '$bad'"* ]]
+	done
+	for opt in --max-output --max-line; do
+		for bad in 0 -5 x 1k ''; do
+			run agentrt-tool "$opt" "$bad" </dev/null
+			[ "$status" -eq 2 ] || fail "$opt '$bad' accepted"
+			[[ "$output" == "agentrt-tool: bad $opt '$bad'"* ]]
+		done
+	done
+	run agentrt-tool --kill-grace x </dev/null
+	[ "$status" -eq 2 ]
+	run agentrt-tool --list extra
+	[ "$status" -eq 2 ]
+	run env AGENTRT_CLOCK=yesterday agentrt-tool </dev/null
+	[ "$status" -eq 2 ]
+	[[ "$output" == "agentrt-tool: bad AGENTRT_CLOCK: "* ]]
+}
+
+@test "examples/tools/calc answers 17*23 with 391: at once an empty decision, then the settle" {
+	req calc '{"expr":"17*23"}' | tool_run -t "$examples"
+	[ "$status" -eq 0 ]
+	[ ! -s "$err" ]
+	[ "$(wc -l <"$out")" -eq 2 ]
+	assert_eq "$(line 1)" '{"type":"decision.response","session_id":"s1","decision_id":"d-c1","actions":[]}'
+	assert_eq "$(line 2)" '{"type":"tool.result","session_id":"s1","id":"c1","attempt":1,"result":"391"}'
+}
+
+@test "calc refuses what is not integer arithmetic, with its message" {
+	req calc '{"expr":"2^8"}' | tool_run -t "$examples"
+	assert_eq "$(line 2 | jq -c '[.type, .error, .retryable]')" \
+	    '["tool.error","calc: only integers, + - * / and parentheses are allowed",false]'
+	req calc '{"expr":"(1+2)*3 - 10/3"}' | tool_run -t "$examples"
+	assert_eq "$(line 2 | jq -r .result)" 6
+	req calc '{"x":1}' | tool_run -t "$examples"
+	assert_eq "$(line 2 | jq -r .error)" 'calc: expected {"expr": "..."} on stdin'
+}
+
+@test "a failing tool's error is the tail of its stderr; the attempt is the trigger's" {
+	tool broken <<-'EOF'
+	#!/bin/sh
+	echo 'partial output'
+	i=0
+	while [ $i -lt 300 ]; do echo "noise line $i" >&2; i=$((i + 1)); done
+	printf '  fatal: the widget broke  \n\n' >&2
+	exit 3
+	EOF
+	req broken '{}' c9 '{"attempt":4}' | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$(line 2 | jq -c '[.type, .id, .attempt, .retryable]')" '["tool.error","c9",4,false]'
+	msg=$(line 2 | jq -r .error)
+	[[ "$msg" == *"noise line 299"$'\n'"  fatal: the widget broke" ]]
+	[[ "$msg" != *"noise line 200"* ]]
+	[ "${#msg}" -le 1024 ]
+	[ "${#msg}" -ge 1000 ]
+}
+
+@test "exit statuses without stderr: exit status N, killed by signal S" {
+	printf '#!/bin/sh\nexit 4\n' | tool four
+	printf '#!/bin/sh\nkill -KILL $$\n' | tool killed
+	{ req four '{}' a; req killed '{}' b; } | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -c 'select(.type == "tool.error") | [.id, .error, .retryable]' "$out" | sort)" \
+	    "$(printf '%s\n' '["a","exit status 4",false]' '["b","killed by signal 9",false]')"
+}
+
+@test "exit 75 is a retryable error" {
+	printf '#!/bin/sh\necho "rate limited" >&2\nexit 75\n' | tool flaky
+	req flaky '{}' | tool_run -t "$tools"
+	assert_eq "$(line 2)" '{"type":"tool.error","session_id":"s1","id":"c1","attempt":1,"error":"rate limited","retryable":true}'
+}
+
+@test "calls run in parallel: the faster settles first, both settle" {
+	printf '#!/bin/sh\nsleep 0.4\necho slow\n' | tool slow
+	printf '#!/bin/sh\nsleep 0.1\necho fast\n' | tool fast
+	{ req slow '{}' s; req fast '{}' f; } | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -c '[.type, .decision_id // .id, .result]' "$out")" "$(cat <<-'EOF'
+	["decision.response","d-s",null]
+	["decision.response","d-f",null]
+	["tool.result","f","fast"]
+	["tool.result","s","slow"]
+	EOF
+	)"
+}
+
+@test "the time limit kills the tool's whole group, a child that ignores SIGTERM too" {
+	tool stubborn <<-EOF
+	#!/bin/sh
+	trap '' TERM
+	sh -c 'trap "" TERM; while :; do sleep 1; done' &
+	echo \$! >"$BATS_TEST_TMPDIR/child.pid"
+	echo \$\$ >"$BATS_TEST_TMPDIR/tool.pid"
+	wait
+	EOF
+	req stubborn '{}' | tool_run -t "$tools" --timeout 0.3 --kill-grace 100
+	[ "$status" -eq 0 ]
+	assert_eq "$(line 2)" '{"type":"tool.error","session_id":"s1","id":"c1","attempt":1,"error":"deadline exceeded","retryable":true}'
+	[ -s "$BATS_TEST_TMPDIR/child.pid" ]
+	gone "$(cat "$BATS_TEST_TMPDIR/tool.pid")"
+	gone "$(cat "$BATS_TEST_TMPDIR/child.pid")"
+}
+
+@test "the trigger's deadline sets the time limit, on AGENTRT_CLOCK's clock" {
+	printf '#!/bin/sh\nsleep 5\necho late\n' | tool sleepy
+	export AGENTRT_CLOCK=2026-01-02T03:04:05Z
+	start=$(date +%s%N)
+	req sleepy '{}' c1 '{"deadline":"2026-01-02T03:04:05.200Z"}' |
+	    tool_run -t "$tools" --timeout 60
+	elapsed=$((($(date +%s%N) - start) / 1000000))
+	assert_eq "$(line 2 | jq -c '[.error, .retryable]')" '["deadline exceeded",true]'
+	[ "$elapsed" -lt 4000 ] || fail "took ${elapsed} ms"
+}
+
+@test "a deadline already passed is answered at once, without running the tool" {
+	printf '#!/bin/sh\ntouch "%s/ran"\n' "$BATS_TEST_TMPDIR" | tool t
+	export AGENTRT_CLOCK=2026-01-02T03:04:05Z
+	req t '{}' c1 '{"deadline":"2026-01-02T03:04:04Z"}' | tool_run -t "$tools"
+	[ "$(wc -l <"$out")" -eq 1 ]
+	assert_eq "$(line 1 | jq -c .actions)" '[{"type":"tool.error","error":"deadline exceeded","retryable":true}]'
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "a tool of another name is passed on unchanged, byte for byte" {
+	text='{"type":"decision.request", "session_id":"s1","decision_id":"d","trigger":{"type":"tool.execute","id":"c","name":"elsewhere","arguments":"{}","input":{},"attempt":1.0,"big":12345678901234567890}}'
+	printf '%s\n' "$text" | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	[ ! -s "$err" ]
+	assert_eq "$(cat "$out")" "$text"
+}
+
+@test "a bad tool name is refused without touching the file system" {
+	mkdir -p "$BATS_TEST_TMPDIR/outside"
+	printf '#!/bin/sh\ntouch "%s/escaped"\n' "$BATS_TEST_TMPDIR" |
+	    tool ../outside/esc
+	printf '.\n' >"$tools/x.jq"
+	for name in ../outside/esc .hidden x.jq -x '' 'a b' \
+	    "$(printf 'n%.0s' $(seq 65))"; do
+		req "$name" '{}' | tool_run -t "$tools"
+		[ "$status" -eq 0 ]
+		assert_eq "$(cat "$out")" '{"type":"decision.response","session_id":"s1","decision_id":"d-c1","actions":[{"type":"tool.error","error":"bad tool name","retryable":false}]}'
+	done
+	jq -nc '{type:"decision.request",session_id:"s1",decision_id:"d",trigger:{type:"tool.execute",id:"c",name:7,arguments:"{}",attempt:1}}' |
+	    tool_run -t "$tools"
+	assert_eq "$(jq -r '.actions[0].error' "$out")" "bad tool name"
+	[ ! -e "$BATS_TEST_TMPDIR/escaped" ]
+}
+
+@test "a jq tool answers in the decision itself, with no settle line" {
+	req upper '{"text":"hello, world"}' | tool_run -t "$examples"
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$out")" -eq 1 ]
+	assert_eq "$(cat "$out")" '{"type":"decision.response","session_id":"s1","decision_id":"d-c1","actions":[{"type":"tool.result","result":"HELLO, WORLD"}]}'
+}
+
+@test "a jq tool: JSON results as compact text, errors, bad arguments" {
+	printf '{sum: (.a + .b), of: [.a, .b]}\n' >"$tools/add.jq"
+	printf 'error("no \\(.what)")\n' >"$tools/fails.jq"
+	printf '.a |\n' >"$tools/broken.jq"
+	{
+		req add '{"a": 1, "b": 2}' a
+		req fails '{"what":"luck"}' b
+		req add '{"a":' c
+		req broken '{}' d
+	} | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -c '.actions[0] | [.type, .result // .error]' "$out" | sed -n 1,3p)" "$(cat <<-'EOF'
+	["tool.result","{\"sum\":3,\"of\":[1,2]}"]
+	["tool.error","no luck"]
+	["tool.error","arguments are not JSON"]
+	EOF
+	)"
+	[[ "$(line 4 | jq -r '.actions[0].error')" == "compile 'broken.jq': syntax error"* ]]
+}
+
+@test "a jq tool sees no environment: env and \$ENV are empty" {
+	printf '[env, $ENV, (env | length)]\n' >"$tools/peek.jq"
+	export OPENAI_API_KEY=sk-secret-value HOME_TOO=x
+	req peek '{}' | tool_run -t "$tools"
+	assert_eq "$(jq -c '.actions[0].result' "$out")" '"[{},{},0]"'
+}
+
+@test "an executable sees a scrubbed environment and its call's ids" {
+	printf '#!/bin/sh\nenv\n' | tool showenv
+	export OPENAI_API_KEY=sk-secret-value ANTHROPIC_API_KEY=sk-other \
+	    AGENTRT_DB=/somewhere MY_VAR=x
+	req showenv '{}' call-42 '{"attempt":2}' | tool_run -t "$tools"
+	result=$(line 2 | jq -r .result)
+	[[ "$result" == *"AGENTRT_CALL_ID=call-42"* ]]
+	[[ "$result" == *"AGENTRT_SESSION_ID=s1"* ]]
+	[[ "$result" == *"AGENTRT_ATTEMPT=2"* ]]
+	[[ "$result" == *"HOME=$HOME"* ]]
+	[[ "$result" != *OPENAI_API_KEY* ]]
+	[[ "$result" != *sk-secret-value* ]]
+	[[ "$result" != *ANTHROPIC* ]]
+	[[ "$result" != *AGENTRT_DB* ]]
+	[[ "$result" != *MY_VAR* ]]
+}
+
+@test "a tool inherits no descriptor but its stdin, stdout and stderr" {
+	[ -d /proc/self/fd ] || skip "no /proc"
+	printf '#!/bin/sh\nfor fd in 3 4 5 6 7 8 9; do [ -e /proc/$$/fd/$fd ] && echo "fd $fd"; done; echo checked\n' | tool fds
+	req fds '{}' | tool_run -t "$tools" 5>"$BATS_TEST_TMPDIR/five" 6<"$tools/fds"
+	assert_eq "$(line 2 | jq -r .result)" checked
+}
+
+@test "arguments come on stdin, and the tool runs in --cwd" {
+	printf '#!/bin/sh\npwd\ncat\n' | tool where
+	mkdir "$BATS_TEST_TMPDIR/work"
+	req where '{"k": "v"}' | tool_run -t "$tools" --cwd "$BATS_TEST_TMPDIR/work"
+	assert_eq "$(line 2 | jq -r .result)" "$BATS_TEST_TMPDIR/work"$'\n''{"k": "v"}'
+	(cd "$BATS_TEST_TMPDIR" && req where '{}' | agentrt-tool -t "$tools") >"$out"
+	assert_eq "$(line 2 | jq -r .result)" "$BATS_TEST_TMPDIR"$'\n''{}'
+}
+
+@test "--max-output caps the result and marks the cut" {
+	printf '#!/bin/sh\nseq 1 100000\n' | tool chatty
+	req chatty '{}' | tool_run -t "$tools" --max-output 10
+	assert_eq "$(line 2 | jq -r .result)" "$(printf '1\n2\n3\n4\n5\n[output truncated at 10 bytes]')"
+}
+
+@test "several MiB of arguments and of output do not stall" {
+	printf '#!/bin/sh\nwc -c | tr -d " "\n' | tool count
+	printf '#!/bin/sh\nhead -c 3000000 /dev/zero | tr "\\\\0" y\n' | tool big
+	args=$(head -c 3000000 /dev/zero | tr '\0' a)
+	# printf, a builtin: 3 MB is past the limit of an exec's arguments.
+	{
+		printf '{"type":"decision.request","session_id":"s1","decision_id":"d-a","trigger":{"type":"tool.execute","id":"a","name":"count","arguments":"%s","attempt":1}}\n' "$args"
+		req big '{}' b
+	} | tool_run -t "$tools" --max-output 4000000
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -c 'select(.id == "a") | .result' "$out")" '"3000000"'
+	assert_eq "$(jq -r 'select(.id == "b") | .result | length' "$out")" 3000000
+}
+
+@test "a tool that cannot run is refused at once, with the reason" {
+	printf 'echo no shebang\n' | tool noexec
+	req noexec '{}' | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$(cat "$out")" '{"type":"decision.response","session_id":"s1","decision_id":"d-c1","actions":[{"type":"tool.error","error":"run tool '\''noexec'\'': Exec format error","retryable":false}]}'
+	assert_eq "$(cat "$err")" "agentrt-tool: run tool 'noexec': Exec format error"
+}
+
+@test "other lines pass through in order, among the answers" {
+	printf '.x\n' >"$tools/x.jq"
+	{
+		echo '{"type":"client.message","n":1}'
+		req x '{"x":"one"}' a
+		echo '{"type":"decision.request","session_id":"s1","decision_id":"d2","trigger":{"type":"llm.execute","id":"l"}}'
+		echo '{"type":"whatever.new","n":2}'
+		req absent '{}' b
+		req x '{"x":"two"}' c
+		echo '{"type":"llm.request","n":3}'
+	} | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -c '[.type, .n // .decision_id // .trigger.name]' "$out")" "$(cat <<-'EOF'
+	["client.message",1]
+	["decision.response","d-a"]
+	["decision.request","d2"]
+	["whatever.new",2]
+	["decision.request","d-b"]
+	["decision.response","d-c"]
+	["llm.request",3]
+	EOF
+	)"
+}
+
+@test "bad lines become error lines and a stderr line each; the run goes on and exits 0" {
+	printf '.\n' >"$tools/id.jq"
+	{
+		echo 'not json'
+		echo '[1,2]'
+		echo '{"no":"type"}'
+		printf '{"type":"x","pad":"%s"}\n' "$(head -c 300 /dev/zero | tr '\0' p)"
+		req id '"after"'
+	} | tool_run -t "$tools" --max-line 200
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -c '[.type, .code // .actions[0].result]' "$out")" "$(cat <<-'EOF'
+	["error","bad_json"]
+	["error","not_object"]
+	["error","no_type"]
+	["error","line_too_long"]
+	["decision.response","after"]
+	EOF
+	)"
+	assert_eq "$(jq -r 'select(.type == "error") | .message' "$out" | cut -d: -f1-2)" \
+	    "$(printf '<stdin>:1\n<stdin>:2\n<stdin>:3\n<stdin>:4')"
+	assert_eq "$(line 1 | jq -r .input)" "not json"
+	[ "$(wc -l <"$err")" -eq 4 ]
+	[[ "$(sed -n 1p "$err")" == "agentrt-tool: <stdin>:1: not valid JSON"* ]]
+}
+
+@test "a request for a tool we have with bad fields is an error line naming the field" {
+	printf '.\n' >"$tools/id.jq"
+	jq -nc '{type:"decision.request",session_id:"s1",decision_id:"d",trigger:{type:"tool.execute",name:"id",arguments:"{}",attempt:1}}' >"$BATS_TEST_TMPDIR/in"
+	tool_run -t "$tools" <"$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -c '[.type, .code, .session_id, .message]' "$out")" \
+	    '["error","bad_field","s1","<stdin>:1: trigger: missing field '\''id'\''"]'
+	assert_eq "$(jq -r .input "$out")" "$(head -c 256 "$BATS_TEST_TMPDIR/in")"
+	assert_eq "$(cat "$err")" "agentrt-tool: <stdin>:1: trigger: missing field 'id'"
+	jq -nc '{type:"decision.request",session_id:"s1",decision_id:"d",trigger:{type:"tool.execute",id:"c",name:"id",arguments:{},attempt:1}}' |
+	    tool_run -t "$tools"
+	assert_eq "$(jq -c '[.code, .message]' "$out")" \
+	    '["bad_field","<stdin>:1: trigger: field '\''arguments'\'': expected string, got object"]'
+	jq -nc '{type:"decision.request",session_id:"s1",decision_id:"d",trigger:{type:"tool.execute",id:"c",name:"id",arguments:"{}",attempt:1.5}}' |
+	    tool_run -t "$tools"
+	assert_eq "$(jq -c '[.code, .message]' "$out")" \
+	    '["bad_field","<stdin>:1: trigger: field '\''attempt'\'': expected an integer, got 1.5"]'
+	jq -nc '{type:"decision.request",session_id:"s1",decision_id:"d",trigger:{type:"tool.execute",id:"c",name:"id",arguments:"{}",attempt:1,deadline:"soon"}}' |
+	    tool_run -t "$tools"
+	assert_eq "$(jq -c '[.type, .code]' "$out")" '["error","bad_time"]'
+	[[ "$(jq -r .message "$out")" == "<stdin>:1: trigger: field 'deadline': bad time 'soon'"* ]]
+	jq -nc '{type:"decision.request",decision_id:"d",trigger:{type:"tool.execute",id:"c",name:"id",arguments:"{}",attempt:1}}' |
+	    tool_run -t "$tools"
+	assert_eq "$(jq -c '[.type, .code, .message, has("session_id")]' "$out")" \
+	    '["error","bad_field","<stdin>:1: missing field '\''session_id'\''",false]'
+	[ "$(wc -l <"$err")" -eq 1 ]
+}
+
+@test "tools are found in --tools dirs in order, else \$AGENTRT_TOOLS, else ./tools" {
+	mkdir -p "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b" "$BATS_TEST_TMPDIR/tools"
+	printf '"from a"\n' >"$BATS_TEST_TMPDIR/a/who.jq"
+	printf '"from b"\n' >"$BATS_TEST_TMPDIR/b/who.jq"
+	printf '"from b only"\n' >"$BATS_TEST_TMPDIR/b/only.jq"
+	printf '"from ./tools"\n' >"$BATS_TEST_TMPDIR/tools/who.jq"
+	{ req who '{}' x; req only '{}' y; } |
+	    tool_run -t "$BATS_TEST_TMPDIR/a" -t "$BATS_TEST_TMPDIR/b"
+	assert_eq "$(jq -c '.actions[0].result' "$out")" "$(printf '"from a"\n"from b only"')"
+	req who '{}' | AGENTRT_TOOLS=":$BATS_TEST_TMPDIR/missing:$BATS_TEST_TMPDIR/b:" tool_run
+	assert_eq "$(jq -c '.actions[0].result' "$out")" '"from b"'
+	(cd "$BATS_TEST_TMPDIR" && req who '{}' | agentrt-tool) >"$out"
+	assert_eq "$(jq -c '.actions[0].result' "$out")" '"from ./tools"'
+}
+
+@test "--list prints each tool's declaration, or its name" {
+	run agentrt-tool --list -t "$examples"
+	[ "$status" -eq 0 ]
+	assert_eq "$output" "$(jq -c . "$examples/calc.json")"$'\n''{"name":"upper"}'
+	printf '#!/bin/sh\n' | tool odd
+	printf '[1]\n' >"$tools/odd.json"
+	run agentrt-tool --list -t "$tools" -t "$examples"
+	[ "$status" -eq 1 ]
+	assert_eq "${lines[0]}" "$(jq -c . "$examples/calc.json")"
+	[[ "$output" == *"agentrt-tool: read '$tools/odd.json': not a JSON object"* ]]
+	[[ "$output" == *'{"name":"odd"}'* ]]
+}
+
+@test "input files are read in turn; - is stdin; an unreadable file fails at the end" {
+	printf '.n\n' >"$tools/n.jq"
+	req n '{"n":1}' a >"$BATS_TEST_TMPDIR/one.ndjson"
+	req n '{"n":2}' b | tool_run -t "$tools" "$BATS_TEST_TMPDIR/one.ndjson" - "$BATS_TEST_TMPDIR/missing"
+	[ "$status" -eq 1 ]
+	assert_eq "$(jq -c '.actions[0].result' "$out")" "$(printf '"1"\n"2"')"
+	assert_eq "$(cat "$err")" "agentrt-tool: open '$BATS_TEST_TMPDIR/missing': No such file or directory"
+}
+
+@test "empty input is a quiet exit 0" {
+	tool_run -t "$tools" </dev/null
+	[ "$status" -eq 0 ]
+	[ ! -s "$out" ]
+	[ ! -s "$err" ]
+}
+
+@test "a write that fails (>/dev/full) is exit 1 with a message" {
+	run bash -c 'echo "{\"type\":\"x\"}" | agentrt-tool -t "$1" >/dev/full' _ "$tools"
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-tool: write: No space left on device"
+	# The tool it started when the write failed is killed, not orphaned.
+	printf '#!/bin/sh\necho $$ >"%s/long.pid"\nexec sleep 30\n' \
+	    "$BATS_TEST_TMPDIR" | tool long
+	req long '{}' >"$BATS_TEST_TMPDIR/in"
+	run bash -c 'timeout 10 agentrt-tool -t "$1" <"$2" >/dev/full' _ \
+	    "$tools" "$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-tool: write: No space left on device"
+	# Killed before it wrote its pid, it is gone; an orphan would write it.
+	for i in $(seq 1 20); do
+		[ -s "$BATS_TEST_TMPDIR/long.pid" ] && break
+		sleep 0.05
+	done
+	[ ! -s "$BATS_TEST_TMPDIR/long.pid" ] ||
+	    gone "$(cat "$BATS_TEST_TMPDIR/long.pid")"
+	run bash -c 'agentrt-tool --list -t "$1" >/dev/full' _ "$examples"
+	[ "$status" -eq 1 ]
+	run bash -c 'agentrt-tool --help >/dev/full'
+	[ "$status" -eq 1 ]
+}
+
+@test "SIGTERM kills the running tools' groups" {
+	tool hang <<-EOF
+	#!/bin/sh
+	echo \$\$ >"$BATS_TEST_TMPDIR/hang.pid"
+	exec sleep 30
+	EOF
+	mkfifo "$BATS_TEST_TMPDIR/in"
+	agentrt-tool -t "$tools" <"$BATS_TEST_TMPDIR/in" >"$out" 2>"$err" 3>&- &
+	pid=$!
+	exec 4>"$BATS_TEST_TMPDIR/in"
+	req hang '{}' >&4
+	wait_lines "$out" 1
+	for i in $(seq 1 100); do
+		[ -s "$BATS_TEST_TMPDIR/hang.pid" ] && break
+		sleep 0.05
+	done
+	kill -TERM "$pid"
+	wait "$pid" || status=$?
+	exec 4>&-
+	[ "$status" -eq 143 ]
+	gone "$(cat "$BATS_TEST_TMPDIR/hang.pid")"
+}
+
+# The EXAMPLES section runs as written, so the manual cannot drift.
+@test "the man page's EXAMPLES run and succeed" {
+	script=$BATS_TEST_TMPDIR/examples.sh
+	mkdir "$BATS_TEST_TMPDIR/run"
+	ln -s "$top_srcdir/examples" "$BATS_TEST_TMPDIR/run/examples"
+	{
+		echo 'set -euo pipefail'
+		echo "cd '$BATS_TEST_TMPDIR/run'"
+		awk '/^\.Sh EXAMPLES/ { on = 1; next } /^\.Sh / { on = 0 }
+		    on && /^\.Bd -literal/ { lit = 1; next }
+		    on && /^\.Ed/ { lit = 0; next }
+		    on && lit { print; next }
+		    on && /^\.Dl / { sub(/^\.Dl /, ""); print }' \
+		    "$top_srcdir/man/agentrt-tool.1" |
+			sed -e 's/\\e/\\/g' -e 's/\\(dq/"/g' -e "s/\\\\(aq/'/g"
+	} >"$script"
+	[ "$(grep -c agentrt-tool "$script")" -ge 3 ]
+	run bash "$script"
+	[ "$status" -eq 0 ] || fail "examples failed: $output"
+	[[ "$output" == *'"result":"391"'* ]]
+	[[ "$output" == *'"result":"HI"'* ]]
+	[[ "$output" == *$'\ncalc\nupper'* ]]
+}
