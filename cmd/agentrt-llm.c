@@ -33,6 +33,7 @@
 #include "llm.h"
 #include "mock.h"
 #include "ndjson.h"
+#include "opt.h"
 
 #define READ_CHUNK	65536
 
@@ -124,28 +125,17 @@ usage(void)
 	exit(ART_EXIT_USAGE);
 }
 
-/* A size with an optional K, M or G suffix (powers of 1024). */
+/* A size option's value, or a usage error. */
 static size_t
 parse_size(const char *name, const char *s)
 {
-	unsigned long long v;
-	int shift = 0;
-	char *end;
+	size_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	switch (*end) {
-	case 'K': case 'k': shift = 10; end++; break;
-	case 'M': case 'm': shift = 20; end++; break;
-	case 'G': case 'g': shift = 30; end++; break;
-	}
-	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v == 0 ||
-	    v > (SIZE_MAX >> shift)) {
-		art_warn("bad %s '%s': expected a size such as 65536 or 64M",
-		    name, s);
+	if (art_opt_size(s, &v) == -1) {
+		art_warn("bad %s '%s': %s", name, s, ART_OPT_SIZE_HINT);
 		usage();
 	}
-	return (size_t)v << shift;
+	return v;
 }
 
 static int64_t

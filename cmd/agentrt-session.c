@@ -20,6 +20,7 @@
 #include "json.h"
 #include "log.h"
 #include "ndjson.h"
+#include "opt.h"
 #include "session.h"
 #include "store.h"
 
@@ -608,27 +609,16 @@ store_dir(const char *db, char *buf, size_t n)
 	return buf;
 }
 
-/* A size with an optional K, M, G or T suffix (powers of 1024). */
+/* A size option's value, or a usage error. */
 static size_t
 parse_size(const char *name, const char *s)
 {
-	char *end;
-	unsigned long long v;
-	int shift = 0;
+	size_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	switch (*end) {
-	case 'K': case 'k': shift = 10; end++; break;
-	case 'M': case 'm': shift = 20; end++; break;
-	case 'G': case 'g': shift = 30; end++; break;
-	case 'T': case 't': shift = 40; end++; break;
-	}
-	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v == 0 ||
-	    v > (SIZE_MAX >> shift))
-		art_die(ART_EXIT_USAGE, "bad %s '%s': expected a size such as "
-		    "64M or 1T", name, s);
-	return (size_t)v << shift;
+	if (art_opt_size(s, &v) == -1)
+		art_die(ART_EXIT_USAGE, "bad %s '%s': %s", name, s,
+		    ART_OPT_SIZE_HINT);
+	return v;
 }
 
 /*

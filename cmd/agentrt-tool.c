@@ -36,6 +36,7 @@
 #include "err.h"
 #include "json.h"
 #include "ndjson.h"
+#include "opt.h"
 #include "tools.h"
 
 extern char **environ;
@@ -43,7 +44,6 @@ extern char **environ;
 #define READ_CHUNK	65536
 #define READS_PER_TURN	16	/* input chunks read before tools move on */
 #define MAX_OUTPUT_MAX	((size_t)1 << 30)
-#define MAX_LINE_MAX	((size_t)INT_MAX)
 
 struct opts {
 	char		**dirs;		/* NULL-terminated, searched in order */
@@ -930,8 +930,11 @@ main(int argc, char *argv[])
 			    MAX_OUTPUT_MAX);
 			break;
 		case OPT_MAX_LINE:
-			o.max_line = parse_count("--max-line", optarg, 1,
-			    MAX_LINE_MAX);
+			if (art_opt_size(optarg, &o.max_line) == -1) {
+				art_warn("bad --max-line '%s': %s", optarg,
+				    ART_OPT_SIZE_HINT);
+				usage();
+			}
 			break;
 		case 'l': o.list = true; break;
 		case 'h': help();

@@ -96,7 +96,7 @@ line() {
 	: | input
 	llm --max-line 0
 	[ "$rc" -eq 2 ]
-	grep -qxF "agentrt-llm: bad --max-line '0': expected a size such as 65536 or 64M" "$err"
+	grep -qxF "agentrt-llm: bad --max-line '0': expected a size such as 64M or 1T" "$err"
 	llm --max-line 12Q
 	[ "$rc" -eq 2 ]
 	llm --model echo

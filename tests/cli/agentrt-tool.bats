@@ -84,12 +84,15 @@ gone() {
 		[ "$status" -eq 2 ] || fail "--timeout '$bad' accepted"
 		[[ "$output" == "agentrt-tool: bad --timeout '$bad'"* ]]
 	done
-	for opt in --max-output --max-line; do
-		for bad in 0 -5 x 1k ''; do
-			run agentrt-tool "$opt" "$bad" </dev/null
-			[ "$status" -eq 2 ] || fail "$opt '$bad' accepted"
-			[[ "$output" == "agentrt-tool: bad $opt '$bad'"* ]]
-		done
+	for bad in 0 -5 x 1k ''; do
+		run agentrt-tool --max-output "$bad" </dev/null
+		[ "$status" -eq 2 ] || fail "--max-output '$bad' accepted"
+		[[ "$output" == "agentrt-tool: bad --max-output '$bad'"* ]]
+	done
+	for bad in 0 -5 x 1q ''; do
+		run agentrt-tool --max-line "$bad" </dev/null
+		[ "$status" -eq 2 ] || fail "--max-line '$bad' accepted"
+		[[ "${lines[0]}" == "agentrt-tool: bad --max-line '$bad': expected a size such as 64M or 1T" ]]
 	done
 	run agentrt-tool --kill-grace x </dev/null
 	[ "$status" -eq 2 ]

@@ -177,3 +177,14 @@ crash_and_resume() {
 @test "crash: the decide stage killed during the second model call" {
 	crash_and_resume decide 1.5
 }
+
+@test "a streamed reply arrives as token events that add up to the answer" {
+	ring -a stream -m 'streamed words arrive in pieces'
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$(events 'select(.type=="token")' | wc -l)" -gt 1 ]
+	assert_eq "$(jq -r -s '[.[] | select(.type=="token") | .text] | add' "$EVENTS")" 'streamed words arrive in pieces'
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"streamed words arrive in pieces"'
+	# Tokens are live only: nothing of them is in the log.
+	assert_eq "$(log_of '[.[].payload.type | select(test("token"))] | length')" 0
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.requested") | .stream]')" '[true]'
+}
