@@ -116,16 +116,19 @@ read_text(const char *what, const char *path)
 	char buf[65536];
 	size_t n;
 	FILE *f;
-	jv text = jv_string("");
+	jv text;
 
 	if ((f = fopen(path, "r")) == NULL)
 		art_die(ART_EXIT_USAGE, "read %s '%s': %s", what, path,
 		    strerror(errno));
+	text = jv_string("");
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
 		text = jv_string_append_buf(text, buf, (int)n);
-	if (ferror(f))
+	if (ferror(f)) {
+		jv_free(text);
 		art_die(ART_EXIT_USAGE, "read %s '%s': %s", what, path,
 		    strerror(errno));
+	}
 	fclose(f);
 	return text;
 }

@@ -179,9 +179,11 @@ session_option_text(const char *name, const char *arg)
 	text = jv_string("");
 	while ((len = fread(buf, 1, sizeof(buf), f)) > 0)
 		text = jv_string_append_buf(text, buf, (int)len);
-	if (ferror(f))
+	if (ferror(f)) {
+		jv_free(text);
 		art_die(ART_EXIT_USAGE, "read %s '%s': %s", name, arg + 1,
 		    strerror(errno));
+	}
 	if (f != stdin)
 		fclose(f);
 	return text;
