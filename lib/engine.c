@@ -49,6 +49,7 @@ struct cx {
 	jv			 out;
 	jv			 events;
 	int64_t			 wake;
+	jv			 sum;		/* the summary, until the next rec */
 };
 
 static int	plan(struct cx *);
@@ -313,6 +314,8 @@ rec(struct cx *c, jv payload)
 {
 	jv ev;
 
+	jv_free(c->sum);	/* every event may change the summary */
+	c->sum = jv_invalid();
 	if (art_session_record(c->t, c->sid, payload, &ev, c->err) == -1)
 		return -1;
 	project(c, &ev);
@@ -322,10 +325,17 @@ rec(struct cx *c, jv payload)
 
 /* --- reading the session -------------------------------------------- */
 
+/* The session's summary, read once per change (a step reads it often). */
 static jv
 summary(struct cx *c)
 {
-	return art_session_get(c->t, c->sid, c->err);
+	if (!jv_is_valid(c->sum)) {
+		jv_free(c->sum);
+		c->sum = art_session_get(c->t, c->sid, c->err);
+		if (!jv_is_valid(c->sum))
+			return jv_copy(c->sum);
+	}
+	return jv_copy(c->sum);
 }
 
 /* The head now, copied to buf ("" when the tree is empty). */
@@ -2073,11 +2083,13 @@ op_txn(struct art_txn *t, void *ctx, struct art_err *err)
 {
 	struct op *op = ctx;
 	struct cx c = { op->e, t, err, op->sid,
-	    art_clock_now_ms(op->e->o.clock), jv_array(), jv_array(), -1 };
+	    art_clock_now_ms(op->e->o.clock), jv_array(), jv_array(), -1,
+	    jv_invalid() };
 	int r = op->fn != NULL ? op->fn(&c, op->arg) : 0;
 
 	if (r == 0)
 		r = plan(&c);
+	jv_free(c.sum);
 	jv_free(op->out);
 	jv_free(op->events);
 	op->out = c.out;	/* a rerun (the map grew) starts afresh */
@@ -2516,18 +2528,22 @@ static int
 state_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
 	struct state_q *q = ctx;
-	struct cx c = { q->e, t, err, NULL, 0, jv_null(), jv_null(), -1 };
+	struct cx c = { q->e, t, err, NULL, 0, jv_null(), jv_null(), -1,
+	    jv_invalid() };
 	enum art_engine_state st;
 	int i;
 
 	q->st = ART_ENGINE_DONE;
 	for (i = 0; i < q->e->nsids; i++) {
 		c.sid = q->e->sids[i];
+		jv_free(c.sum);
+		c.sum = jv_invalid();
 		st = session_state(&c);
 		/* The first session's own result, unless another is busy. */
 		if (i == 0 || st == ART_ENGINE_BUSY)
 			q->st = st;
 	}
+	jv_free(c.sum);
 	return 0;
 }
 
