@@ -165,6 +165,7 @@ add_cost(jv a, jv b)
 {
 	double x = 0, y = 0;
 	char buf[64];
+	size_t n;
 
 	if (jv_get_kind(a) == JV_KIND_STRING)
 		x = strtod(jv_string_value(a), NULL);
@@ -173,6 +174,11 @@ add_cost(jv a, jv b)
 	jv_free(a);
 	jv_free(b);
 	snprintf(buf, sizeof(buf), "%.6f", x + y);
+	n = strlen(buf);	/* "0.012000" is "0.012", "3.000000" is "3" */
+	while (n > 0 && buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (n > 0 && buf[n - 1] == '.')
+		buf[--n] = '\0';
 	return jv_string(buf);
 }
 

@@ -28,7 +28,7 @@ load lib
 		'"turn.started" "message" "status" "metrics" "message" "tool_call" "status" "tool_result" "message" "status" "metrics" "message" "completion" "status" "turn.finished" '
 	events 'select(.type=="tool_result") | .duration_ms' | grep -Eq '^[0-9]+$'
 	events 'select(.type=="metrics") | [.model, .usage.total, .ttft_ms, .total_ms] | map(type)' | grep -q '"string","number","number","number"'
-	assert_eq "$(events 'select(.type=="completion") | [.loop_iterations, (.duration_ms|type), .usage.total > 0]')" '[2,"number",true]'
+	assert_eq "$(events 'select(.type=="completion") | [.loop_iterations, (.duration_ms|type), .usage.total > 0, .cost]')" '[2,"number",true,"0"]'
 }
 
 @test "two parallel tool calls both land before the model is called again" {
