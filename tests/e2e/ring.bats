@@ -140,7 +140,7 @@ load lib
 # Crash safety: kill -9 one stage mid-turn, then run the ring again.
 # Each stage writes its pid first, so only this test's stage is killed.
 crash_and_resume() {
-	local victim=$1 after=$2 fifo="$BATS_TEST_TMPDIR/ring" p="$BATS_TEST_TMPDIR/pid"
+	local victim=$1 event=$2 nth=$3 fifo="$BATS_TEST_TMPDIR/ring" p="$BATS_TEST_TMPDIR/pid"
 
 	rm -f "$fifo" && mkfifo "$fifo"
 	( sh -c 'echo $$ >"$1.decide"; exec agentrt-decide' pid "$p" <"$fifo" |
@@ -149,7 +149,14 @@ crash_and_resume() {
 		"$top_srcdir/tests/fixtures/tools" |
 	    AGENTRT_AGENTS="$AGENTS" sh -c 'echo $$ >"$1.session"; exec agentrt-session run --events "$2" -a slow -m go' \
 		pid "$p" "$EVENTS" >"$fifo" ) 2>/dev/null 3>&- &
-	sleep "$after"
+	# Kill once the log shows the nth event of that type: the same point
+	# of the turn however slow the machine is.
+	for i in $(seq 1 400); do
+		sid=$(agentrt-session ls -q 2>/dev/null | tail -1)
+		[ -n "$sid" ] && [ "$(agentrt-session log "$sid" 2>/dev/null |
+		    jq -s --arg t "$event" '[.[] | select(.payload.type == $t)] | length')" -ge "$nth" ] && break
+		sleep 0.02
+	done
 	kill -9 "$(cat "$p.$victim")"
 	wait || true
 	sid=$(the_session)
@@ -163,20 +170,20 @@ crash_and_resume() {
 }
 
 @test "crash: the model stage killed during its first call" {
-	crash_and_resume llm 0.3
+	crash_and_resume llm llm.call.dispatched 1
 	log_of '[.[].payload | select(.type=="llm.call.errored") | .error]' | grep -q 'dispatch lost on engine restart'
 }
 
 @test "crash: the tool stage killed while the tool runs" {
-	crash_and_resume tool 0.9
+	crash_and_resume tool tool.call.dispatched 1
 }
 
 @test "crash: the engine killed with a decision out" {
-	crash_and_resume session 0.3
+	crash_and_resume session decision.dispatched 2
 }
 
 @test "crash: the decide stage killed during the second model call" {
-	crash_and_resume decide 1.5
+	crash_and_resume decide llm.call.dispatched 2
 }
 
 @test "a streamed reply arrives as token events that add up to the answer" {
