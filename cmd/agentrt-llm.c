@@ -256,6 +256,27 @@ take(struct stage *st, jv line)
 	art_llm_call_release(&call);
 }
 
+/* The lines this stage answers; the rest pass by unparsed. */
+static int
+wanted(const char *type, const char *trigger, void *ctx)
+{
+	(void)ctx;
+	return strcmp(type, "llm.request") == 0 ||
+	    (strcmp(type, "decision.request") == 0 &&
+	    strcmp(trigger, "llm.execute") == 0);
+}
+
+static void
+emit_raw(struct stage *st, const char *p, size_t n)
+{
+	struct art_err err;
+
+	if (art_outq_push_raw(st->out, p, n, &err) == -1 ||
+	    art_outq_push_raw(st->out, "\n", 1, &err) == -1)
+		art_die(ART_EXIT_FAIL, "%s", art_err_is(&err, "nomem") ?
+		    "out of memory" : err.msg);
+}
+
 /* Takes every whole line the reader holds. */
 static void
 drain(struct stage *st)
@@ -268,6 +289,13 @@ drain(struct stage *st)
 	    && s != ART_NDJSON_EOF) {
 		if (s == ART_NDJSON_OK) {
 			take(st, line);
+			continue;
+		}
+		if (s == ART_NDJSON_RAW) {
+			size_t n;
+			const char *raw = art_ndjson_raw(st->in.rd, &n);
+
+			emit_raw(st, raw, n);
 			continue;
 		}
 		if (s == ART_NDJSON_IOERR)	/* cannot happen when fed */
@@ -300,6 +328,7 @@ open_next(struct input *in, size_t max_line)
 		    ART_NDJSON_REQUIRE_TYPE);
 		if (in->rd == NULL)
 			art_die(ART_EXIT_FAIL, "out of memory");
+		art_ndjson_set_filter(in->rd, wanted, NULL);
 		return;
 	}
 	in->done = true;

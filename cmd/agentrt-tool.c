@@ -454,6 +454,15 @@ answer(struct stage *st, const jv *rec, const jv *trig, const char *raw,
 	free(path);
 }
 
+/* The lines this stage answers; the rest pass by unparsed. */
+static int
+wanted(const char *type, const char *trigger, void *ctx)
+{
+	(void)ctx;
+	return strcmp(type, "decision.request") == 0 &&
+	    strcmp(trigger, "tool.execute") == 0;
+}
+
 static void
 handle(struct stage *st, jv rec, const char *raw, size_t len)
 {
@@ -483,6 +492,10 @@ drain(struct stage *st, const char *raw, size_t len)
 	    ART_NDJSON_AGAIN && s != ART_NDJSON_EOF) {
 		if (s == ART_NDJSON_OK) {
 			handle(st, rec, raw, len);
+			continue;
+		}
+		if (s == ART_NDJSON_RAW) {	/* not a tool.execute */
+			emit_raw(st, raw, len);
 			continue;
 		}
 		art_warn("%s:%zu: %s", st->in.name,
@@ -602,6 +615,7 @@ open_next(struct stage *st)
 		    ART_NDJSON_REQUIRE_TYPE);
 		if (in->rd == NULL)
 			art_die(ART_EXIT_FAIL, "out of memory");
+		art_ndjson_set_filter(in->rd, wanted, NULL);
 		return true;
 	}
 	return false;

@@ -382,3 +382,222 @@ art_json_dump(const jv *v, size_t *len)
 	*len = o.n;
 	return o.p;
 }
+
+/* --- scanning without building ---------------------------------------- */
+
+#define SCAN_DEPTH	200
+
+struct scan {
+	const char	*p, *end;
+	char		*type, *trigger;
+	size_t		 tn;
+};
+
+static void
+skip_ws(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
+	    *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+static int
+is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+	    (c >= 'A' && c <= 'F');
+}
+
+/* A string; *plain says it had no escapes.  1 ok, 0 malformed. */
+static int
+scan_string(struct scan *s, const char **start, size_t *n, int *plain)
+{
+	int k;
+
+	if (s->p >= s->end || *s->p != '"')
+		return 0;
+	*start = ++s->p;
+	*plain = 1;
+	while (s->p < s->end && *s->p != '"') {
+		if ((unsigned char)*s->p < 0x20)
+			return 0;
+		if (*s->p == '\\') {
+			*plain = 0;
+			if (++s->p >= s->end)
+				return 0;
+			if (*s->p == 'u') {
+				for (k = 1; k <= 4; k++)
+					if (s->p + k >= s->end || !is_hex(s->p[k]))
+						return 0;
+				s->p += 4;
+			} else if (strchr("\"\\/bfnrt", *s->p) == NULL)
+				return 0;
+		}
+		s->p++;
+	}
+	if (s->p >= s->end)
+		return 0;
+	*n = (size_t)(s->p - *start);
+	s->p++;
+	return 1;
+}
+
+static int
+digits(struct scan *s)
+{
+	const char *b = s->p;
+
+	while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
+		s->p++;
+	return s->p > b;
+}
+
+static int
+scan_number(struct scan *s)
+{
+	if (s->p < s->end && *s->p == '-')
+		s->p++;
+	if (s->p < s->end && *s->p == '0')
+		s->p++;
+	else if (!digits(s))
+		return 0;
+	if (s->p < s->end && *s->p == '.') {
+		s->p++;
+		if (!digits(s))
+			return 0;
+	}
+	if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+		s->p++;
+		if (s->p < s->end && (*s->p == '+' || *s->p == '-'))
+			s->p++;
+		if (!digits(s))
+			return 0;
+	}
+	return 1;
+}
+
+static int	scan_value(struct scan *, int, char *);
+
+static int
+scan_word(struct scan *s, const char *w)
+{
+	size_t n = strlen(w);
+
+	if ((size_t)(s->end - s->p) < n || memcmp(s->p, w, n) != 0)
+		return 0;
+	s->p += n;
+	return 1;
+}
+
+/* Copies a plain string value into out, when out wants it. */
+static void
+keep_string(char *out, size_t tn, const char *p, size_t n, int plain)
+{
+	if (out != NULL && plain && n < tn) {
+		memcpy(out, p, n);
+		out[n] = '\0';
+	}
+}
+
+/*
+ * An object at depth; at depth 0 its "type" goes to s->type and its
+ * "trigger" object's "type" to s->trigger (want says which to keep).
+ */
+static int
+scan_object(struct scan *s, int depth, char *want)
+{
+	const char *k, *v;
+	size_t kn, vn;
+	int plain, vplain;
+
+	s->p++;
+	skip_ws(s);
+	if (s->p < s->end && *s->p == '}')
+		return s->p++, 1;
+	for (;;) {
+		skip_ws(s);
+		if (!scan_string(s, &k, &kn, &plain))
+			return 0;
+		skip_ws(s);
+		if (s->p >= s->end || *s->p++ != ':')
+			return 0;
+		skip_ws(s);
+		if (want != NULL && plain && kn == 4 && memcmp(k, "type", 4) ==
+		    0 && s->p < s->end && *s->p == '"') {
+			if (!scan_string(s, &v, &vn, &vplain))
+				return 0;
+			keep_string(want, s->tn, v, vn, vplain);
+		} else if (depth == 0 && plain && kn == 7 &&
+		    memcmp(k, "trigger", 7) == 0 && s->p < s->end &&
+		    *s->p == '{') {
+			if (!scan_object(s, depth + 1, s->trigger))
+				return 0;
+		} else if (!scan_value(s, depth + 1, NULL))
+			return 0;
+		skip_ws(s);
+		if (s->p < s->end && *s->p == ',') {
+			s->p++;
+			continue;
+		}
+		if (s->p < s->end && *s->p == '}')
+			return s->p++, 1;
+		return 0;
+	}
+}
+
+static int
+scan_value(struct scan *s, int depth, char *want)
+{
+	const char *v;
+	size_t n;
+	int plain;
+
+	if (depth > SCAN_DEPTH || s->p >= s->end)
+		return 0;
+	switch (*s->p) {
+	case '{':
+		return scan_object(s, depth, want);
+	case '[':
+		s->p++;
+		skip_ws(s);
+		if (s->p < s->end && *s->p == ']')
+			return s->p++, 1;
+		for (;;) {
+			skip_ws(s);
+			if (!scan_value(s, depth + 1, NULL))
+				return 0;
+			skip_ws(s);
+			if (s->p < s->end && *s->p == ',') {
+				s->p++;
+				continue;
+			}
+			if (s->p < s->end && *s->p == ']')
+				return s->p++, 1;
+			return 0;
+		}
+	case '"':
+		return scan_string(s, &v, &n, &plain);
+	case 't':
+		return scan_word(s, "true");
+	case 'f':
+		return scan_word(s, "false");
+	case 'n':
+		return scan_word(s, "null");
+	default:
+		return scan_number(s);
+	}
+}
+
+int
+art_json_scan(const char *text, size_t len, char *type, char *trigger,
+    size_t tn)
+{
+	struct scan s = { text, text + len, type, trigger, tn };
+
+	type[0] = trigger[0] = '\0';
+	skip_ws(&s);
+	if (s.p >= s.end || *s.p != '{' || !scan_object(&s, 0, type))
+		return 0;
+	skip_ws(&s);
+	return s.p == s.end;
+}

@@ -69,6 +69,18 @@ int	art_json_equal(const jv *a, const jv *b);
  */
 char	*art_json_dump(const jv *v, size_t *len);
 
+/*
+ * Checks, without building it, that text[0..len) is exactly one
+ * well-formed JSON object (the caller has checked UTF-8 and NUL bytes),
+ * and copies its top-level "type" and its "trigger" object's "type" into
+ * type and trigger (each tn bytes; "" when absent, not a string, escaped
+ * or too long).  1 when well-formed; 0 when not, or nested too deep to
+ * scan (the caller parses it then, for the reason).  A stage that only
+ * passes a line on decides from these two without parsing it.
+ */
+int	art_json_scan(const char *text, size_t len, char *type, char *trigger,
+	    size_t tn);
+
 /* The kind's name for messages: "string", "number", "object", … */
 const char *art_json_kind_name(jv_kind);
 

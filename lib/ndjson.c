@@ -34,7 +34,38 @@ struct art_ndjson_reader {
 	size_t		 skipped;	/* its length so far */
 	char		 excerpt[ART_NDJSON_EXCERPT];
 	size_t		 excerpt_len;
+	art_ndjson_want_fn *want;
+	void		*want_ctx;
+	const char	*raw;		/* the last ART_NDJSON_RAW line */
+	size_t		 rawlen;
 };
+
+void
+art_ndjson_set_filter(struct art_ndjson_reader *rd, art_ndjson_want_fn *want,
+    void *ctx)
+{
+	rd->want = want;
+	rd->want_ctx = ctx;
+}
+
+const char *
+art_ndjson_raw(const struct art_ndjson_reader *rd, size_t *len)
+{
+	*len = rd->rawlen;
+	return rd->raw;
+}
+
+/* A well-formed line with a type the filter does not want? */
+static int
+passes_by(struct art_ndjson_reader *rd, const char *s, size_t n)
+{
+	char type[64], trigger[64];
+
+	if (rd->want == NULL || !art_json_scan(s, n, type, trigger,
+	    sizeof(type)) || *type == '\0')
+		return 0;
+	return !rd->want(type, trigger, rd->want_ctx);
+}
 
 struct art_ndjson_reader *
 art_ndjson_reader_new(int fd, const char *name, size_t max_line,
@@ -216,6 +247,11 @@ take_line(struct art_ndjson_reader *rd, char *s, size_t n, jv *out,
 		art_err_set(err, "bad_utf8", "line is not valid UTF-8 "
 		    "(byte %zu)", bad + 1);
 		return ART_NDJSON_BAD;
+	}
+	if (passes_by(rd, s, n)) {
+		rd->raw = s;
+		rd->rawlen = n;
+		return ART_NDJSON_RAW;
 	}
 	s[n] = '\0';	/* jv_parse_sized's error path reads a C string */
 	v = art_json_parse(s, n, err);

@@ -19,7 +19,8 @@ enum art_ndjson_status {
 	ART_NDJSON_BAD,		/* the line was bad; err says why; go on */
 	ART_NDJSON_AGAIN,	/* no whole line yet: feed more, or poll fd */
 	ART_NDJSON_EOF,		/* end of input, every line returned */
-	ART_NDJSON_IOERR	/* reading failed; err says why */
+	ART_NDJSON_IOERR,	/* reading failed; err says why */
+	ART_NDJSON_RAW		/* a well-formed line the filter passes by */
 };
 
 /* Every line must also carry a string "type" (the bus rule). */
@@ -52,6 +53,22 @@ void	art_ndjson_reader_free(struct art_ndjson_reader *);
  */
 enum art_ndjson_status art_ndjson_next(struct art_ndjson_reader *, jv *out,
 	    struct art_err *);
+/*
+ * A stage that answers few of the lines it reads sets a filter: each
+ * well-formed line's "type" and trigger "type" go to want() first, and a
+ * line it does not want is checked but never parsed: art_ndjson_next()
+ * returns ART_NDJSON_RAW and art_ndjson_raw() gives its bytes, to be
+ * passed on as they are.  Lines that are not well-formed take the usual
+ * path, so they still become error lines.
+ */
+typedef int art_ndjson_want_fn(const char *type, const char *trigger_type,
+	    void *ctx);
+void	art_ndjson_set_filter(struct art_ndjson_reader *, art_ndjson_want_fn *,
+	    void *ctx);
+/* The bytes of the line just returned as ART_NDJSON_RAW, without its
+ * newline; valid until the next call on the reader. */
+const char *art_ndjson_raw(const struct art_ndjson_reader *, size_t *len);
+
 /* Appends bytes to a reader made with fd -1; -1 and err "nomem" on failure. */
 int	art_ndjson_feed(struct art_ndjson_reader *, const void *, size_t,
 	    struct art_err *);

@@ -514,9 +514,81 @@ test_dump_matches_libjq_byte_for_byte(void)
 	}
 }
 
+static int
+scan(const char *text, char *type, char *trigger)
+{
+	return art_json_scan(text, strlen(text), type, trigger, 64);
+}
+
+static void
+test_scan_finds_type_and_trigger_type_without_parsing(void)
+{
+	char t[64], tr[64];
+
+	ok(scan("{\"type\":\"decision.request\",\"x\":[1,{\"type\":\"no\"}],"
+	    "\"trigger\":{\"id\":\"c\",\"type\":\"tool.execute\"}}", t, tr) &&
+	    strcmp(t, "decision.request") == 0 &&
+	    strcmp(tr, "tool.execute") == 0,
+	    "top-level type and trigger type, nested types ignored");
+	ok(scan(" { \"a\" : -1.5e+3 , \"type\" : \"x\" } \r", t, tr) &&
+	    strcmp(t, "x") == 0 && *tr == '\0', "whitespace, numbers, no trigger");
+	ok(scan("{\"type\":\"a\\u0062\"}", t, tr) && *t == '\0',
+	    "an escaped type is not copied (the caller parses)");
+	ok(scan("{\"type\":7,\"trigger\":\"s\"}", t, tr) && *t == '\0' &&
+	    *tr == '\0', "a type that is not a string is empty");
+	ok(scan("{}", t, tr) && scan("{\"a\":[[],{},\"\",true,false,null,0]}",
+	    t, tr), "every kind of value");
+}
+
+static void
+test_scan_refuses_what_is_not_one_object(void)
+{
+	static const char *const bad[] = {
+		"", "[]", "\"s\"", "{", "{\"a\":1,}", "{\"a\" 1}", "{\"a\":1} {}",
+		"{\"a\":01}", "{\"a\":1.}", "{\"a\":.5}", "{\"a\":-}",
+		"{\"a\":\"\\x\"}", "{\"a\":\"\\u12g4\"}", "{\"a\":\"\t\"}",
+		"{\"a\":tru}", "{\"a\":[1 2]}", "{a:1}", "{\"a\":\"open}",
+	};
+	char t[64], tr[64], deep[1000];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(!scan(bad[i], t, tr), "not well-formed: %s", bad[i]);
+	strcpy(deep, "{\"a\":");
+	for (i = 0; i < 300; i++)
+		strcat(deep, "[");
+	ok(!scan(deep, t, tr), "nested too deep to scan: left to the parser");
+}
+
+/* Whatever the scanner accepts, libjq parses: it never waves through a
+ * line the next stage would call bad. */
+static void
+test_scan_accepts_only_what_libjq_parses(void)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"a\",\"n\":[1e400,-0,0.5e-3],\"s\":\"\\ud83d\\ude00\"}",
+		"{\"x\":{\"y\":{\"z\":[{}]}}}",
+		"{\"type\":\"t\",\"trigger\":{\"type\":\"u\",\"k\":null}}",
+	};
+	struct art_err err;
+	char t[64], tr[64];
+	size_t i;
+	jv v;
+
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		v = art_json_parse_str(lines[i], &err);
+		ok(scan(lines[i], t, tr) && jv_get_kind(v) == JV_KIND_OBJECT,
+		    "scanned and parsed alike: %zu", i);
+		jv_free(v);
+	}
+}
+
 int
 main(void)
 {
+	test_scan_finds_type_and_trigger_type_without_parsing();
+	test_scan_refuses_what_is_not_one_object();
+	test_scan_accepts_only_what_libjq_parses();
 	test_dump_matches_libjq_byte_for_byte();
 	test_get_str_returns_a_present_string();
 	test_missing_required_field_is_missing_field();

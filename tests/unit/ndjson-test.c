@@ -39,6 +39,7 @@ status_name(enum art_ndjson_status st)
 	case ART_NDJSON_AGAIN:	return "AGAIN";
 	case ART_NDJSON_EOF:	return "EOF";
 	case ART_NDJSON_IOERR:	return "IOERR";
+	case ART_NDJSON_RAW:	return "RAW";
 	}
 	return "?";
 }
@@ -1237,9 +1238,58 @@ test_utf8_reports_offset_of_first_bad_byte(void)
 	ok(!art_utf8_is_valid("\xff", 1, NULL), "bad may be NULL");
 }
 
+
+static int
+want_tool(const char *type, const char *trigger, void *ctx)
+{
+	(void)ctx;
+	return strcmp(type, "decision.request") == 0 &&
+	    strcmp(trigger, "tool.execute") == 0;
+}
+
+/* A stage's filter: unwanted well-formed lines come back raw, unparsed. */
+static void
+test_filtered_lines_pass_by_raw_and_counted(void)
+{
+	static const char in[] =
+	    "{\"type\":\"llm.request\",\"n\":1.50}\n"
+	    "{\"type\":\"decision.request\",\"trigger\":{\"type\":\"tool.execute\"}}\n"
+	    "{\"type\":\"decision.request\",\"trigger\":{\"type\":\"llm.execute\"}}\n"
+	    "{\"type\": \"bad\",}\n"
+	    "{\"no\":\"type\"}\n";
+	struct art_ndjson_reader *rd = art_ndjson_reader_new(-1, "t", 0,
+	    ART_NDJSON_REQUIRE_TYPE);
+	struct art_err err;
+	const char *raw;
+	size_t n;
+	jv v;
+
+	art_ndjson_set_filter(rd, want_tool, NULL);
+	art_ndjson_feed(rd, in, sizeof(in) - 1, &err);
+	art_ndjson_feed_eof(rd);
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_RAW &&
+	    (raw = art_ndjson_raw(rd, &n)) != NULL &&
+	    n == strlen("{\"type\":\"llm.request\",\"n\":1.50}") &&
+	    memcmp(raw, "{\"type\":\"llm.request\",\"n\":1.50}", n) == 0,
+	    "an unwanted line comes back raw, its bytes untouched (1.50)");
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_OK &&
+	    art_ndjson_lineno(rd) == 2, "a wanted line is parsed, line 2");
+	jv_free(v);
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_RAW,
+	    "another trigger type passes by");
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_BAD &&
+	    art_err_is(&err, "bad_json") && art_ndjson_lineno(rd) == 4,
+	    "a malformed line is still an error, at line 4");
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_BAD &&
+	    art_err_is(&err, "no_type"), "a line without a type is still one");
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_EOF, "then the end");
+	art_ndjson_reader_free(rd);
+}
+
 int
 main(void)
 {
+	test_filtered_lines_pass_by_raw_and_counted();
 	test_every_fixture_file_is_covered();
 	test_bad_line_does_not_swallow_the_next();
 	test_raw_newline_in_a_string_makes_two_bad_lines();
