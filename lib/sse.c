@@ -25,18 +25,18 @@ struct buf {
 
 struct art_sse {
 	size_t		 max_event;
-	struct buf	 line;		/* the line being read, without its end */
-	struct buf	 data;		/* each data line followed by '\n' */
+	struct buf	 line;		/* the line so far, no line end */
+	struct buf	 data;		/* data lines, each + '\n' */
 	struct buf	 type;		/* the event type buffer */
 	struct buf	 id;		/* the last event ID buffer */
 	long		 retry;		/* -1 until a valid "retry" */
-	int		 bom;		/* BOM bytes matched; BOM_LEN once past */
-	bool		 after_cr;	/* the last line ended in '\r' */
-	bool		 in_line;	/* bytes of the current line were read */
-	bool		 in_comment;	/* the current line is a comment */
-	bool		 fields;	/* field lines since the last blank line */
+	int		 bom;		/* BOM bytes seen; BOM_LEN: past */
+	bool		 after_cr;	/* last line ended in '\r' */
+	bool		 in_line;	/* a byte of this line came */
+	bool		 in_comment;	/* this line starts with ':' */
+	bool		 fields;	/* field lines since a blank */
 	bool		 failed;
-	struct art_err	 why;		/* the failure, given again each call */
+	struct art_err	 why;		/* the failure, for later calls */
 };
 
 static int
@@ -91,12 +91,12 @@ art_sse_free(struct art_sse *sse)
 	free(sse);
 }
 
-/* Records err as the parser's failure, so later calls report it too. */
+/* Records e as the parser's failure, so later calls report it too. */
 static int
-fail(struct art_sse *sse, struct art_err *err)
+fail(struct art_sse *sse, const struct art_err *e)
 {
 	sse->failed = true;
-	sse->why = *err;
+	sse->why = *e;
 	return -1;
 }
 
@@ -273,12 +273,12 @@ end_line(struct art_sse *sse, art_sse_event_fn *fn, void *ctx,
 static size_t
 line_span(const char *p, size_t n)
 {
-	size_t i;
+	const char *lf = memchr(p, '\n', n), *cr;
 
-	for (i = 0; i < n; i++)
-		if (p[i] == '\n' || p[i] == '\r')
-			break;
-	return i;
+	if (lf != NULL)
+		n = (size_t)(lf - p);
+	cr = memchr(p, '\r', n);
+	return cr != NULL ? (size_t)(cr - p) : n;
 }
 
 static int

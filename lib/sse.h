@@ -25,13 +25,19 @@
 /* The largest line, and the largest event data, by default: 64 MiB. */
 #define ART_SSE_MAX_EVENT	((size_t)64 << 20)
 
-/* One dispatched event; every pointer is borrowed for the callback only. */
+/*
+ * One dispatched event; every pointer is borrowed for the callback only.
+ * event is "message" when no "event" field named it.  data is the data
+ * lines joined with '\n'; it may hold NULs, and data[data_len] is NUL.
+ * id is the last event ID, "" when none; retry the last "retry" in
+ * milliseconds, -1 when none (both last from event to event).
+ */
 struct art_sse_event {
-	const char	*event;		/* "message" when no "event" field */
-	const char	*data;		/* data lines joined with '\n' */
-	size_t		 data_len;	/* may hold NULs; data[data_len] is NUL */
-	const char	*id;		/* the last event ID; "" when none */
-	long		 retry;		/* last "retry" in ms; -1 when none */
+	const char	*event;
+	const char	*data;
+	size_t		 data_len;
+	const char	*id;
+	long		 retry;
 };
 
 /*
