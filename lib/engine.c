@@ -452,6 +452,21 @@ scan_queue(struct cx *c, struct queue_scan *q)
 	    0, queue_fn, q, c->err);
 }
 
+/* Every queued decision, in order: a new array, or jv_invalid(). */
+static jv
+queued(struct cx *c)
+{
+	struct queue_scan q = { jv_null(), jv_array(), 0 };
+	int r = scan_queue(c, &q);
+
+	jv_free(q.first);
+	if (r == -1) {
+		jv_free(q.all);
+		return jv_invalid();
+	}
+	return q.all;
+}
+
 static int
 is_finished_trigger(const jv *trigger)
 {
@@ -468,8 +483,7 @@ is_finished_trigger(const jv *trigger)
 static int64_t
 pending_calls(struct cx *c, const jv *s, const char *except)
 {
-	struct queue_scan q = { jv_null(), jv_array(), 0 };
-	jv open = art_json_field(s, "open");
+	jv open = art_json_field(s, "open"), all;
 	int64_t n = 0;
 
 	if (jv_get_kind(open) == JV_KIND_OBJECT) {
@@ -481,8 +495,8 @@ pending_calls(struct cx *c, const jv *s, const char *except)
 		}
 	}
 	jv_free(open);
-	if (scan_queue(c, &q) == 0) {
-		jv_array_foreach(q.all, i, e) {
+	if (jv_is_valid(all = queued(c))) {
+		jv_array_foreach(all, i, e) {
 			jv tr = art_json_field(&e, "trigger");
 			const char *id = art_json_str(&e, "id");
 
@@ -493,8 +507,7 @@ pending_calls(struct cx *c, const jv *s, const char *except)
 			jv_free(e);
 		}
 	}
-	jv_free(q.all);
-	jv_free(q.first);
+	jv_free(all);
 	return n;
 }
 
@@ -1498,21 +1511,22 @@ in_ids(const jv *ids, const char *id)
 static int
 drop_for_call(struct cx *c, const char *id)
 {
-	struct queue_scan q = { jv_null(), jv_array(), 0 };
-	int r = scan_queue(c, &q);
+	jv all = queued(c);
+	int r = jv_is_valid(all) ? 0 : -1;
 
-	jv_array_foreach(q.all, i, e) {
-		jv tr = art_json_field(&e, "trigger");
-		const char *tid = art_json_str(&tr, "id");
+	if (r == 0) {
+		jv_array_foreach(all, i, e) {
+			jv tr = art_json_field(&e, "trigger");
+			const char *tid = art_json_str(&tr, "id");
 
-		if (r == 0 && tid != NULL && strcmp(tid, id) == 0)
-			r = rec(c, set(obj("decision.dropped"), "id",
-			    art_json_field(&e, "id")));
-		jv_free(tr);
-		jv_free(e);
+			if (r == 0 && tid != NULL && strcmp(tid, id) == 0)
+				r = rec(c, set(obj("decision.dropped"), "id",
+				    art_json_field(&e, "id")));
+			jv_free(tr);
+			jv_free(e);
+		}
 	}
-	jv_free(q.all);
-	jv_free(q.first);
+	jv_free(all);
 	return r;
 }
 
@@ -1638,8 +1652,7 @@ apply_response(struct cx *c, const jv *live, const jv *r)
 static int
 fail_run(struct cx *c, const char *why)
 {
-	struct queue_scan q = { jv_null(), jv_array(), 0 };
-	jv s = summary(c), calls;
+	jv s = summary(c), calls, all;
 	int r = 0;
 
 	if (!jv_is_valid(s))
@@ -1654,16 +1667,17 @@ fail_run(struct cx *c, const char *why)
 		jv_free(call);
 	}
 	jv_free(calls);
-	if (r == 0 && (r = scan_queue(c, &q)) == 0) {
-		jv_array_foreach(q.all, i, e) {
+	if (r == 0 && !jv_is_valid(all = queued(c)))
+		r = -1;
+	else if (r == 0) {
+		jv_array_foreach(all, i, e) {
 			if (r == 0)
 				r = rec(c, set(obj("decision.dropped"), "id",
 				    art_json_field(&e, "id")));
 			jv_free(e);
 		}
+		jv_free(all);
 	}
-	jv_free(q.all);
-	jv_free(q.first);
 	return r == -1 ? -1 : end_turn(c, jv_null(), jv_string(why));
 }
 
@@ -2261,16 +2275,15 @@ claim(struct cx *c)
 static int
 execute_waits(struct cx *c, const jv *live, const char *id)
 {
-	struct queue_scan q = { jv_null(), jv_array(), 0 };
-	jv tr = art_json_field(live, "trigger");
+	jv tr = art_json_field(live, "trigger"), all = jv_null();
 	const char *tid = art_json_str(&tr, "id"), *tt = art_json_str(&tr,
 	    "type");
 	int waits = id != NULL && tid != NULL && tt != NULL &&
 	    strcmp(tid, id) == 0 && strstr(tt, ".execute") != NULL;
 
 	jv_free(tr);
-	if (!waits && id != NULL && scan_queue(c, &q) == 0) {
-		jv_array_foreach(q.all, i, e) {
+	if (!waits && id != NULL && jv_is_valid(all = queued(c))) {
+		jv_array_foreach(all, i, e) {
 			tr = art_json_field(&e, "trigger");
 			tid = art_json_str(&tr, "id");
 			tt = art_json_str(&tr, "type");
@@ -2281,8 +2294,7 @@ execute_waits(struct cx *c, const jv *live, const char *id)
 			jv_free(e);
 		}
 	}
-	jv_free(q.all);
-	jv_free(q.first);
+	jv_free(all);
 	return waits;
 }
 
