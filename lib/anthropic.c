@@ -1,0 +1,1497 @@
+/* anthropic.c - the Anthropic Messages API, spoken both ways
+ *
+ * The neutral shapes use OpenAI's vocabulary, so most of the work is
+ * re-nesting: system messages move to a top-level "system", a tool result
+ * becomes a user turn of tool_result blocks, and a tool call becomes a
+ * tool_use block whose input is an object rather than a string.  The
+ * Messages API wants user and assistant turns to alternate, so turns of
+ * one role that end up next to each other are merged into one.
+ *
+ * A stream is kept as its content blocks, by index, each with the text
+ * (or the tool input JSON) its deltas have built up.  A tool_use block
+ * counts only once its content_block_stop has come: a stream cut short
+ * by max_tokens leaves a half-written input, and a call with half its
+ * arguments must never run.
+ */
+#include "wire.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "json.h"
+
+#define MAX_TOKENS	4096	/* the API requires max_tokens */
+#define BUDGET		1024	/* the API's smallest thinking budget */
+#define SNIPPET		200	/* bytes kept of a body that is not JSON */
+#define MAX_BLOCKS	65536	/* a block index past this is not real */
+#define RESET_PREFIX	"anthropic-ratelimit-"
+#define RESET_SUFFIX	"-reset"
+
+/* Stop reasons, both ways; the first of each neutral name goes back. */
+static const struct stop {
+	const char	*anthropic;
+	const char	*neutral;
+} stops[] = {
+	{ "end_turn",		"stop" },
+	{ "stop_sequence",	"stop" },
+	{ "pause_turn",		"stop" },
+	{ "tool_use",		"tool_calls" },
+	{ "max_tokens",		"length" },
+};
+#define NSTOPS		(sizeof(stops) / sizeof(stops[0]))
+
+/* --- small things ----------------------------------------------------- */
+
+static jv
+set(jv obj, const char *key, jv v)
+{
+	return jv_object_set(obj, jv_string(key), v);
+}
+
+static bool
+is(const char *s, const char *want)
+{
+	return s != NULL && strcmp(s, want) == 0;
+}
+
+/* obj's number field, or 0. */
+static double
+num(const jv *obj, const char *key)
+{
+	jv v = art_json_field(obj, key);
+	double d = jv_get_kind(v) == JV_KIND_NUMBER ? jv_number_value(v) : 0;
+
+	jv_free(v);
+	return d;
+}
+
+static jv
+failure(jv msg, bool retryable, const char *code)
+{
+	jv e = set(jv_object(), "error", msg);
+
+	e = set(e, "retryable", jv_bool(retryable));
+	return set(e, "code", jv_string(code));
+}
+
+/* Takes over a json.c error as the request's fault. */
+static jv
+bad_request(struct art_err *err)
+{
+	if (err != NULL)
+		err->code = "bad_request";
+	return jv_invalid();
+}
+
+/* acc with s after it (both consumed); acc null starts a new text. */
+static jv
+join(jv acc, jv s)
+{
+	if (jv_get_kind(s) != JV_KIND_STRING) {
+		jv_free(s);
+		s = jv_string("");
+	}
+	if (jv_get_kind(acc) != JV_KIND_STRING) {
+		jv_free(acc);
+		return s;
+	}
+	return jv_string_concat(acc, s);
+}
+
+/*
+ * body[0..len) parsed, or jv_invalid().  The copy gives libjq 1.6 the NUL
+ * it reads past the end when the text is not JSON.
+ */
+static jv
+parse_body(const char *body, size_t len)
+{
+	jv text, v;
+
+	if (body == NULL || len == 0 || len > INT_MAX)
+		return jv_invalid();
+	text = jv_string_sized(body, (int)len);
+	v = art_json_parse(jv_string_value(text),
+	    (size_t)jv_string_length_bytes(jv_copy(text)), NULL);
+	jv_free(text);
+	return v;
+}
+
+/* --- request: LlmRequest to a Messages body --------------------------- */
+
+static jv
+text_block(jv text)
+{
+	return set(set(jv_object(), "type", jv_string("text")), "text", text);
+}
+
+/* Content as blocks: a string becomes a text block, unless it is empty. */
+static jv
+as_blocks(jv content)
+{
+	if (jv_get_kind(content) == JV_KIND_ARRAY)
+		return content;
+	if (jv_get_kind(content) != JV_KIND_STRING ||
+	    jv_string_length_bytes(jv_copy(content)) == 0) {
+		jv_free(content);
+		return jv_array();
+	}
+	return JV_ARRAY(text_block(content));
+}
+
+/* "data:image/png;base64,AAAA" as a base64 image source. */
+static jv
+data_source(const char *url, int i, int j, struct art_err *err)
+{
+	const char *media = url + 5, *comma = strchr(media, ','), *semi;
+	jv src;
+
+	semi = comma != NULL ? memchr(media, ';', (size_t)(comma - media)) :
+	    NULL;
+	if (semi == NULL || semi == media || comma - semi < 7 ||
+	    strncmp(comma - 7, ";base64", 7) != 0) {
+		art_err_set(err, "bad_request", "messages[%d].content[%d]: "
+		    "image data URL is not base64 with a media type", i, j);
+		return jv_invalid();
+	}
+	src = set(jv_object(), "type", jv_string("base64"));
+	src = set(src, "media_type",
+	    jv_string_sized(media, (int)(semi - media)));
+	return set(src, "data", jv_string(comma + 1));
+}
+
+static jv
+image_block(const jv *part, int i, int j, struct art_err *err)
+{
+	jv img = art_json_field(part, "image_url"), src;
+	const char *url = art_json_str(&img, "url");
+
+	if (url == NULL) {
+		jv_free(img);
+		art_err_set(err, "bad_request", "messages[%d].content[%d]: "
+		    "image_url part without a url", i, j);
+		return jv_invalid();
+	}
+	if (strncmp(url, "data:", 5) == 0)
+		src = data_source(url, i, j, err);
+	else
+		src = set(set(jv_object(), "type", jv_string("url")), "url",
+		    jv_string(url));
+	jv_free(img);
+	if (!jv_is_valid(src))
+		return src;
+	return set(set(jv_object(), "type", jv_string("image")), "source",
+	    src);
+}
+
+static jv
+part_block(const jv *part, int i, int j, struct art_err *err)
+{
+	const char *type = art_json_str(part, "type");
+	jv text;
+
+	if (is(type, "image_url"))
+		return image_block(part, i, j, err);
+	if (!is(type, "text")) {
+		art_err_set(err, "bad_request", "messages[%d].content[%d]: "
+		    "part type '%.64s' has no Anthropic equivalent", i, j,
+		    type != NULL ? type : "(none)");
+		return jv_invalid();
+	}
+	text = art_json_field(part, "text");
+	if (jv_get_kind(text) != JV_KIND_STRING) {
+		jv_free(text);
+		art_err_set(err, "bad_request", "messages[%d].content[%d]: "
+		    "text part without a text string", i, j);
+		return jv_invalid();
+	}
+	return text_block(text);
+}
+
+/* Message i's content: a string as it is, parts as blocks; "" if none. */
+static jv
+content(const jv *m, int i, struct art_err *err)
+{
+	jv c = art_json_field(m, "content"), blocks, part, b;
+	int j, n;
+
+	if (jv_get_kind(c) == JV_KIND_NULL) {
+		jv_free(c);
+		return jv_string("");
+	}
+	if (jv_get_kind(c) == JV_KIND_STRING)
+		return c;
+	if (jv_get_kind(c) != JV_KIND_ARRAY) {
+		jv_free(c);
+		art_err_set(err, "bad_request", "messages[%d]: content must be "
+		    "a string or an array of parts", i);
+		return jv_invalid();
+	}
+	blocks = jv_array();
+	n = jv_array_length(jv_copy(c));
+	for (j = 0; j < n; j++) {
+		part = jv_array_get(jv_copy(c), j);
+		b = part_block(&part, i, j, err);
+		jv_free(part);
+		if (!jv_is_valid(b)) {
+			jv_free(blocks);
+			blocks = b;
+			break;
+		}
+		blocks = jv_array_append(blocks, b);
+	}
+	jv_free(c);
+	return blocks;
+}
+
+/* The text of a system or tool message: a string, or its text parts. */
+static jv
+text_of(const jv *m, int i, struct art_err *err)
+{
+	jv c = art_json_field(m, "content"), out, part, text;
+	const char *type;
+	int j, n;
+
+	if (jv_get_kind(c) != JV_KIND_ARRAY) {
+		jv_free(c);
+		return content(m, i, err);
+	}
+	out = jv_string("");
+	n = jv_array_length(jv_copy(c));
+	for (j = 0; j < n && jv_is_valid(out); j++) {
+		part = jv_array_get(jv_copy(c), j);
+		type = art_json_str(&part, "type");
+		text = art_json_field(&part, "text");
+		if (is(type, "text") && jv_get_kind(text) == JV_KIND_STRING)
+			out = jv_string_concat(out, text);
+		else {
+			art_err_set(err, "bad_request", "messages[%d]."
+			    "content[%d]: a %s message holds only text, not "
+			    "part type '%.64s'", i, j, art_json_str(m, "role"),
+			    type != NULL ? type : "(none)");
+			jv_free(text);
+			jv_free(out);
+			out = jv_invalid();
+		}
+		jv_free(part);
+	}
+	jv_free(c);
+	return out;
+}
+
+/* A tool call's arguments as a tool_use input: an object; "" is {}. */
+static jv
+call_input(const jv *fn)
+{
+	jv args = art_json_field(fn, "arguments"), input;
+	int n;
+
+	switch (jv_get_kind(args)) {
+	case JV_KIND_OBJECT:
+		return args;
+	case JV_KIND_STRING:
+		if ((n = jv_string_length_bytes(jv_copy(args))) == 0)
+			input = jv_object();
+		else
+			input = art_json_parse(jv_string_value(args),
+			    (size_t)n, NULL);
+		break;
+	case JV_KIND_NULL:
+		input = jv_object();
+		break;
+	default:
+		input = jv_invalid();
+	}
+	jv_free(args);
+	return input;
+}
+
+static jv
+tool_use(const jv *call, int i, int j, struct art_err *err)
+{
+	jv fn = art_json_field(call, "function"), input = jv_null();
+	jv out = jv_invalid();
+	const char *id = art_json_str(call, "id");
+	const char *name = art_json_str(&fn, "name");
+
+	if (id == NULL)
+		art_err_set(err, "bad_request", "messages[%d].tool_calls[%d]: "
+		    "call without an id", i, j);
+	else if (name == NULL)
+		art_err_set(err, "bad_request", "messages[%d].tool_calls[%d]: "
+		    "call '%.64s' without a function name", i, j, id);
+	else if (jv_get_kind(input = call_input(&fn)) != JV_KIND_OBJECT) {
+		jv_free(input);
+		art_err_set(err, "bad_request", "messages[%d].tool_calls[%d]: "
+		    "arguments of call '%.64s' are not a JSON object", i, j,
+		    id);
+	} else {
+		out = set(jv_object(), "type", jv_string("tool_use"));
+		out = set(out, "id", jv_string(id));
+		out = set(out, "name", jv_string(name));
+		out = set(out, "input", input);
+	}
+	jv_free(fn);
+	return out;
+}
+
+static jv
+turn(const char *role, jv content)
+{
+	if (!jv_is_valid(content))
+		return content;
+	return set(set(jv_object(), "role", jv_string(role)), "content",
+	    content);
+}
+
+/* Text (or parts) first, then one tool_use block per tool call. */
+static jv
+assistant(const jv *m, int i, struct art_err *err)
+{
+	jv calls = jv_null(), c, call, use;
+	int j, n;
+
+	if (art_json_get_kind(m, "tool_calls", JV_KIND_ARRAY, 0, &calls,
+	    err) == -1) {
+		art_err_prefix(err, "messages[%d]", i);
+		return bad_request(err);
+	}
+	c = content(m, i, err);
+	n = jv_get_kind(calls) == JV_KIND_ARRAY ?
+	    jv_array_length(jv_copy(calls)) : 0;
+	if (n > 0 && jv_is_valid(c))
+		c = as_blocks(c);
+	for (j = 0; j < n && jv_is_valid(c); j++) {
+		call = jv_array_get(jv_copy(calls), j);
+		use = tool_use(&call, i, j, err);
+		jv_free(call);
+		if (!jv_is_valid(use)) {
+			jv_free(c);
+			c = use;
+		} else
+			c = jv_array_append(c, use);
+	}
+	jv_free(calls);
+	return turn("assistant", c);
+}
+
+static jv
+tool_result(const jv *m, int i, struct art_err *err)
+{
+	const char *id = art_json_str(m, "tool_call_id");
+	jv text, b;
+
+	if (id == NULL) {
+		art_err_set(err, "bad_request", "messages[%d]: tool message "
+		    "without a tool_call_id", i);
+		return jv_invalid();
+	}
+	if (!jv_is_valid(text = text_of(m, i, err)))
+		return text;
+	b = set(jv_object(), "type", jv_string("tool_result"));
+	b = set(b, "tool_use_id", jv_string(id));
+	b = set(b, "content", text);
+	return turn("user", JV_ARRAY(b));
+}
+
+/*
+ * Message i as a Messages API turn; a system message's text goes onto
+ * *system instead, and jv_null() comes back.
+ */
+static jv
+message(const jv *m, int i, jv *system, struct art_err *err)
+{
+	const char *role = art_json_str(m, "role");
+	jv text;
+
+	if (role == NULL) {
+		art_err_set(err, "bad_request", "messages[%d]: no string "
+		    "role", i);
+		return jv_invalid();
+	}
+	if (is(role, "system")) {
+		if (!jv_is_valid(text = text_of(m, i, err)))
+			return text;
+		*system = jv_array_append(*system, text);
+		return jv_null();
+	}
+	if (is(role, "user"))
+		return turn("user", content(m, i, err));
+	if (is(role, "assistant"))
+		return assistant(m, i, err);
+	if (is(role, "tool"))
+		return tool_result(m, i, err);
+	art_err_set(err, "bad_request", "messages[%d]: unknown role '%.64s'",
+	    i, role);
+	return jv_invalid();
+}
+
+/* Appends t, or merges it into the last turn when the roles match. */
+static jv
+add_turn(jv turns, jv t)
+{
+	int n = jv_array_length(jv_copy(turns));
+	jv last, c;
+
+	if (n > 0) {
+		last = jv_array_get(jv_copy(turns), n - 1);
+		if (jv_equal(art_json_field(&last, "role"),
+		    art_json_field(&t, "role"))) {
+			c = jv_array_concat(
+			    as_blocks(art_json_field(&last, "content")),
+			    as_blocks(art_json_field(&t, "content")));
+			jv_free(t);
+			return jv_array_set(turns, n - 1,
+			    set(last, "content", c));
+		}
+		jv_free(last);
+	}
+	return jv_array_append(turns, t);
+}
+
+static jv
+join_system(jv texts)
+{
+	jv out = jv_null(), s;
+	int i, n = jv_array_length(jv_copy(texts));
+
+	for (i = 0; i < n; i++) {
+		s = jv_array_get(jv_copy(texts), i);
+		out = jv_get_kind(out) == JV_KIND_STRING ?
+		    jv_string_concat(jv_string_append_str(out, "\n\n"), s) : s;
+	}
+	jv_free(texts);
+	return out;
+}
+
+static jv
+put_messages(jv body, const jv *msgs, struct art_err *err)
+{
+	jv system = jv_array(), turns = jv_array(), m, t;
+	int i, n = jv_array_length(jv_copy(*msgs));
+
+	for (i = 0; i < n; i++) {
+		m = jv_array_get(jv_copy(*msgs), i);
+		t = message(&m, i, &system, err);
+		jv_free(m);
+		if (!jv_is_valid(t)) {
+			jv_free(system);
+			jv_free(turns);
+			jv_free(body);
+			return t;
+		}
+		if (jv_get_kind(t) == JV_KIND_OBJECT)
+			turns = add_turn(turns, t);
+	}
+	if (jv_array_length(jv_copy(system)) > 0)
+		body = set(body, "system", join_system(system));
+	else
+		jv_free(system);
+	return set(body, "messages", turns);
+}
+
+static jv
+tool(const jv *t, int i, struct art_err *err)
+{
+	const char *name = art_json_str(t, "name");
+	jv desc, input, out;
+
+	if (name == NULL) {
+		art_err_set(err, "bad_request", "tools[%d]: no string name", i);
+		return jv_invalid();
+	}
+	out = set(jv_object(), "name", jv_string(name));
+	if (jv_get_kind(desc = art_json_field(t, "description")) ==
+	    JV_KIND_STRING)
+		out = set(out, "description", desc);
+	else
+		jv_free(desc);
+	if (jv_get_kind(input = art_json_field(t, "input")) != JV_KIND_OBJECT) {
+		jv_free(input);
+		input = set(set(jv_object(), "type", jv_string("object")),
+		    "properties", jv_object());
+	}
+	return set(out, "input_schema", input);
+}
+
+static jv
+put_tools(jv body, const jv *req, struct art_err *err)
+{
+	jv tools = jv_null(), out, t, one;
+	int i, n;
+
+	if (art_json_get_kind(req, "tools", JV_KIND_ARRAY, 0, &tools,
+	    err) == -1) {
+		jv_free(body);
+		return bad_request(err);
+	}
+	if (jv_get_kind(tools) != JV_KIND_ARRAY ||
+	    (n = jv_array_length(jv_copy(tools))) == 0) {
+		jv_free(tools);
+		return body;
+	}
+	out = jv_array();
+	for (i = 0; i < n; i++) {
+		t = jv_array_get(jv_copy(tools), i);
+		one = tool(&t, i, err);
+		jv_free(t);
+		if (!jv_is_valid(one)) {
+			jv_free(out);
+			jv_free(tools);
+			jv_free(body);
+			return one;
+		}
+		out = jv_array_append(out, one);
+	}
+	jv_free(tools);
+	return set(body, "tools", out);
+}
+
+/*
+ * Extended thinking, when reasoning asks for it: enabled, or a token
+ * budget given.  An explicit "enabled": false wins over a budget.
+ */
+static jv
+thinking(const jv *reasoning, struct art_err *err)
+{
+	int64_t budget = -1;
+	int enabled = -1;
+
+	if (art_json_get_bool(reasoning, "enabled", 0, &enabled, err) == -1 ||
+	    art_json_get_int(reasoning, "max_tokens", 0, &budget, err) == -1) {
+		art_err_prefix(err, "reasoning");
+		return bad_request(err);
+	}
+	if (enabled == 0 || (enabled == -1 && budget == -1))
+		return jv_null();
+	return set(set(jv_object(), "type", jv_string("enabled")),
+	    "budget_tokens", jv_number(budget >= 0 ? (double)budget : BUDGET));
+}
+
+static jv
+put_limits(jv body, const jv *req, struct art_err *err)
+{
+	jv temp = jv_null(), reasoning = jv_null(), think;
+	int64_t max = MAX_TOKENS;
+
+	if (art_json_get_int(req, "max_completion_tokens", 0, &max,
+	    err) == -1 || art_json_get_kind(req, "temperature",
+	    JV_KIND_NUMBER, 0, &temp, err) == -1 ||
+	    art_json_get_kind(req, "reasoning", JV_KIND_OBJECT, 0, &reasoning,
+	    err) == -1) {
+		jv_free(body);
+		return bad_request(err);
+	}
+	body = set(body, "max_tokens", jv_number((double)max));
+	think = thinking(&reasoning, err);
+	jv_free(reasoning);
+	if (!jv_is_valid(think)) {
+		jv_free(temp);
+		jv_free(body);
+		return think;
+	}
+	if (jv_get_kind(temp) == JV_KIND_NUMBER)
+		body = set(body, "temperature", temp);
+	else
+		jv_free(temp);
+	if (jv_get_kind(think) == JV_KIND_OBJECT)
+		body = set(body, "thinking", think);
+	else
+		jv_free(think);
+	return body;
+}
+
+static jv
+make_request(const jv *req, const char *model, bool stream,
+    struct art_err *err)
+{
+	jv msgs = jv_null(), body;
+
+	if (jv_get_kind(*req) != JV_KIND_OBJECT) {
+		art_err_set(err, "bad_request", "request: expected an object, "
+		    "got %s", art_json_kind_name(jv_get_kind(*req)));
+		return jv_invalid();
+	}
+	if (art_json_get_kind(req, "messages", JV_KIND_ARRAY, 1, &msgs,
+	    err) == -1)
+		return bad_request(err);
+	body = set(jv_object(), "model", jv_string(model != NULL ? model : ""));
+	body = put_limits(body, req, err);
+	if (jv_is_valid(body))
+		body = put_messages(body, &msgs, err);
+	if (jv_is_valid(body))
+		body = put_tools(body, req, err);
+	if (jv_is_valid(body) && stream)
+		body = set(body, "stream", jv_true());
+	jv_free(msgs);
+	return body;
+}
+
+/* --- errors ----------------------------------------------------------- */
+
+/*
+ * The code and retryability of a failure, by HTTP status (0: none) and
+ * the provider's error type.  A billing error is a quota, never a rate.
+ */
+static bool
+classify(long status, const char *type, const char **code)
+{
+	*code = "provider_error";
+	if (is(type, "billing_error")) {
+		*code = "budget_exceeded";
+		return false;
+	}
+	if (status == 429 || is(type, "rate_limit_error")) {
+		*code = "rate_limited";
+		return true;
+	}
+	return status == 408 || status == 409 || status == 529 ||
+	    (status >= 500 && status <= 599) || is(type, "overloaded_error") ||
+	    is(type, "api_error") || is(type, "timeout_error");
+}
+
+/* Leaves out a UTF-8 sequence that the cut at n split. */
+static size_t
+utf8_cut(const unsigned char *s, size_t n)
+{
+	size_t lead = n, need;
+
+	while (lead > 0 && n - lead < 4 && (s[lead - 1] & 0xc0) == 0x80)
+		lead--;
+	if (lead == 0 || s[lead - 1] < 0xc0)
+		return n;
+	need = s[lead - 1] >= 0xf0 ? 4 : s[lead - 1] >= 0xe0 ? 3 : 2;
+	return n - (lead - 1) < need ? lead - 1 : n;
+}
+
+/* The first SNIPPET printable bytes of a body, on one line. */
+static jv
+snippet(const char *body, size_t len)
+{
+	unsigned char buf[SNIPPET], c;
+	size_t i, n = 0;
+	bool blank = false;
+
+	for (i = 0; i < len && n < SNIPPET; i++) {
+		c = (unsigned char)body[i];
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			blank = n > 0;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f)
+			continue;
+		if (blank && n < SNIPPET - 1)
+			buf[n++] = ' ';
+		blank = false;
+		buf[n++] = c;
+	}
+	n = utf8_cut(buf, n);
+	if (n == 0)
+		return jv_string("empty response body");
+	return jv_string_sized((const char *)buf, (int)n);
+}
+
+/*
+ * The error object for a failure the provider described: status (0 when
+ * none), the body parsed (null when it is not JSON) and as it came, what
+ * the failure is ("" or "stream error: "), the retry delay (-1: unknown)
+ * and the request id from the headers (NULL: none).
+ */
+static jv
+describe(long status, const jv *parsed, const char *raw, size_t len,
+    const char *what, int64_t retry_ms, const char *header_id)
+{
+	jv perr = art_json_field(parsed, "error"), msg, e, detail;
+	const char *text, *code, *rid = art_json_str(parsed, "request_id");
+	bool retryable;
+
+	if (jv_get_kind(perr) != JV_KIND_OBJECT) {
+		jv_free(perr);
+		perr = jv_null();
+	}
+	if ((text = art_json_str(&perr, "message")) == NULL)
+		text = art_json_str(&perr, "type");
+	msg = text != NULL ? jv_string(text) : snippet(raw, len);
+	retryable = classify(status, art_json_str(&perr, "type"), &code);
+	e = failure(jv_string_concat(status > 0 ?
+	    jv_string_fmt("anthropic %ld: %s", status, what) :
+	    jv_string_fmt("anthropic: %s", what), msg), retryable, code);
+	if (retry_ms >= 0)
+		e = set(e, "retry_after_ms", jv_number((double)retry_ms));
+	detail = jv_object();
+	if (status > 0)
+		detail = set(detail, "status", jv_number((double)status));
+	detail = set(detail, "error", perr);
+	if ((rid = rid != NULL ? rid : header_id) != NULL)
+		detail = set(detail, "request_id", jv_string(rid));
+	return set(e, "detail", detail);
+}
+
+/* A retry-after-ms value, rounded up; -1 when it is not a number. */
+static int64_t
+millis(const char *v)
+{
+	char *end;
+	double d = strtod(v, &end);
+	int64_t ms;
+
+	if (end == v || *end != '\0' || !(d >= 0 && d < 1e15))
+		return -1;
+	ms = (int64_t)d;
+	return (double)ms < d ? ms + 1 : ms;
+}
+
+/* True when the limit whose reset header is key has nothing left. */
+static bool
+used_up(const jv *headers, const char *key)
+{
+	size_t n = strlen(key) - strlen(RESET_SUFFIX);
+	jv name = jv_string_fmt("%.*sremaining", (int)n + 1, key);
+	const char *left = art_json_str(headers, jv_string_value(name));
+
+	jv_free(name);
+	return is(left, "0");
+}
+
+/*
+ * The anthropic-ratelimit-*-reset headers say when each limit resets.
+ * A retry must wait for every limit that is used up, so the latest of
+ * their resets; when none says it is used up, the earliest reset.
+ */
+static int64_t
+reset_after(const jv *headers, int64_t now_ms)
+{
+	int64_t t, first = INT64_MAX, spent = INT64_MIN;
+	const char *k;
+	size_t n;
+
+	jv_object_foreach(*headers, key, val) {
+		k = jv_string_value(key);
+		n = strlen(k);
+		if (strncmp(k, RESET_PREFIX, strlen(RESET_PREFIX)) == 0 &&
+		    n > strlen(RESET_PREFIX RESET_SUFFIX) &&
+		    strcmp(k + n - strlen(RESET_SUFFIX), RESET_SUFFIX) == 0 &&
+		    jv_get_kind(val) == JV_KIND_STRING &&
+		    art_clock_parse(jv_string_value(val), &t, NULL) == 0) {
+			if (t < first)
+				first = t;
+			if (t > spent && used_up(headers, k))
+				spent = t;
+		}
+		jv_free(key);
+		jv_free(val);
+	}
+	if (spent != INT64_MIN)
+		first = spent;
+	if (first == INT64_MAX)
+		return -1;
+	return first > now_ms ? first - now_ms : 0;
+}
+
+static int64_t
+retry_after(const jv *headers, int64_t now_ms)
+{
+	const char *v;
+	int64_t ms;
+
+	if (headers == NULL || jv_get_kind(*headers) != JV_KIND_OBJECT)
+		return -1;
+	if ((v = art_json_str(headers, "retry-after-ms")) != NULL &&
+	    (ms = millis(v)) >= 0)
+		return ms;
+	if ((v = art_json_str(headers, "retry-after")) != NULL &&
+	    (ms = art_wire_retry_after(v, now_ms)) >= 0)
+		return ms;
+	return reset_after(headers, now_ms);
+}
+
+static jv
+map_error(long status, const jv *headers, const char *body, size_t len,
+    int64_t now_ms)
+{
+	jv parsed = parse_body(body, len), e;
+	const char *rid = NULL;
+
+	if (!jv_is_valid(parsed)) {
+		jv_free(parsed);
+		parsed = jv_null();
+	}
+	if (headers != NULL)
+		rid = art_json_str(headers, "request-id");
+	e = describe(status, &parsed, body, len, "",
+	    retry_after(headers, now_ms), rid);
+	jv_free(parsed);
+	return e;
+}
+
+/* --- response: a Messages body to an LlmResponse ---------------------- */
+
+/* What an answer is made of, from a whole body or from a stream. */
+struct answer {
+	jv	 model;
+	jv	 text;		/* null until a text block */
+	jv	 reasoning;	/* null until a thinking block */
+	jv	 calls;		/* tool_calls */
+	jv	 stop;		/* the stop_reason */
+	jv	 usage;		/* the provider's */
+};
+
+static jv
+finish_reason(const char *stop)
+{
+	size_t i;
+
+	for (i = 0; i < NSTOPS; i++)
+		if (strcmp(stops[i].anthropic, stop) == 0)
+			return jv_string(stops[i].neutral);
+	return jv_string(stop);
+}
+
+static jv
+usage_of(jv raw)
+{
+	double in = num(&raw, "input_tokens");
+	double rd = num(&raw, "cache_read_input_tokens");
+	double wr = num(&raw, "cache_creation_input_tokens");
+	double out = num(&raw, "output_tokens");
+	jv u = set(jv_object(), "input", jv_number(in + rd + wr));
+
+	u = set(u, "uncached_input", jv_number(in));
+	u = set(u, "cache_read", jv_number(rd));
+	u = set(u, "cache_write", jv_number(wr));
+	u = set(u, "output", jv_number(out));
+	u = set(u, "total", jv_number(in + rd + wr + out));
+	return set(u, "provider", raw);
+}
+
+static jv
+tool_call(jv id, jv name, jv arguments)
+{
+	jv fn = set(set(jv_object(), "name", name), "arguments", arguments);
+	jv c = set(jv_object(), "id", id);
+
+	c = set(c, "type", jv_string("function"));
+	return set(c, "function", fn);
+}
+
+static void
+answer_release(struct answer *a)
+{
+	jv_free(a->model);
+	jv_free(a->text);
+	jv_free(a->reasoning);
+	jv_free(a->calls);
+	jv_free(a->stop);
+	jv_free(a->usage);
+}
+
+static bool
+is_kind(const jv *v, jv_kind kind)
+{
+	return jv_get_kind(*v) == kind;
+}
+
+/* The LlmResponse a adds up to, or the refusal it is; releases a. */
+static int
+finish(struct answer *a, jv *resp, jv *error)
+{
+	const char *stop = is_kind(&a->stop, JV_KIND_STRING) ?
+	    jv_string_value(a->stop) : NULL;
+	jv r = jv_object();
+
+	if (is(stop, "refusal")) {
+		jv_free(r);
+		answer_release(a);
+		*error = failure(jv_string("anthropic: refused"), false,
+		    "refused");
+		return -1;
+	}
+	if (is_kind(&a->model, JV_KIND_STRING))
+		r = set(r, "model", jv_copy(a->model));
+	if (is_kind(&a->text, JV_KIND_STRING))
+		r = set(r, "content", jv_copy(a->text));
+	if (jv_array_length(jv_copy(a->calls)) > 0)
+		r = set(r, "tool_calls", jv_copy(a->calls));
+	if (stop != NULL)
+		r = set(r, "finish_reason", finish_reason(stop));
+	if (is_kind(&a->usage, JV_KIND_OBJECT))
+		r = set(r, "usage", usage_of(jv_copy(a->usage)));
+	if (is_kind(&a->reasoning, JV_KIND_STRING))
+		r = set(r, "reasoning", jv_copy(a->reasoning));
+	answer_release(a);
+	*resp = r;
+	return 0;
+}
+
+/* Adds one content block of a whole response to a; false if malformed. */
+static bool
+add_block(struct answer *a, const jv *b)
+{
+	const char *type = art_json_str(b, "type");
+	jv id, name;
+
+	if (is(type, "text"))
+		a->text = join(a->text, art_json_field(b, "text"));
+	else if (is(type, "thinking"))
+		a->reasoning = join(a->reasoning,
+		    art_json_field(b, "thinking"));
+	else if (is(type, "tool_use")) {
+		id = art_json_field(b, "id");
+		name = art_json_field(b, "name");
+		if (jv_get_kind(id) != JV_KIND_STRING ||
+		    jv_get_kind(name) != JV_KIND_STRING) {
+			jv_free(id);
+			jv_free(name);
+			return false;
+		}
+		a->calls = jv_array_append(a->calls, tool_call(id, name,
+		    jv_dump_string(art_json_field(b, "input"), 0)));
+	}
+	return true;
+}
+
+static int
+read_response(const char *body, size_t len, jv *resp, jv *error)
+{
+	jv msg = parse_body(body, len), blocks, b;
+	struct answer a;
+	bool good = true;
+	int i, n;
+
+	if (!jv_is_valid(msg)) {
+		jv_free(msg);
+		*error = failure(jv_string("anthropic: response is not valid "
+		    "JSON"), true, "provider_error");
+		return -1;
+	}
+	if (is(art_json_str(&msg, "type"), "error")) {
+		*error = describe(0, &msg, body, len, "", -1, NULL);
+		jv_free(msg);
+		return -1;
+	}
+	blocks = art_json_field(&msg, "content");
+	if (jv_get_kind(blocks) != JV_KIND_ARRAY) {
+		jv_free(blocks);
+		jv_free(msg);
+		*error = failure(jv_string("anthropic: response has no "
+		    "content array"), false, "provider_error");
+		return -1;
+	}
+	a.model = art_json_field(&msg, "model");
+	a.text = a.reasoning = jv_null();
+	a.calls = jv_array();
+	a.stop = art_json_field(&msg, "stop_reason");
+	a.usage = art_json_field(&msg, "usage");
+	n = jv_array_length(jv_copy(blocks));
+	for (i = 0; i < n && good; i++) {
+		b = jv_array_get(jv_copy(blocks), i);
+		good = add_block(&a, &b);
+		jv_free(b);
+	}
+	jv_free(blocks);
+	jv_free(msg);
+	if (!good) {
+		answer_release(&a);
+		*error = failure(jv_string("anthropic: tool_use block without "
+		    "an id and a name"), false, "provider_error");
+		return -1;
+	}
+	return finish(&a, resp, error);
+}
+
+/* --- native: an LlmResponse as a Messages body ------------------------ */
+
+/* Arguments that are not a JSON object cannot be an input: {} then. */
+static jv
+native_tool_use(const jv *call)
+{
+	jv fn = art_json_field(call, "function"), input = call_input(&fn), b;
+
+	if (jv_get_kind(input) != JV_KIND_OBJECT) {
+		jv_free(input);
+		input = jv_object();
+	}
+	b = set(jv_object(), "type", jv_string("tool_use"));
+	b = set(b, "id", art_json_field(call, "id"));
+	b = set(b, "name", art_json_field(&fn, "name"));
+	jv_free(fn);
+	return set(b, "input", input);
+}
+
+static jv
+native_content(const jv *resp)
+{
+	jv out = jv_array(), v, calls, b;
+	int i, n;
+
+	if (jv_get_kind(v = art_json_field(resp, "reasoning")) ==
+	    JV_KIND_STRING) {
+		b = set(jv_object(), "type", jv_string("thinking"));
+		b = set(b, "thinking", v);
+		out = jv_array_append(out, set(b, "signature", jv_string("")));
+	} else
+		jv_free(v);
+	if (jv_get_kind(v = art_json_field(resp, "content")) ==
+	    JV_KIND_STRING)
+		out = jv_array_append(out, text_block(v));
+	else
+		jv_free(v);
+	calls = art_json_field(resp, "tool_calls");
+	n = jv_get_kind(calls) == JV_KIND_ARRAY ?
+	    jv_array_length(jv_copy(calls)) : 0;
+	for (i = 0; i < n; i++) {
+		v = jv_array_get(jv_copy(calls), i);
+		out = jv_array_append(out, native_tool_use(&v));
+		jv_free(v);
+	}
+	jv_free(calls);
+	return out;
+}
+
+static jv
+native_stop(const jv *resp)
+{
+	const char *fr = art_json_str(resp, "finish_reason");
+	size_t i;
+
+	if (fr == NULL)
+		return jv_null();
+	for (i = 0; i < NSTOPS; i++)
+		if (strcmp(stops[i].neutral, fr) == 0)
+			return jv_string(stops[i].anthropic);
+	return jv_string(fr);
+}
+
+/* The provider's usage as it came, or rebuilt from the normalised one. */
+static jv
+native_usage(const jv *resp)
+{
+	jv usage = art_json_field(resp, "usage"), raw, u;
+
+	raw = art_json_field(&usage, "provider");
+	if (jv_get_kind(raw) == JV_KIND_OBJECT || jv_get_kind(usage) !=
+	    JV_KIND_OBJECT) {
+		jv_free(usage);
+		return raw;
+	}
+	jv_free(raw);
+	u = set(jv_object(), "input_tokens",
+	    jv_number(num(&usage, "uncached_input")));
+	u = set(u, "cache_creation_input_tokens",
+	    jv_number(num(&usage, "cache_write")));
+	u = set(u, "cache_read_input_tokens",
+	    jv_number(num(&usage, "cache_read")));
+	u = set(u, "output_tokens", jv_number(num(&usage, "output")));
+	jv_free(usage);
+	return u;
+}
+
+static jv
+make_native(const jv *resp)
+{
+	const char *model = art_json_str(resp, "model");
+	jv out = set(jv_object(), "id", jv_string("msg_agentrt")), usage;
+
+	out = set(out, "type", jv_string("message"));
+	out = set(out, "role", jv_string("assistant"));
+	out = set(out, "model", jv_string(model != NULL ? model : ""));
+	out = set(out, "content", native_content(resp));
+	out = set(out, "stop_reason", native_stop(resp));
+	out = set(out, "stop_sequence", jv_null());
+	if (jv_get_kind(usage = native_usage(resp)) == JV_KIND_OBJECT)
+		out = set(out, "usage", usage);
+	else
+		jv_free(usage);
+	return out;
+}
+
+/* --- streams ---------------------------------------------------------- */
+
+enum kind { OTHER, TEXT, TOOL, THINKING };
+
+struct block {
+	enum kind	 kind;
+	bool		 started;
+	bool		 stopped;	/* content_block_stop came */
+	jv		 id, name;	/* a tool_use block's */
+	jv		 text;		/* the text, thinking or input JSON */
+};
+
+struct art_wire_stream {
+	jv		 model;
+	jv		 usage;		/* the provider's, merged as it comes */
+	jv		 stop;		/* message_delta's stop_reason */
+	struct block	*blocks;
+	size_t		 nblocks;
+};
+
+static void
+block_release(struct block *b)
+{
+	jv_free(b->id);
+	jv_free(b->name);
+	jv_free(b->text);
+	memset(b, 0, sizeof(*b));
+	b->id = b->name = b->text = jv_null();
+}
+
+static struct art_wire_stream *
+stream_new(void)
+{
+	struct art_wire_stream *st;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return NULL;
+	st->model = st->usage = st->stop = jv_null();
+	return st;
+}
+
+static void
+stream_free(struct art_wire_stream *st)
+{
+	size_t i;
+
+	if (st == NULL)
+		return;
+	for (i = 0; i < st->nblocks; i++)
+		block_release(&st->blocks[i]);
+	free(st->blocks);
+	jv_free(st->model);
+	jv_free(st->usage);
+	jv_free(st->stop);
+	free(st);
+}
+
+static int
+malformed(jv *error, const char *event, const char *why)
+{
+	*error = failure(jv_string_fmt("anthropic: stream event %s %s",
+	    event, why), false, "provider_error");
+	return -1;
+}
+
+/*
+ * The block data's "index" names, grown into when create is set; NULL
+ * with *error set when there is none.
+ */
+static struct block *
+block_at(struct art_wire_stream *st, const jv *data, bool create,
+    const char *event, jv *error)
+{
+	struct block *nb;
+	int64_t idx = -1;
+	size_t i;
+
+	art_json_get_int(data, "index", 1, &idx, NULL);
+	if (idx < 0 || idx >= MAX_BLOCKS) {
+		malformed(error, event, "has no valid index");
+		return NULL;
+	}
+	if ((size_t)idx >= st->nblocks && create) {
+		if ((nb = realloc(st->blocks, ((size_t)idx + 1) *
+		    sizeof(*nb))) == NULL) {
+			*error = failure(jv_string("anthropic: out of memory"),
+			    false, "provider_error");
+			return NULL;
+		}
+		st->blocks = nb;
+		for (i = st->nblocks; i <= (size_t)idx; i++) {
+			memset(&nb[i], 0, sizeof(nb[i]));
+			block_release(&nb[i]);
+		}
+		st->nblocks = (size_t)idx + 1;
+	}
+	if ((size_t)idx >= st->nblocks || (!create &&
+	    !st->blocks[idx].started)) {
+		malformed(error, event, "names a block that never started");
+		return NULL;
+	}
+	return &st->blocks[idx];
+}
+
+static jv
+call_delta(const jv *id, const char *key, jv v)
+{
+	jv c = set(set(jv_object(), "id", jv_copy(*id)), key, v);
+
+	return set(jv_object(), "tool_calls", JV_ARRAY(c));
+}
+
+/* Appends {key: piece} to deltas unless piece is empty; consumes it. */
+static jv
+text_delta(jv deltas, const char *key, jv piece)
+{
+	if (jv_get_kind(piece) != JV_KIND_STRING ||
+	    jv_string_length_bytes(jv_copy(piece)) == 0) {
+		jv_free(piece);
+		return deltas;
+	}
+	return jv_array_append(deltas, set(jv_object(), key, piece));
+}
+
+static int
+on_message_start(struct art_wire_stream *st, const jv *data, jv *deltas,
+    jv *error)
+{
+	jv msg = art_json_field(data, "message"), usage;
+
+	(void)deltas;
+	(void)error;
+	jv_free(st->model);
+	st->model = art_json_field(&msg, "model");
+	if (jv_get_kind(usage = art_json_field(&msg, "usage")) ==
+	    JV_KIND_OBJECT) {
+		jv_free(st->usage);
+		st->usage = usage;
+	} else
+		jv_free(usage);
+	jv_free(msg);
+	return 0;
+}
+
+static int
+on_block_start(struct art_wire_stream *st, const jv *data, jv *deltas,
+    jv *error)
+{
+	struct block *b;
+	jv cb;
+	const char *type;
+
+	if ((b = block_at(st, data, true, "content_block_start",
+	    error)) == NULL)
+		return -1;
+	block_release(b);
+	b->started = true;
+	cb = art_json_field(data, "content_block");
+	type = art_json_str(&cb, "type");
+	if (is(type, "text")) {
+		b->kind = TEXT;
+		b->text = join(jv_null(), art_json_field(&cb, "text"));
+		*deltas = text_delta(*deltas, "text", jv_copy(b->text));
+	} else if (is(type, "thinking")) {
+		b->kind = THINKING;
+		b->text = join(jv_null(), art_json_field(&cb, "thinking"));
+		*deltas = text_delta(*deltas, "reasoning", jv_copy(b->text));
+	} else if (is(type, "tool_use")) {
+		b->kind = TOOL;
+		b->id = art_json_field(&cb, "id");
+		b->name = art_json_field(&cb, "name");
+		b->text = jv_string("");
+		if (jv_get_kind(b->id) != JV_KIND_STRING ||
+		    jv_get_kind(b->name) != JV_KIND_STRING) {
+			jv_free(cb);
+			return malformed(error, "content_block_start",
+			    "has a tool_use block without an id and a name");
+		}
+		*deltas = jv_array_append(*deltas, call_delta(&b->id, "name",
+		    jv_copy(b->name)));
+	}
+	jv_free(cb);
+	return 0;
+}
+
+static int
+on_block_delta(struct art_wire_stream *st, const jv *data, jv *deltas,
+    jv *error)
+{
+	struct block *b;
+	const char *type;
+	jv d, piece = jv_null();
+
+	if ((b = block_at(st, data, false, "content_block_delta",
+	    error)) == NULL)
+		return -1;
+	d = art_json_field(data, "delta");
+	type = art_json_str(&d, "type");
+	if (is(type, "text_delta") && b->kind == TEXT) {
+		piece = art_json_field(&d, "text");
+		*deltas = text_delta(*deltas, "text", jv_copy(piece));
+	} else if (is(type, "thinking_delta") && b->kind == THINKING) {
+		piece = art_json_field(&d, "thinking");
+		*deltas = text_delta(*deltas, "reasoning", jv_copy(piece));
+	} else if (is(type, "input_json_delta") && b->kind == TOOL) {
+		piece = art_json_field(&d, "partial_json");
+		if (jv_get_kind(piece) == JV_KIND_STRING &&
+		    jv_string_length_bytes(jv_copy(piece)) > 0)
+			*deltas = jv_array_append(*deltas, call_delta(&b->id,
+			    "arguments", jv_copy(piece)));
+	}
+	if (jv_get_kind(piece) == JV_KIND_STRING)
+		b->text = jv_string_concat(b->text, piece);
+	else
+		jv_free(piece);
+	jv_free(d);
+	return 0;
+}
+
+static int
+on_block_stop(struct art_wire_stream *st, const jv *data, jv *deltas,
+    jv *error)
+{
+	struct block *b;
+
+	(void)deltas;
+	if ((b = block_at(st, data, false, "content_block_stop",
+	    error)) == NULL)
+		return -1;
+	b->stopped = true;
+	return 0;
+}
+
+/* message_delta's usage holds the final counts: each replaces the old. */
+static void
+merge_usage(struct art_wire_stream *st, const jv *usage)
+{
+	if (jv_get_kind(st->usage) != JV_KIND_OBJECT) {
+		jv_free(st->usage);
+		st->usage = jv_object();
+	}
+	jv_object_foreach(*usage, k, v) {
+		if (jv_get_kind(v) != JV_KIND_NULL)
+			st->usage = jv_object_set(st->usage, k, v);
+		else {
+			jv_free(k);
+			jv_free(v);
+		}
+	}
+}
+
+static int
+on_message_delta(struct art_wire_stream *st, const jv *data, jv *deltas,
+    jv *error)
+{
+	jv d = art_json_field(data, "delta"), usage;
+	const char *stop = art_json_str(&d, "stop_reason");
+
+	(void)error;
+	if (stop != NULL) {
+		jv_free(st->stop);
+		st->stop = jv_string(stop);
+		*deltas = jv_array_append(*deltas, set(jv_object(),
+		    "finish_reason", finish_reason(stop)));
+	}
+	if (jv_get_kind(usage = art_json_field(data, "usage")) ==
+	    JV_KIND_OBJECT)
+		merge_usage(st, &usage);
+	jv_free(usage);
+	jv_free(d);
+	return 0;
+}
+
+static int
+on_message_stop(struct art_wire_stream *st, const jv *data, jv *deltas,
+    jv *error)
+{
+	(void)st;
+	(void)data;
+	(void)deltas;
+	(void)error;
+	return 1;
+}
+
+static const struct handler {
+	const char	*event;
+	int		(*fn)(struct art_wire_stream *, const jv *, jv *, jv *);
+} handlers[] = {
+	{ "message_start",		on_message_start },
+	{ "content_block_start",	on_block_start },
+	{ "content_block_delta",	on_block_delta },
+	{ "content_block_stop",		on_block_stop },
+	{ "message_delta",		on_message_delta },
+	{ "message_stop",		on_message_stop },
+};
+#define NHANDLERS	(sizeof(handlers) / sizeof(handlers[0]))
+
+static int
+stream_event(struct art_wire_stream *st, const struct art_sse_event *ev,
+    jv *deltas, jv *error)
+{
+	jv data = art_json_parse(ev->data, ev->data_len, NULL);
+	const char *name = ev->event, *type;
+	size_t i;
+	int rc = 0;
+
+	if (!jv_is_valid(data)) {
+		jv_free(data);
+		*error = failure(jv_string_fmt("anthropic: stream event "
+		    "'%.64s' is not valid JSON", name), true, "provider_error");
+		return -1;
+	}
+	/* A data-only event still says what it is in its "type". */
+	if (strcmp(name, "message") == 0 &&
+	    (type = art_json_str(&data, "type")) != NULL)
+		name = type;
+	if (strcmp(name, "error") == 0) {
+		*error = describe(0, &data, ev->data, ev->data_len,
+		    "stream error: ", -1, NULL);
+		rc = -1;
+	}
+	for (i = 0; i < NHANDLERS && rc == 0; i++)
+		if (strcmp(handlers[i].event, name) == 0) {
+			rc = handlers[i].fn(st, &data, deltas, error);
+			break;
+		}
+	jv_free(data);
+	return rc;
+}
+
+/* Input JSON as response() gives it: compact; "" is {}; bad JSON as is. */
+static jv
+stream_arguments(const jv *text)
+{
+	jv v;
+
+	if (jv_string_length_bytes(jv_copy(*text)) == 0)
+		return jv_string("{}");
+	v = art_json_parse(jv_string_value(*text),
+	    (size_t)jv_string_length_bytes(jv_copy(*text)), NULL);
+	if (!jv_is_valid(v)) {
+		jv_free(v);
+		return jv_copy(*text);
+	}
+	return jv_dump_string(v, 0);
+}
+
+static int
+stream_result(struct art_wire_stream *st, jv *resp, jv *error)
+{
+	struct answer a;
+	struct block *b;
+	size_t i;
+
+	if (jv_get_kind(st->stop) != JV_KIND_STRING) {
+		*error = failure(jv_string("anthropic: stream ended early"),
+		    true, "provider_error");
+		return -1;
+	}
+	a.model = jv_copy(st->model);
+	a.text = a.reasoning = jv_null();
+	a.calls = jv_array();
+	a.stop = jv_copy(st->stop);
+	a.usage = jv_copy(st->usage);
+	for (i = 0; i < st->nblocks; i++) {
+		b = &st->blocks[i];
+		if (b->kind == TEXT)
+			a.text = join(a.text, jv_copy(b->text));
+		else if (b->kind == THINKING)
+			a.reasoning = join(a.reasoning, jv_copy(b->text));
+		else if (b->kind == TOOL && b->stopped)
+			a.calls = jv_array_append(a.calls, tool_call(
+			    jv_copy(b->id), jv_copy(b->name),
+			    stream_arguments(&b->text)));
+	}
+	return finish(&a, resp, error);
+}
+
+const struct art_wire art_anthropic_wire = {
+	.name = "anthropic",
+	.request = make_request,
+	.response = read_response,
+	.native = make_native,
+	.error = map_error,
+	.stream_new = stream_new,
+	.stream_free = stream_free,
+	.stream_event = stream_event,
+	.stream_result = stream_result,
+};
