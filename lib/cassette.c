@@ -1,0 +1,229 @@
+/* cassette.c - model exchanges kept in a file and played back */
+#include "cassette.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "ndjson.h"
+#include "sha.h"
+
+struct tape {
+	char	 key[ART_CASSETTE_KEY_LEN + 1];
+	jv	 line;
+	bool	 played;
+};
+
+struct art_cassette {
+	struct tape	*t;
+	size_t		 n;
+};
+
+/* request without its messages' ids. */
+static jv
+without_ids(const jv *request)
+{
+	jv r = jv_copy(*request), msgs = art_json_field(request, "messages"),
+	    out = jv_array();
+
+	if (jv_get_kind(msgs) != JV_KIND_ARRAY) {
+		jv_free(msgs);
+		jv_free(out);
+		return r;
+	}
+	jv_array_foreach(msgs, i, m) {
+		if (jv_get_kind(m) == JV_KIND_OBJECT)
+			m = jv_object_delete(m, jv_string("id"));
+		out = jv_array_append(out, m);
+	}
+	jv_free(msgs);
+	return jv_object_set(r, jv_string("messages"), out);
+}
+
+void
+art_cassette_key(const char *model, const jv *request,
+    char hex[ART_CASSETTE_KEY_LEN + 1])
+{
+	unsigned char sum[ART_SHA256_LEN];
+	jv pair = jv_array_append(jv_array_append(jv_array(),
+	    jv_string(model)), without_ids(request));
+	jv text = jv_dump_string(art_json_canon(pair), 0);
+
+	art_sha256(jv_string_value(text),
+	    (size_t)jv_string_length_bytes(jv_copy(text)), sum);
+	art_hex(sum, sizeof(sum), hex);
+	jv_free(text);
+}
+
+/* 0 when line is an exchange; -1 with err saying what it lacks. */
+static int
+check(const jv *line, struct art_err *err)
+{
+	const char *type = art_json_str(line, "type");
+	jv resp = art_json_field(line, "response");
+	jv e = art_json_field(line, "error");
+	int one = (jv_get_kind(resp) == JV_KIND_OBJECT) +
+	    (jv_get_kind(e) == JV_KIND_OBJECT);
+
+	jv_free(resp);
+	jv_free(e);
+	if (type == NULL || strcmp(type, "llm.exchange") != 0)
+		return art_err_set(err, "bad_cassette", "not an llm.exchange "
+		    "line");
+	if (art_json_str(line, "model") == NULL)
+		return art_err_set(err, "bad_cassette", "no model");
+	if (one != 1)
+		return art_err_set(err, "bad_cassette", "needs one of "
+		    "'response' and 'error'");
+	return 0;
+}
+
+struct art_cassette *
+art_cassette_load(const char *path, struct art_err *err)
+{
+	struct art_ndjson_reader *rd;
+	struct art_cassette *c;
+	enum art_ndjson_status s;
+	struct tape *nt;
+	size_t cap = 0;
+	jv line, req;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return art_err_set(err, "bad_cassette", "cassette '%s': %s",
+		    path, strerror(errno)), NULL;
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (rd = art_ndjson_reader_new(fd, path, ART_NDJSON_MAX_LINE,
+	    ART_NDJSON_REQUIRE_TYPE)) == NULL) {
+		free(c);
+		close(fd);
+		art_err_set(err, "nomem", "out of memory");
+		return NULL;
+	}
+	while ((s = art_ndjson_next(rd, &line, err)) != ART_NDJSON_EOF) {
+		if (s == ART_NDJSON_OK && check(&line, err) == -1)
+			jv_free(line);
+		else if (s == ART_NDJSON_OK) {
+			if (c->n == cap) {
+				cap = cap > 0 ? cap * 2 : 16;
+				if ((nt = realloc(c->t, cap * sizeof(*nt))) ==
+				    NULL) {
+					jv_free(line);
+					art_err_set(err, "nomem",
+					    "out of memory");
+					goto fail;
+				}
+				c->t = nt;
+			}
+			req = art_json_field(&line, "request");
+			art_cassette_key(art_json_str(&line, "model"), &req,
+			    c->t[c->n].key);
+			jv_free(req);
+			c->t[c->n].line = line;
+			c->t[c->n++].played = false;
+			continue;
+		}
+		art_err_prefix(err, "cassette %s:%zu", path,
+		    art_ndjson_lineno(rd));
+		err->code = "bad_cassette";
+		goto fail;
+	}
+	art_ndjson_reader_free(rd);
+	close(fd);
+	return c;
+fail:
+	art_ndjson_reader_free(rd);
+	close(fd);
+	art_cassette_free(c);
+	return NULL;
+}
+
+void
+art_cassette_free(struct art_cassette *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->n; i++)
+		jv_free(c->t[i].line);
+	free(c->t);
+	free(c);
+}
+
+size_t
+art_cassette_size(const struct art_cassette *c)
+{
+	return c->n;
+}
+
+jv
+art_cassette_next(struct art_cassette *c, const char *model,
+    const jv *request)
+{
+	char key[ART_CASSETTE_KEY_LEN + 1];
+	struct tape *last = NULL;
+	size_t i;
+
+	art_cassette_key(model, request, key);
+	for (i = 0; i < c->n; i++) {
+		if (strcmp(c->t[i].key, key) != 0)
+			continue;
+		last = &c->t[i];
+		if (!last->played) {
+			last->played = true;
+			return jv_copy(last->line);
+		}
+	}
+	return last != NULL ? jv_copy(last->line) : jv_invalid();
+}
+
+jv
+art_cassette_line(const char *model, const jv *request, bool stream,
+    const jv *deltas, const jv *response, const jv *error)
+{
+	char key[ART_CASSETTE_KEY_LEN + 1];
+	jv l = jv_object();
+
+	art_cassette_key(model, request, key);
+	l = jv_object_set(l, jv_string("type"), jv_string("llm.exchange"));
+	l = jv_object_set(l, jv_string("key"), jv_string(key));
+	l = jv_object_set(l, jv_string("model"), jv_string(model));
+	l = jv_object_set(l, jv_string("request"), jv_copy(*request));
+	l = jv_object_set(l, jv_string("stream"), jv_bool(stream));
+	l = jv_object_set(l, jv_string("deltas"), jv_copy(*deltas));
+	if (jv_get_kind(*error) == JV_KIND_OBJECT)
+		return jv_object_set(l, jv_string("error"), jv_copy(*error));
+	return jv_object_set(l, jv_string("response"), jv_copy(*response));
+}
+
+int
+art_cassette_append(int fd, const jv *line, struct art_err *err)
+{
+	size_t len;
+	char *text = art_json_dump(line, &len), *p;
+	ssize_t n;
+
+	if (text == NULL)
+		return art_err_set(err, "nomem", "out of memory");
+	p = realloc(text, len + 1);
+	if (p == NULL) {
+		free(text);
+		return art_err_set(err, "nomem", "out of memory");
+	}
+	p[len] = '\n';
+	do
+		n = write(fd, p, len + 1);
+	while (n == -1 && errno == EINTR);
+	free(p);
+	if (n == -1)
+		return art_err_set(err, "io", "write cassette: %s",
+		    strerror(errno));
+	if ((size_t)n != len + 1)
+		return art_err_set(err, "io", "write cassette: short write");
+	return 0;
+}
