@@ -1,9 +1,10 @@
 /* agentrt-llm - answer model calls on the bus: llm.request, llm.execute
  *
  * One poll loop: input is read as it comes, answers without a delay go
- * out at once (so they keep their place among the lines passed on), and
- * an answer a mock script delays waits in a list ordered by when it is
- * due while other lines go on being read and answered.  Output goes
+ * out at once (so they keep their place among the lines passed on), an
+ * answer a mock script delays waits in a list ordered by when it is due,
+ * and calls to a model over HTTP are in flight together, their sockets in
+ * the same poll, while other lines go on being read and answered.  Output goes
  * through an art_outq, so a full pipe never stops the reading either.
  * Input is read with read(2) after poll(2) says so and fed to the line
  * reader: stdin is never made non-blocking, since its open file
@@ -24,9 +25,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <jv.h>
 
 #include "bus.h"
+#include "cassette.h"
+#include "clock.h"
 #include "diag.h"
 #include "err.h"
 #include "json.h"
@@ -34,6 +38,7 @@
 #include "mock.h"
 #include "ndjson.h"
 #include "opt.h"
+#include "price.h"
 
 #define READ_CHUNK	65536
 
@@ -41,6 +46,9 @@ struct opts {
 	size_t		 max_line;
 	const char	*model;
 	jv		 script;	/* --script's contents, or null */
+	const char	*record;	/* --record FILE */
+	const char	*replay;	/* --replay FILE */
+	const char	*prices;	/* --prices FILE */
 };
 
 /* An answer held back by its delay. */
@@ -68,11 +76,14 @@ struct stage {
 	size_t			 nheld, capheld;
 };
 
-enum { OPT_SCRIPT = 256, OPT_MAX_LINE };
+enum { OPT_SCRIPT = 256, OPT_MAX_LINE, OPT_RECORD, OPT_REPLAY, OPT_PRICES };
 
 static const struct option longopts[] = {
 	{ "model",	required_argument,	NULL, 'm' },
 	{ "script",	required_argument,	NULL, OPT_SCRIPT },
+	{ "record",	required_argument,	NULL, OPT_RECORD },
+	{ "replay",	required_argument,	NULL, OPT_REPLAY },
+	{ "prices",	required_argument,	NULL, OPT_PRICES },
 	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "version",	no_argument,		NULL, 'V' },
@@ -96,13 +107,20 @@ help(void)
 "      --script FILE   play FILE, a JSON array of steps, for every\n"
 "                      mock/script call, whatever the call's mock settings\n"
 "                      say\n"
+"      --record FILE   append every exchange (request, deltas, response or\n"
+"                      error; never a key or header) to the cassette FILE\n"
+"      --replay FILE   answer every call from the cassette FILE, matched by\n"
+"                      model and request, with no network\n"
+"      --prices FILE   add the model prices in FILE (JSON, dollars per\n"
+"                      million tokens) to the built-in ones, for \"cost\"\n"
 "      --max-line BYTES\n"
 "                      the longest input line, with an optional K, M or G\n"
 "                      suffix (default 64M)\n"
 "  -h, --help          print this help and exit\n"
 "  -V, --version       print the version and exit\n"
 "\n"
-"Models: mock/echo, mock/script.\n"
+"Models: mock/echo, mock/script, openai/NAME ($OPENAI_API_KEY,\n"
+"$OPENAI_BASE_URL), anthropic/NAME ($ANTHROPIC_API_KEY, $ANTHROPIC_BASE_URL).\n"
 "Exit status: 0 end of input, 1 failure, 2 usage error.\n", stdout);
 	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
 	    ART_EXIT_OK);
@@ -119,8 +137,9 @@ version(void)
 static _Noreturn void
 usage(void)
 {
-	fputs("usage: agentrt-llm [-m MODEL] [--script FILE] "
-	    "[--max-line BYTES] [FILE...]\n"
+	fputs("usage: agentrt-llm [-m MODEL] [--script FILE] [--record FILE] "
+	    "[--replay FILE]\n"
+	    "                  [--prices FILE] [--max-line BYTES] [FILE...]\n"
 	    "Try 'agentrt-llm --help' for more information.\n", stderr);
 	exit(ART_EXIT_USAGE);
 }
@@ -227,14 +246,24 @@ bad_request(struct stage *st, const jv *line, const struct art_err *err)
 	emit(st, e);
 }
 
+/* The dispatcher's answers: out now, or held for their delay. */
+static void
+answered(void *ctx, jv lines, int64_t delay_ms)
+{
+	struct stage *st = ctx;
+
+	if (delay_ms > 0)
+		hold(st, delay_ms, lines);
+	else
+		emit_all(st, lines);
+}
+
 /* One line read: answered, held, or passed on.  Consumes line. */
 static void
 take(struct stage *st, jv line)
 {
 	struct art_llm_call call;
-	struct art_llm_outcome out;
 	struct art_err err;
-	jv lines;
 
 	if (art_llm_kind_of(&line) == ART_LLM_NONE) {
 		emit(st, line);
@@ -246,13 +275,7 @@ take(struct stage *st, jv line)
 		return;
 	}
 	jv_free(line);
-	art_llm_answer(st->llm, &call, &out);
-	lines = art_llm_lines(&call, &out);
-	if (out.delay_ms > 0)
-		hold(st, out.delay_ms, lines);
-	else
-		emit_all(st, lines);
-	art_llm_outcome_release(&out);
+	art_llm_submit(st->llm, &call);
 	art_llm_call_release(&call);
 }
 
@@ -375,24 +398,29 @@ read_some(struct stage *st)
 
 /* --- the loop --------------------------------------------------------- */
 
-/* How long poll may wait: until the next held answer is due, or forever. */
+/*
+ * How long poll may wait: until the next held answer is due, or the HTTP
+ * transfers want attention, or forever.
+ */
 static int
 poll_timeout(const struct stage *st)
 {
 	int64_t wait;
+	int http = art_llm_timeout(st->llm);
 
 	if (st->nheld == 0)
-		return -1;
+		return http;
 	wait = st->held[0].due - now_ms();
-	return wait < 0 ? 0 : wait > INT_MAX ? INT_MAX : (int)wait;
+	wait = wait < 0 ? 0 : wait > INT_MAX ? INT_MAX : wait;
+	return http >= 0 && http < wait ? http : (int)wait;
 }
 
 static void
 wait_and_work(struct stage *st)
 {
-	struct pollfd pfd[2];
+	struct pollfd fixed[2 + 64], *pfd = fixed;
 	struct art_err err;
-	nfds_t n = 0;
+	size_t n = 0, nhttp;
 	int in = -1, out = -1;
 
 	if (!st->in.done) {
@@ -403,17 +431,42 @@ wait_and_work(struct stage *st)
 		pfd[out = (int)n++] = (struct pollfd){
 		    .fd = art_outq_fd(st->out), .events = POLLOUT };
 	}
-	if (poll(pfd, n, poll_timeout(st)) == -1) {
+	nhttp = art_llm_pollfds(st->llm, pfd + n, 64);
+	if (nhttp > 64) {
+		if ((pfd = calloc(n + nhttp, sizeof(*pfd))) == NULL)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		memcpy(pfd, fixed, n * sizeof(*pfd));
+		art_llm_pollfds(st->llm, pfd + n, nhttp);
+	}
+	if (poll(pfd, (nfds_t)(n + nhttp), poll_timeout(st)) == -1) {
 		if (errno != EINTR)
 			art_die(ART_EXIT_FAIL, "poll: %s", strerror(errno));
-		return;
+		nhttp = 0;
 	}
 	if (out >= 0 && pfd[out].revents != 0 &&
 	    art_outq_flush(st->out, &err) == -1)
 		art_die(ART_EXIT_FAIL, "%s", err.msg);
+	art_llm_work(st->llm, pfd + n, nhttp);
 	if (in >= 0 && pfd[in].revents != 0)
 		read_some(st);
 	release_due(st);
+	if (pfd != fixed)
+		free(pfd);
+}
+
+static struct art_clock clock_;
+
+static const char *
+env(const char *name)
+{
+	return getenv(name);
+}
+
+/* The bus's clock: AGENTRT_CLOCK pins it, as the engine's. */
+static int64_t
+bus_now_ms(void)
+{
+	return art_clock_now_ms(&clock_);
 }
 
 static int
@@ -421,20 +474,47 @@ run(const struct opts *o, int argc, char **argv)
 {
 	static char dash[] = "-", *stdin_only[] = { dash };
 	struct art_llm_opts lo = { .model = o->model,
-	    .mock_script = o->script };
+	    .mock_script = o->script, .env = env, .now_ms = bus_now_ms,
+	    .record_fd = -1 };
 	struct stage st = { .o = o };
+	struct art_err err;
+	const char *prices = o->prices != NULL ? o->prices :
+	    getenv("AGENTRT_PRICES");
+
+	if (art_clock_init(&clock_, getenv("AGENTRT_CLOCK"), &err) == -1)
+		art_die(ART_EXIT_USAGE, "bad AGENTRT_CLOCK: %s", err.msg);
+	if ((lo.prices = art_prices_new()) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	if (prices != NULL && *prices != '\0' &&
+	    art_prices_load(lo.prices, prices, &err) == -1)
+		art_die(ART_EXIT_USAGE, "%s", err.msg);
+	if (o->replay != NULL &&
+	    (lo.replay = art_cassette_load(o->replay, &err)) == NULL)
+		art_die(ART_EXIT_USAGE, "%s", err.msg);
+	if (o->record != NULL && (lo.record_fd = open(o->record,
+	    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) == -1)
+		art_die(ART_EXIT_USAGE, "--record '%s': %s", o->record,
+		    strerror(errno));
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		art_die(ART_EXIT_FAIL, "libcurl would not start");
 
 	st.in.paths = argc > 0 ? argv : stdin_only;
 	st.in.npaths = argc > 0 ? argc : 1;
 	st.in.fd = -1;
 	if ((st.out = art_outq_new(STDOUT_FILENO)) == NULL ||
-	    (st.llm = art_llm_new(&lo)) == NULL)
+	    (st.llm = art_llm_new(&lo, answered, &st)) == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");
 	open_next(&st.in, o->max_line);
-	while (!st.in.done || st.nheld > 0 || art_outq_pending(st.out) > 0)
+	while (!st.in.done || st.nheld > 0 || art_llm_active(st.llm) > 0 ||
+	    art_outq_pending(st.out) > 0)
 		wait_and_work(&st);
 	art_llm_free(st.llm);
 	art_outq_free(st.out);
+	art_prices_free(lo.prices);
+	art_cassette_free(lo.replay);
+	if (lo.record_fd != -1)
+		close(lo.record_fd);
+	curl_global_cleanup();
 	free(st.held);
 	return st.in.failed ? ART_EXIT_FAIL : ART_EXIT_OK;
 }
@@ -465,6 +545,15 @@ main(int argc, char *argv[])
 			break;
 		case OPT_MAX_LINE:
 			o.max_line = parse_size("--max-line", optarg);
+			break;
+		case OPT_RECORD:
+			o.record = optarg;
+			break;
+		case OPT_REPLAY:
+			o.replay = optarg;
+			break;
+		case OPT_PRICES:
+			o.prices = optarg;
 			break;
 		case 'h':
 			help();

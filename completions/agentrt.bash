@@ -243,16 +243,18 @@ _agentrt_decide()
 
 _agentrt_llm()
 {
-	_agentrt_scan '-m:1 --model:1 --script:1 --max-line:1'
+	_agentrt_scan '-m:1 --model:1 --script:1 --record:1 --replay:1
+	    --prices:1 --max-line:1'
 	case $opt in
 	'') ;;
-	-m|--model) _agentrt_reply 'mock/echo mock/script'; return ;;
-	--script) _agentrt_files; return ;;
+	-m|--model) _agentrt_reply 'mock/echo mock/script openai/ anthropic/'
+		return ;;
+	--script|--record|--replay|--prices) _agentrt_files; return ;;
 	*) return 0 ;;
 	esac
 	if [[ $cur == -* ]]; then
-		_agentrt_reply '-m --model --script --max-line -h --help -V
-		    --version'
+		_agentrt_reply '-m --model --script --record --replay --prices
+		    --max-line -h --help -V --version'
 	else
 		_agentrt_files
 	fi

@@ -191,8 +191,11 @@ complete -c agentrt-decide -s V -l version -d 'print the version and exit'
 
 # agentrt-llm
 
-complete -c agentrt-llm -s m -l model -x -a 'mock/echo mock/script' -d 'answer every call with MODEL'
+complete -c agentrt-llm -s m -l model -x -a 'mock/echo mock/script openai/ anthropic/' -d 'answer every call with MODEL'
 complete -c agentrt-llm -l script -r -F -d 'play FILE for every mock/script call'
+complete -c agentrt-llm -l record -r -F -d 'append every exchange to the cassette FILE'
+complete -c agentrt-llm -l replay -r -F -d 'answer every call from the cassette FILE'
+complete -c agentrt-llm -l prices -r -F -d 'add the model prices in FILE'
 complete -c agentrt-llm -l max-line -x -d 'the longest input line (default 64M)'
 complete -c agentrt-llm -s h -l help -d 'print this help and exit'
 complete -c agentrt-llm -s V -l version -d 'print the version and exit'

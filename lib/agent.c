@@ -4,14 +4,81 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ids.h"
 #include "json.h"
+
+/* A header that carries a credential. */
+static int
+is_secret_header(const char *name)
+{
+	static const char *const secret[] = { "authorization", "x-api-key",
+	    "api-key", "proxy-authorization", "cookie", NULL };
+	const char *const *s;
+
+	for (s = secret; *s != NULL; s++)
+		if (strcasecmp(name, *s) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * One provider block.  A credential in a header must come from the
+ * environment ("${NAME}"): the config is recorded in the session's
+ * events, and no key may ever reach the store.
+ */
+static int
+check_provider(const char *name, const jv *b, struct art_err *err)
+{
+	static const char *const strs[] = { "format", "base_url",
+	    "api_key_env", "anthropic_version", NULL };
+	const char *const *k, *v;
+	jv h;
+	int bad = 0;
+
+	if (jv_get_kind(*b) != JV_KIND_OBJECT)
+		return art_err_set(err, "bad_agent", "providers.%s: expected "
+		    "an object", name);
+	for (k = strs; *k != NULL; k++)
+		if (art_json_get_str(b, *k, 0, &v, err) == -1)
+			return art_err_prefix(err, "providers.%s", name);
+	v = art_json_str(b, "format");
+	if (v != NULL && strcmp(v, "openai") != 0 &&
+	    strcmp(v, "anthropic") != 0)
+		return art_err_set(err, "bad_agent", "providers.%s: format "
+		    "'%s' is not openai or anthropic", name, v);
+	h = art_json_field(b, "headers");
+	if (jv_get_kind(h) != JV_KIND_NULL && jv_get_kind(h) != JV_KIND_OBJECT)
+		bad = art_err_set(err, "bad_agent", "providers.%s.headers: "
+		    "expected an object", name);
+	else if (jv_get_kind(h) == JV_KIND_OBJECT)
+		jv_object_foreach(h, hk, hv) {
+			if (bad == 0 && jv_get_kind(hv) != JV_KIND_STRING)
+				bad = art_err_set(err, "bad_agent", "providers."
+				    "%s.headers.%s: expected a string", name,
+				    jv_string_value(hk));
+			else if (bad == 0 &&
+			    is_secret_header(jv_string_value(hk)) &&
+			    strstr(jv_string_value(hv), "${") == NULL)
+				bad = art_err_set(err, "bad_agent", "providers."
+				    "%s.headers.%s: a credential must come from "
+				    "the environment (\"${NAME}\"), never the "
+				    "config, which the session records", name,
+				    jv_string_value(hk));
+			jv_free(hk);
+			jv_free(hv);
+		}
+	jv_free(h);
+	return bad;
+}
 
 int
 art_agent_check(const jv *config, struct art_err *err)
 {
 	const char *model;
+	jv v;
+	int bad = 0;
 
 	if (jv_get_kind(*config) != JV_KIND_OBJECT)
 		return art_err_set(err, "bad_agent", "expected an object");
@@ -19,6 +86,35 @@ art_agent_check(const jv *config, struct art_err *err)
 		err->code = "bad_agent";
 		return -1;
 	}
+	v = art_json_field(config, "providers");
+	if (jv_get_kind(v) != JV_KIND_NULL && jv_get_kind(v) != JV_KIND_OBJECT)
+		bad = art_err_set(err, "bad_agent", "field 'providers': "
+		    "expected an object of provider blocks");
+	else if (jv_get_kind(v) == JV_KIND_OBJECT)
+		jv_object_foreach(v, k, b) {
+			if (bad == 0)
+				bad = check_provider(jv_string_value(k), &b,
+				    err);
+			jv_free(k);
+			jv_free(b);
+		}
+	jv_free(v);
+	if (bad != 0)
+		return -1;
+	v = art_json_field(config, "fallback");
+	if (jv_get_kind(v) != JV_KIND_NULL && jv_get_kind(v) != JV_KIND_ARRAY)
+		bad = -1;
+	else if (jv_get_kind(v) == JV_KIND_ARRAY)
+		jv_array_foreach(v, i, m) {
+			if (jv_get_kind(m) != JV_KIND_STRING ||
+			    strchr(jv_string_value(m), '/') == NULL)
+				bad = -1;
+			jv_free(m);
+		}
+	jv_free(v);
+	if (bad != 0)
+		return art_err_set(err, "bad_agent", "field 'fallback': "
+		    "expected an array of provider/name models");
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include "session.h"
 #include "tree.h"
 #include "views.h"
+#include "wire.h"
 
 #define MAX_SESSIONS		64
 #define DECISION_ATTEMPTS	10
@@ -827,15 +828,67 @@ call_request(struct cx *c, const jv *call)
 	return jv_is_valid(req) ? req : (jv_free(req), jv_null());
 }
 
+struct settle {
+	const char	*id;
+	int64_t		 attempt;	/* 0: whatever attempt is current */
+	int		 ok;
+	jv		 value;		/* result, response, or error text */
+	int		 retryable;
+	jv		 code;
+	int64_t		 retry_after_ms;
+	int		 internal;	/* the engine's own: drop stale quietly */
+};
+
+static int settle(struct cx *, struct settle *, const char *, const jv *);
+
+/*
+ * The request a worker-run call with a format carries: the provider's own
+ * body (PROTOCOL-NOTES §9), without "stream" (the trigger says).
+ */
+static jv
+native_request(const jv *call, jv req, struct art_err *err)
+{
+	const char *format = art_json_str(call, "format");
+	const struct art_wire *w = format != NULL ? art_wire_find(format) :
+	    NULL;
+	const char *model = art_json_str(&req, "model"), *slash;
+	jv body;
+
+	if (format == NULL)
+		return req;
+	if (w == NULL) {
+		jv_free(req);
+		art_err_set(err, "bad_request", "format '%s' is not openai or "
+		    "anthropic", format);
+		return jv_invalid();
+	}
+	slash = model != NULL ? strchr(model, '/') : NULL;
+	body = w->request(&req, slash != NULL ? slash + 1 : model != NULL ?
+	    model : "", false, err);
+	jv_free(req);
+	return body;
+}
+
 static int
 dispatch_llm(struct cx *c, const jv *call, jv p)
 {
 	const char *handler = art_json_str(call, "handler");
-	jv line, tr;
+	struct art_err err;
+	jv line, tr, req;
 
 	if (handler != NULL && strcmp(handler, "worker") == 0) {
+		req = native_request(call, call_request(c, call), &err);
+		if (!jv_is_valid(req)) {
+			struct settle st = { art_json_str(call, "id"), 0, 0,
+			    jv_string(err.msg), 0, jv_string("provider_error"),
+			    0, 1 };
+
+			jv_free(req);
+			jv_free(p);
+			return settle(c, &st, "llm.error", NULL);
+		}
 		tr = set(obj("llm.execute"), "id", art_json_field(call, "id"));
-		tr = set(tr, "request", call_request(c, call));
+		tr = set(tr, "request", req);
 		tr = set_some(tr, "format", art_json_field(call, "format"));
 		tr = set(tr, "stream", art_json_field(call, "stream"));
 		tr = set(tr, "attempt", art_json_field(call, "attempt"));
@@ -850,6 +903,8 @@ dispatch_llm(struct cx *c, const jv *call, jv p)
 	line = set(line, "stream", art_json_field(call, "stream"));
 	line = set_some(line, "deadline", art_json_field(&p, "deadline"));
 	line = set_some(line, "mock", art_json_field(call, "mock"));
+	line = set_some(line, "providers", art_json_field(call, "providers"));
+	line = set_some(line, "fallback", art_json_field(call, "fallback"));
 	jv_free(p);
 	emit(c, line);
 	return 0;
@@ -903,17 +958,6 @@ as_text(jv v)
 	}
 	return jv_dump_string(v, 0);
 }
-
-struct settle {
-	const char	*id;
-	int64_t		 attempt;	/* 0: whatever attempt is current */
-	int		 ok;
-	jv		 value;		/* result, response, or error text */
-	int		 retryable;
-	jv		 code;
-	int64_t		 retry_after_ms;
-	int		 internal;	/* the engine's own: drop stale quietly */
-};
 
 /* Finds the pending call a settle names; jv_invalid() when refused. */
 static jv
@@ -1025,7 +1069,50 @@ assistant(const char *id, const jv *resp)
 }
 
 static int
-settle_llm(struct cx *c, const struct settle *st, const jv *line)
+is_worker(const jv *call)
+{
+	const char *h = art_json_str(call, "handler");
+
+	return h != NULL && strcmp(h, "worker") == 0;
+}
+
+/*
+ * A worker-run call with a format is answered in the provider's body:
+ * read it as an LlmResponse, or make the settle the error it is.
+ */
+static void
+native_response(const jv *call, struct settle *st)
+{
+	const struct art_wire *w = art_wire_find(art_json_str(call,
+	    "format"));
+	jv resp = jv_invalid(), e = jv_invalid();
+	size_t len;
+	char *text;
+	int r = -1;
+
+	if (w != NULL && (text = art_json_dump(&st->value, &len)) != NULL) {
+		r = w->response(text, len, &resp, &e);
+		free(text);
+	}
+	jv_free(st->value);
+	if (r == 0) {
+		jv_free(e);
+		st->value = resp;
+		return;
+	}
+	jv_free(resp);
+	st->ok = 0;
+	st->value = jv_is_valid(e) ? art_json_field(&e, "error") :
+	    jv_string("llm.result: cannot read the response");
+	st->retryable = jv_get_kind(jv_object_get(jv_copy(e),
+	    jv_string("retryable"))) == JV_KIND_TRUE;
+	jv_free(st->code);
+	st->code = jv_is_valid(e) ? art_json_field(&e, "code") : jv_null();
+	jv_free(e);
+}
+
+static int
+settle_llm(struct cx *c, struct settle *st, const jv *line)
 {
 	jv call = settle_target(c, st, "llm_call", line), p, fin;
 	const char *fr;
@@ -1034,6 +1121,9 @@ settle_llm(struct cx *c, const struct settle *st, const jv *line)
 		return -1;
 	if (!jv_is_valid(call))
 		return 0;
+	if (st->ok && art_json_str(&call, "format") != NULL &&
+	    is_worker(&call))
+		native_response(&call, st);
 	fin = set(obj("llm.finished"), "id", jv_string(st->id));
 	if (!st->ok) {
 		int r;
@@ -1244,6 +1334,8 @@ act_llm_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	p = set(p, "anchor", head_jv(h));
 	p = set_some(p, "mock", art_json_field(cfg, "mock"));
 	p = set_some(p, "format", art_json_field(cfg, "format"));
+	p = set_some(p, "providers", art_json_field(cfg, "providers"));
+	p = set_some(p, "fallback", art_json_field(cfg, "fallback"));
 	jv_free(stream);
 	jv_free(hv);
 	return rec(c, p);

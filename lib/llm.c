@@ -4,20 +4,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
+#include "cassette.h"
 #include "clock.h"
 #include "json.h"
 #include "mock.h"
+#include "ndjson.h"
+#include "price.h"
+#include "remote.h"
 
 /* Every provider, found by the model's prefix. */
 static const struct art_llm_provider *const providers[] = {
 	&art_mock_provider,
+	&art_openai_provider,
+	&art_anthropic_provider,
 };
 #define NPROVIDERS	(sizeof(providers) / sizeof(providers[0]))
 
+struct art_llm_job {
+	struct art_llm		*llm;
+	struct art_llm_call	 call;
+	jv			 chain;		/* the models, in order */
+	int			 at;		/* the one being asked */
+	jv			 deltas;	/* sent so far, for the record */
+	struct art_llm_job	*prev, *next;	/* the calls in flight */
+};
+
 struct art_llm {
 	struct art_llm_opts	 opts;
+	art_llm_emit_fn		*emit;
+	void			*ctx;
 	void			*state[NPROVIDERS];
 	bool			 opened[NPROVIDERS];
+	size_t			 nfds[NPROVIDERS];	/* last filled */
+	struct art_llm_job	*jobs;
+	size_t			 njobs;
 };
 
 enum art_llm_kind
@@ -67,13 +89,34 @@ read_common(struct art_llm_call *call, const jv *src, struct art_err *err)
 	return 0;
 }
 
+/* The provider blocks and the fallback models, from src (borrowed). */
+static int
+read_chain(struct art_llm_call *call, const jv *src, struct art_err *err)
+{
+	if (art_json_get_kind(src, "providers", JV_KIND_OBJECT, 0,
+	    &call->providers, err) == -1 || art_json_get_kind(src, "fallback",
+	    JV_KIND_ARRAY, 0, &call->fallback, err) == -1)
+		return -1;
+	if (jv_get_kind(call->fallback) != JV_KIND_ARRAY)
+		return 0;
+	jv_array_foreach(call->fallback, i, m) {
+		int bad = jv_get_kind(m) != JV_KIND_STRING;
+
+		jv_free(m);
+		if (bad)
+			return art_err_set(err, "bad_field", "field "
+			    "'fallback': item %d is not a model name", i);
+	}
+	return 0;
+}
+
 static int
 read_request(struct art_llm_call *call, struct art_err *err)
 {
 	if (art_json_get_str(&call->line, "session_id", 0, &call->session_id,
 	    err) == -1 || read_common(call, &call->line, err) == -1 ||
 	    art_json_get_kind(&call->line, "mock", JV_KIND_OBJECT, 0,
-	    &call->mock, err) == -1)
+	    &call->mock, err) == -1 || read_chain(call, &call->line, err) == -1)
 		return art_err_prefix(err, "llm.request");
 	return 0;
 }
@@ -96,7 +139,7 @@ read_execute(struct art_llm_call *call, struct art_err *err)
 		goto out;
 	}
 	if (art_json_get_kind(&agent, "mock", JV_KIND_OBJECT, 0, &call->mock,
-	    err) == -1) {
+	    err) == -1 || read_chain(call, &agent, err) == -1) {
 		art_err_prefix(err, "agent");
 		goto out;
 	}
@@ -121,6 +164,8 @@ art_llm_call_init(struct art_llm_call *call, const jv *line,
 	call->deadline_ms = -1;
 	call->request = jv_null();
 	call->mock = jv_null();
+	call->providers = jv_null();
+	call->fallback = jv_null();
 	if (call->kind == ART_LLM_REQUEST)
 		r = read_request(call, err);
 	else if (call->kind == ART_LLM_EXECUTE)
@@ -141,8 +186,11 @@ art_llm_call_release(struct art_llm_call *call)
 	jv_free(call->line);
 	jv_free(call->request);
 	jv_free(call->mock);
+	jv_free(call->providers);
+	jv_free(call->fallback);
 	memset(call, 0, sizeof(*call));
 	call->line = call->request = call->mock = jv_null();
+	call->providers = call->fallback = jv_null();
 }
 
 void
@@ -182,15 +230,20 @@ art_llm_outcome_fail(struct art_llm_outcome *out, const char *message,
 }
 
 struct art_llm *
-art_llm_new(const struct art_llm_opts *opts)
+art_llm_new(const struct art_llm_opts *opts, art_llm_emit_fn *emit,
+    void *ctx)
 {
 	struct art_llm *llm;
 
 	if ((llm = calloc(1, sizeof(*llm))) == NULL)
 		return NULL;
 	llm->opts = *opts;
+	llm->emit = emit;
+	llm->ctx = ctx;
 	return llm;
 }
+
+static void job_free(struct art_llm_job *);
 
 void
 art_llm_free(struct art_llm *llm)
@@ -203,24 +256,60 @@ art_llm_free(struct art_llm *llm)
 		if (llm->opened[i] && llm->state[i] != NULL &&
 		    providers[i]->close != NULL)
 			providers[i]->close(llm->state[i]);
+	while (llm->jobs != NULL)
+		job_free(llm->jobs);
 	free(llm);
 }
 
-/* The provider named by model's prefix: its index, or -1 with err. */
+/* The provider called name (n bytes): its index, or -1. */
 static int
-find_provider(const char *model, struct art_err *err)
+provider_named(const char *name, size_t n)
 {
-	const char *slash = strchr(model, '/');
-	size_t i, n;
+	size_t i;
+
+	for (i = 0; i < NPROVIDERS; i++)
+		if (strlen(providers[i]->name) == n &&
+		    strncmp(providers[i]->name, name, n) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * The provider for model: the "format" of the provider block its prefix
+ * names in blocks (an object, or null), else the provider of that name.
+ * Its index, or -1 with err.
+ */
+static int
+find_provider(const char *model, const jv *blocks, struct art_err *err)
+{
+	const char *slash = strchr(model, '/'), *format;
+	char prefix[128];
+	size_t n;
+	jv block;
+	int i;
 
 	if (slash == NULL || slash == model || slash[1] == '\0')
 		return art_err_set(err, "bad_model", "model '%s' is not "
 		    "provider/name", model);
 	n = (size_t)(slash - model);
-	for (i = 0; i < NPROVIDERS; i++)
-		if (strlen(providers[i]->name) == n &&
-		    strncmp(providers[i]->name, model, n) == 0)
-			return (int)i;
+	if (blocks != NULL && jv_get_kind(*blocks) == JV_KIND_OBJECT &&
+	    n < sizeof(prefix)) {
+		memcpy(prefix, model, n);
+		prefix[n] = '\0';
+		block = art_json_field(blocks, prefix);
+		format = art_json_str(&block, "format");
+		i = format != NULL ? provider_named(format, strlen(format)) :
+		    provider_named(model, n);
+		jv_free(block);
+		if (format != NULL && i == -1)
+			return art_err_set(err, "bad_model", "provider '%s' "
+			    "has format '%s', which is not openai or "
+			    "anthropic", prefix, format);
+		if (i != -1)
+			return i;
+	}
+	if ((i = provider_named(model, n)) != -1)
+		return i;
 	return art_err_set(err, "bad_model", "unknown provider '%.*s' in "
 	    "model '%s'", (int)n, model, model);
 }
@@ -228,7 +317,7 @@ find_provider(const char *model, struct art_err *err)
 int
 art_llm_check_model(const char *model, struct art_err *err)
 {
-	return find_provider(model, err) == -1 ? -1 : 0;
+	return find_provider(model, NULL, err) == -1 ? -1 : 0;
 }
 
 /* Opens provider i on first use: 0, or -1 with err. */
@@ -244,25 +333,310 @@ open_provider(struct art_llm *llm, size_t i, struct art_err *err)
 	return 0;
 }
 
-void
-art_llm_answer(struct art_llm *llm, const struct art_llm_call *call,
-    struct art_llm_outcome *out)
+/* --- jobs: one call, asked of each model of its chain in turn --------- */
+
+static jv delta_line(const struct art_llm_call *, jv delta);
+
+const struct art_llm_call *
+art_llm_job_call(const struct art_llm_job *job)
 {
-	const char *model = llm->opts.model;
+	return &job->call;
+}
+
+void
+art_llm_job_delta(struct art_llm_job *job, jv delta)
+{
+	jv lines;
+
+	if (job->call.stream) {
+		lines = jv_array_append(jv_array(), delta_line(&job->call,
+		    jv_copy(delta)));
+		job->llm->emit(job->llm->ctx, lines, 0);
+	}
+	job->deltas = jv_array_append(job->deltas, delta);
+}
+
+static void
+job_free(struct art_llm_job *job)
+{
+	struct art_llm *llm = job->llm;
+
+	if (job->prev != NULL)
+		job->prev->next = job->next;
+	else
+		llm->jobs = job->next;
+	if (job->next != NULL)
+		job->next->prev = job->prev;
+	llm->njobs--;
+	art_llm_call_release(&job->call);
+	jv_free(job->chain);
+	jv_free(job->deltas);
+	free(job);
+}
+
+/* The model being asked, borrowed from the chain. */
+static const char *
+job_model(const struct art_llm_job *job)
+{
+	jv m = jv_array_get(jv_copy(job->chain), job->at);
+	const char *s = jv_string_value(m);
+
+	jv_free(m);	/* the chain holds it */
+	return s;
+}
+
+/* Appends the settled exchange to the record; a failure is a line. */
+static void
+record(struct art_llm_job *job, const struct art_llm_outcome *out)
+{
+	struct art_llm *llm = job->llm;
 	struct art_err err;
-	int i;
+	jv all = jv_copy(job->deltas), first, line;
+
+	jv_array_foreach(out->deltas, i, d)
+		all = jv_array_append(all, d);
+	first = jv_array_get(jv_copy(job->chain), 0);
+	line = art_cassette_line(jv_string_value(first), &job->call.request,
+	    job->call.stream, &all, &out->response, &out->error);
+	if (art_cassette_append(llm->opts.record_fd, &line, &err) == -1)
+		llm->emit(llm->ctx, jv_array_append(jv_array(),
+		    art_ndjson_error("record_failed", err.msg, NULL, 0)), 0);
+	jv_free(line);
+	jv_free(first);
+	jv_free(all);
+}
+
+/* The call is answered: out goes back, and the job ends. */
+static void
+answer(struct art_llm_job *job, struct art_llm_outcome *out, bool asked)
+{
+	struct art_llm *llm = job->llm;
+	const char *model = job_model(job);
+	jv usage, cost;
+
+	if (asked && jv_get_kind(out->response) == JV_KIND_OBJECT &&
+	    job->call.format == NULL) {
+		/* Which model of the chain answered, and what it cost. */
+		out->response = jv_object_set(out->response,
+		    jv_string("model"), jv_string(model));
+		usage = art_json_field(&out->response, "usage");
+		cost = art_prices_cost(llm->opts.prices, model, &usage);
+		if (jv_get_kind(cost) == JV_KIND_STRING)
+			out->response = jv_object_set(out->response,
+			    jv_string("cost"), cost);
+		else
+			jv_free(cost);
+		jv_free(usage);
+	}
+	if (llm->opts.record_fd >= 0)
+		record(job, out);
+	llm->emit(llm->ctx, art_llm_lines(&job->call, out), out->delay_ms);
+	art_llm_outcome_release(out);
+	job_free(job);
+}
+
+/* Asks the chain's model at job->at; an answer may come before return. */
+static void
+ask(struct art_llm_job *job)
+{
+	struct art_llm *llm = job->llm;
+	const char *model = job_model(job);
+	struct art_llm_outcome out;
+	struct art_err err;
+	int i, r;
+
+	i = find_provider(model, &job->call.providers, &err);
+	if (i != -1 && open_provider(llm, (size_t)i, &err) == -1)
+		i = -1;
+	if (i != -1 && providers[i]->start != NULL) {
+		if (providers[i]->start(llm->state[i], job, model, &err) == 0)
+			return;		/* it answers from art_llm_work() */
+		i = -1;
+	}
+	art_llm_outcome_init(&out);
+	r = i == -1 ? -1 : providers[i]->answer(llm->state[i], &job->call,
+	    model, &out, &err);
+	if (r == -1)
+		art_llm_outcome_fail(&out, err.msg, false, NULL);
+	art_llm_job_done(job, &out);
+}
+
+void
+art_llm_job_done(struct art_llm_job *job, struct art_llm_outcome *out)
+{
+	struct art_llm_outcome mine = *out;
 
 	art_llm_outcome_init(out);
-	if (model == NULL)
-		model = art_json_str(&call->request, "model");
-	if (model == NULL) {
-		art_llm_outcome_fail(out, "request has no model", false, NULL);
+	if (jv_get_kind(mine.error) == JV_KIND_OBJECT &&
+	    job->at + 1 < jv_array_length(jv_copy(job->chain))) {
+		art_llm_outcome_release(&mine);
+		job->at++;
+		ask(job);
 		return;
 	}
-	if ((i = find_provider(model, &err)) == -1 ||
-	    open_provider(llm, (size_t)i, &err) == -1 ||
-	    providers[i]->answer(llm->state[i], call, model, out, &err) == -1)
-		art_llm_outcome_fail(out, err.msg, false, NULL);
+	answer(job, &mine, true);
+}
+
+static int64_t
+real_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Plays the cassette's answer, or says it has none. */
+static void
+replay(struct art_llm_job *job)
+{
+	struct art_llm_outcome out;
+	const char *model = job_model(job);
+	jv ex = art_cassette_next(job->llm->opts.replay, model,
+	    &job->call.request);
+	char msg[256];
+
+	art_llm_outcome_init(&out);
+	if (!jv_is_valid(ex)) {
+		jv_free(ex);
+		snprintf(msg, sizeof(msg), "no exchange in the cassette for "
+		    "this request to %s", model);
+		art_llm_outcome_fail(&out, msg, false, NULL);
+	} else {
+		jv_free(out.deltas);
+		out.deltas = art_json_field(&ex, "deltas");
+		if (jv_get_kind(out.deltas) != JV_KIND_ARRAY) {
+			jv_free(out.deltas);
+			out.deltas = jv_array();
+		}
+		out.response = art_json_field(&ex, "response");
+		out.error = art_json_field(&ex, "error");
+		jv_free(ex);
+	}
+	answer(job, &out, false);
+}
+
+void
+art_llm_submit(struct art_llm *llm, struct art_llm_call *call)
+{
+	struct art_llm_outcome out;
+	struct art_llm_job *job;
+	const char *model = llm->opts.model;
+	int64_t now;
+
+	if ((job = calloc(1, sizeof(*job))) == NULL) {
+		art_llm_call_release(call);
+		llm->emit(llm->ctx, jv_array_append(jv_array(),
+		    art_ndjson_error("nomem", "out of memory", NULL, 0)), 0);
+		return;
+	}
+	job->llm = llm;
+	job->call = *call;
+	memset(call, 0, sizeof(*call));
+	call->line = call->request = call->mock = jv_null();
+	call->providers = call->fallback = jv_null();
+	job->deltas = jv_array();
+	job->next = llm->jobs;
+	if (llm->jobs != NULL)
+		llm->jobs->prev = job;
+	llm->jobs = job;
+	llm->njobs++;
+
+	if (model == NULL)
+		model = art_json_str(&job->call.request, "model");
+	/* A provider's own body names its model without the provider. */
+	if (model != NULL && job->call.format != NULL &&
+	    strchr(model, '/') == NULL)
+		job->chain = jv_array_append(jv_array(), jv_string_fmt("%s/%s",
+		    job->call.format, model));
+	else
+		job->chain = jv_array_append(jv_array(), jv_string(model !=
+		    NULL ? model : ""));
+	art_llm_outcome_init(&out);
+	if (model == NULL) {
+		art_llm_outcome_fail(&out, "request has no model", false,
+		    NULL);
+		answer(job, &out, false);
+		return;
+	}
+	/* --model is every call's one model: no fallback then. */
+	if (llm->opts.model == NULL &&
+	    jv_get_kind(job->call.fallback) == JV_KIND_ARRAY)
+		jv_array_foreach(job->call.fallback, i, m)
+			job->chain = jv_array_append(job->chain, m);
+	now = llm->opts.now_ms != NULL ? llm->opts.now_ms() : real_now_ms();
+	if (job->call.deadline_ms >= 0 && now >= job->call.deadline_ms) {
+		art_llm_outcome_fail(&out, "deadline passed before the call "
+		    "was made", true, "deadline_exceeded");
+		answer(job, &out, false);
+		return;
+	}
+	art_llm_outcome_release(&out);
+	if (llm->opts.replay != NULL)
+		replay(job);
+	else
+		ask(job);
+}
+
+size_t
+art_llm_active(const struct art_llm *llm)
+{
+	return llm->njobs;
+}
+
+size_t
+art_llm_pollfds(struct art_llm *llm, struct pollfd *pfd, size_t max)
+{
+	size_t i, n = 0, k;
+
+	for (i = 0; i < NPROVIDERS; i++) {
+		llm->nfds[i] = 0;
+		if (!llm->opened[i] || providers[i]->pollfds == NULL)
+			continue;
+		k = providers[i]->pollfds(llm->state[i], n < max ? pfd + n :
+		    NULL, n < max ? max - n : 0);
+		llm->nfds[i] = n + k <= max ? k : n < max ? max - n : 0;
+		n += k;
+	}
+	return n;
+}
+
+int
+art_llm_timeout(const struct art_llm *llm)
+{
+	size_t i;
+	int t, best = -1;
+
+	for (i = 0; i < NPROVIDERS; i++) {
+		if (!llm->opened[i] || providers[i]->timeout == NULL)
+			continue;
+		t = providers[i]->timeout(llm->state[i]);
+		if (t >= 0 && (best < 0 || t < best))
+			best = t;
+	}
+	return best;
+}
+
+void
+art_llm_work(struct art_llm *llm, const struct pollfd *pfd, size_t n)
+{
+	size_t i, k, at = 0;
+
+	/*
+	 * Each provider gets back the pollfds it filled last, in the same
+	 * order: a callback may start a transfer in another provider (a
+	 * fallback), so what it would fill now may differ.
+	 */
+	for (i = 0; i < NPROVIDERS; i++) {
+		k = llm->nfds[i];
+		if (at + k > n)
+			k = at < n ? n - at : 0;
+		if (llm->opened[i] && providers[i]->work != NULL)
+			providers[i]->work(llm->state[i], k > 0 ? pfd + at :
+			    NULL, k);
+		at += k;
+		llm->nfds[i] = 0;
+	}
 }
 
 /* A new line {type, session_id?, ...} for call. */
@@ -315,20 +689,24 @@ settle_line(const struct art_llm_call *call,
 	    jv_array_append(jv_array(), action));
 }
 
+/* An llm.token.delta line for call carrying delta (consumed). */
+static jv
+delta_line(const struct art_llm_call *call, jv delta)
+{
+	jv l = line_for(call, "llm.token.delta");
+
+	l = jv_object_set(l, jv_string("id"), jv_string(call->id));
+	return jv_object_set(l, jv_string("delta"), delta);
+}
+
 jv
 art_llm_lines(const struct art_llm_call *call,
     const struct art_llm_outcome *out)
 {
-	jv lines = jv_array(), l;
+	jv lines = jv_array();
 
-	if (call->stream && jv_get_kind(out->error) != JV_KIND_OBJECT) {
-		jv_array_foreach(out->deltas, i, d) {
-			l = line_for(call, "llm.token.delta");
-			l = jv_object_set(l, jv_string("id"),
-			    jv_string(call->id));
-			l = jv_object_set(l, jv_string("delta"), d);
-			lines = jv_array_append(lines, l);
-		}
-	}
+	if (call->stream && jv_get_kind(out->error) != JV_KIND_OBJECT)
+		jv_array_foreach(out->deltas, i, d)
+			lines = jv_array_append(lines, delta_line(call, d));
 	return jv_array_append(lines, settle_line(call, out));
 }

@@ -2,7 +2,9 @@
 #ifndef ART_LLM_H
 #define ART_LLM_H
 
+#include <poll.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jv.h>
@@ -19,8 +21,17 @@
  * action for the second.
  *
  * The model is "provider/name".  A provider is a table of functions
- * (struct art_llm_provider) found by the part before the first '/'; adding
- * one is a module and a line in llm.c's list.
+ * (struct art_llm_provider) found by the part before the first '/', or by
+ * the "format" of the agent's provider block of that name; adding one is
+ * a module and a line in llm.c's list.  A provider answers at once
+ * (answer: the mock) or later (start: HTTP), when the caller's poll loop
+ * says its sockets are ready; the dispatcher hands every line back through
+ * one callback either way.
+ *
+ * A call may name fallback models: when the model fails, the next is
+ * asked at once, and the result's "model" says which one answered.  With
+ * a cassette to replay, no provider is asked at all; with one to record,
+ * every settled exchange is appended to it.
  */
 
 enum art_llm_kind {
@@ -43,6 +54,8 @@ struct art_llm_call {
 	int64_t			 deadline_ms;	/* epoch ms; -1: none */
 	jv			 request;	/* the LlmRequest */
 	jv			 mock;		/* mock settings, or null */
+	jv			 providers;	/* provider blocks, or null */
+	jv			 fallback;	/* models after the first, or null */
 };
 
 /*
@@ -64,10 +77,23 @@ struct art_llm_outcome {
  * mock_script, when not null, overrides every mock script; it is
  * borrowed for the art_llm's life.
  */
+struct art_prices;
+struct art_cassette;
+
 struct art_llm_opts {
 	const char	*model;		/* for all calls; NULL: the request's */
 	jv		 mock_script;
+	/* The environment: getenv(3), or NULL for an empty one. */
+	const char	*(*env)(const char *name);
+	/* Epoch milliseconds now; NULL: the real clock. */
+	int64_t		 (*now_ms)(void);
+	struct art_prices	*prices;	/* NULL: no costs */
+	struct art_cassette	*replay;	/* answers every call */
+	int		 record_fd;	/* appended to; -1: none */
 };
+
+/* A call in flight, as a provider that answers later sees it. */
+struct art_llm_job;
 
 struct art_llm_provider {
 	const char	*name;		/* the model's prefix: "mock" */
@@ -88,7 +114,30 @@ struct art_llm_provider {
 	int		 (*answer)(void *, const struct art_llm_call *,
 			    const char *model, struct art_llm_outcome *,
 			    struct art_err *);
+	/*
+	 * Instead of answer: starts the call for model and returns; later,
+	 * from work, sends each StreamDelta with art_llm_job_delta() and
+	 * ends with art_llm_job_done().  -1 with err as for answer (the
+	 * job is then not done).  The three below are the provider's part
+	 * of the caller's poll loop, as art_llm_pollfds() and the rest.
+	 */
+	int		 (*start)(void *, struct art_llm_job *,
+			    const char *model, struct art_err *);
+	size_t		 (*pollfds)(void *, struct pollfd *, size_t max);
+	int		 (*timeout)(void *);
+	void		 (*work)(void *, const struct pollfd *, size_t n);
 };
+
+/* The call a job answers, borrowed for the job's life. */
+const struct art_llm_call *art_llm_job_call(const struct art_llm_job *);
+/* Sends delta (consumed) now when the call streams, and keeps it. */
+void	art_llm_job_delta(struct art_llm_job *, jv delta);
+/*
+ * Ends the job with out (its contents are taken; out is left empty): the
+ * next fallback model is asked, or the call is answered.  The job is gone
+ * after.
+ */
+void	art_llm_job_done(struct art_llm_job *, struct art_llm_outcome *out);
 
 /* Whether line (borrowed) is a model call, and which kind. */
 enum art_llm_kind art_llm_kind_of(const jv *line);
@@ -114,8 +163,19 @@ void	art_llm_outcome_fail(struct art_llm_outcome *, const char *message,
 
 struct art_llm;
 
-/* A dispatcher; opts is copied, its jv borrowed.  NULL when out of memory. */
-struct art_llm *art_llm_new(const struct art_llm_opts *);
+/*
+ * Where answers go: lines (an array, consumed) to send delay_ms from now
+ * (a mock's delay) or at once (0), in the order given.
+ */
+typedef void art_llm_emit_fn(void *ctx, jv lines, int64_t delay_ms);
+
+/*
+ * A dispatcher; opts is copied, what it points to borrowed.  NULL when out
+ * of memory.
+ */
+struct art_llm *art_llm_new(const struct art_llm_opts *, art_llm_emit_fn *,
+	    void *ctx);
+/* Drops the calls in flight unanswered. */
 void	art_llm_free(struct art_llm *);
 
 /*
@@ -125,12 +185,24 @@ void	art_llm_free(struct art_llm *);
 int	art_llm_check_model(const char *model, struct art_err *);
 
 /*
- * Answers call into out (which this _init's).  Never fails: a model with
- * no provider, an unknown provider ("unknown provider 'x' in model
- * 'x/y'"), or a provider's failure is a non-retryable error outcome.
+ * Takes call (its contents move to the dispatcher; call is left empty)
+ * and answers it through the emit callback, before returning or from a
+ * later art_llm_work().  Never fails: a model with no provider, an
+ * unknown provider ("unknown provider 'x' in model 'x/y'"), or a
+ * provider's failure is a non-retryable llm.error.
  */
-void	art_llm_answer(struct art_llm *, const struct art_llm_call *,
-	    struct art_llm_outcome *);
+void	art_llm_submit(struct art_llm *, struct art_llm_call *);
+
+/* Calls started and not yet answered. */
+size_t	art_llm_active(const struct art_llm *);
+/*
+ * The caller's poll loop: the sockets to wait on (fills up to max, returns
+ * how many there are), how long to wait at most (ms; -1 forever), and
+ * what to do after the wait (pfd as filled, with revents).
+ */
+size_t	art_llm_pollfds(struct art_llm *, struct pollfd *, size_t max);
+int	art_llm_timeout(const struct art_llm *);
+void	art_llm_work(struct art_llm *, const struct pollfd *pfd, size_t n);
 
 /*
  * The lines that carry out back for call, in order: an llm.token.delta per

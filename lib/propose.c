@@ -97,6 +97,7 @@ jv
 art_propose_llm_call(const jv *config, jv view)
 {
 	jv a = action("llm.call"), stream = art_json_field(config, "stream");
+	const char *h;
 
 	a = with_field(a, "model", art_json_field(config, "model"));
 	a = jv_object_set(a, jv_string("messages"), prompt_for(config, view));
@@ -105,7 +106,10 @@ art_propose_llm_call(const jv *config, jv view)
 	    JV_KIND_TRUE ? jv_true() : jv_false());
 	jv_free(stream);
 	a = with_field(a, "retry", art_json_field(config, "retry"));
-	return jv_object_set(a, jv_string("handler"), jv_string("server"));
+	/* The config's handler: a worker-run agent proposes worker calls. */
+	h = art_json_str(config, "handler");
+	return jv_object_set(a, jv_string("handler"), jv_string(h != NULL ?
+	    h : "server"));
 }
 
 static jv

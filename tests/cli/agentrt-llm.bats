@@ -246,11 +246,11 @@ line() {
 # --- providers -----------------------------------------------------------
 
 @test "an unknown provider is a terminal llm.error" {
-	{ request r1 openai/gpt-4o-mini "$user"
+	{ request r1 nope/gpt-4o-mini "$user"
 	  request r2 gpt-4o "$user"; } | input
 	llm
 	[ "$rc" -eq 0 ]
-	assert_eq "$(line 1)" '{"type":"llm.error","session_id":"s1","id":"r1","attempt":1,"error":"unknown provider '"'openai'"' in model '"'openai/gpt-4o-mini'"'","retryable":false}'
+	assert_eq "$(line 1)" '{"type":"llm.error","session_id":"s1","id":"r1","attempt":1,"error":"unknown provider '"'nope'"' in model '"'nope/gpt-4o-mini'"'","retryable":false}'
 	assert_eq "$(line 2 | jq -r .error)" "model 'gpt-4o' is not provider/name"
 }
 

@@ -417,6 +417,10 @@ make_agents() {
 	[ "$output" = somefile ]
 	run bash_complete agentrt-llm -m mock/
 	[ "${lines[*]}" = "mock/echo mock/script" ]
+	run bash_complete agentrt-llm -m open
+	[ "$output" = openai/ ]
+	run bash_complete agentrt-llm --replay somef
+	[ "$output" = somefile ]
 	run bash_complete agentrt-tool -t some
 	[ "$output" = somedir ]
 	run bash_complete agentrt-tool --cwd some
@@ -535,7 +539,9 @@ make_agents() {
 	run zsh_complete "agentrt-session run -d $db -s "
 	[ "$output" = demo1 ]
 	run zsh_complete 'agentrt-llm -m '
-	[ "${lines[*]}" = "mock/echo mock/script" ]
+	[ "${lines[*]}" = "anthropic/ mock/echo mock/script openai/" ]
+	run zsh_complete 'agentrt-llm --replay '
+	[ "$status" -eq 0 ]
 	run zsh_complete 'agentrt-tree --'
 	[ "$status" -eq 0 ]
 	[ "${lines[*]}" = "--help --version" ]
@@ -592,7 +598,7 @@ make_agents() {
 	run fish_complete "agentrt-session run -d $db -s "
 	[ "$output" = demo1 ]
 	run fish_complete 'agentrt-llm -m '
-	[ "${lines[*]}" = "mock/echo mock/script" ]
+	[ "${lines[*]}" = "anthropic/ mock/echo mock/script openai/" ]
 	run fish_complete 'agentrt-tree --'
 	[ "${lines[*]}" = "--help --version" ]
 }

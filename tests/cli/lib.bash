@@ -16,6 +16,8 @@ export LC_ALL=C TZ=UTC
 unset OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY ANTHROPIC_BASE_URL
 unset AGENTRT_CLOCK AGENTRT_ID_SEED AGENTRT_MAP_MAX AGENTRT_AGENTS
 unset AGENTRT_TOOLS NO_COLOR
+# The test servers are on loopback: no proxy may take their requests.
+export no_proxy="*" NO_PROXY="*"
 mkdir -p "$HOME"
 
 # The fixtures shipped with the tests.
@@ -40,4 +42,33 @@ wait_lines() {
 		sleep 0.05
 	done
 	fail "timed out waiting for $2 lines in $1 (it has $(wc -l <"$1"))"
+}
+
+# start_server: the scriptable model server (tests/helpers/llmserver.py)
+# on a free loopback port, logging requests to $srv_log; sets $srv (its
+# base, http://127.0.0.1:PORT).  Skips the test when python3 is missing.
+# stop_server (from teardown) ends it.
+start_server() {
+	command -v python3 >/dev/null || skip "no python3"
+	local pf="$BATS_TEST_TMPDIR/port" i
+	srv_log="$BATS_TEST_TMPDIR/server.log"
+	rm -f "$pf"
+	python3 "$top_srcdir/tests/helpers/llmserver.py" --port-file "$pf" \
+	    --log "$srv_log" 2>"$BATS_TEST_TMPDIR/server.err" &
+	srv_pid=$!
+	for i in $(seq 1 200); do
+		[ -s "$pf" ] && break
+		sleep 0.05
+	done
+	[ -s "$pf" ] || fail "the test server did not start: $(cat \
+	    "$BATS_TEST_TMPDIR/server.err")"
+	srv="http://127.0.0.1:$(cat "$pf")"
+}
+
+stop_server() {
+	if [ -n "${srv_pid:-}" ]; then
+		kill "$srv_pid" 2>/dev/null || true
+		wait "$srv_pid" 2>/dev/null || true
+		srv_pid=
+	fi
 }

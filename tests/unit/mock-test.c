@@ -511,10 +511,22 @@ test_a_streaming_call_gets_deltas(void)
 
 /* --- through the dispatcher --- */
 
+/* What the dispatcher answered, in order. */
+static jv caught;
+
+static void
+catch_lines(void *ctx, jv lines, int64_t delay_ms)
+{
+	(void)ctx;
+	(void)delay_ms;
+	jv_array_foreach(lines, i, l)
+		caught = jv_array_append(caught, l);
+	jv_free(lines);
+}
+
 static jv
 lines_for(struct art_llm *llm, const char *text)
 {
-	struct art_llm_outcome out;
 	struct art_llm_call call;
 	struct art_err err;
 	jv line = parse(text), lines;
@@ -524,18 +536,19 @@ lines_for(struct art_llm *llm, const char *text)
 		return jv_string(err.msg);
 	}
 	jv_free(line);
-	art_llm_answer(llm, &call, &out);
-	lines = art_llm_lines(&call, &out);
-	art_llm_outcome_release(&out);
+	caught = jv_array();
+	art_llm_submit(llm, &call);
 	art_llm_call_release(&call);
+	lines = caught;
+	caught = jv_null();
 	return lines;
 }
 
 static void
 test_the_dispatcher_finds_the_mock_by_prefix(void)
 {
-	struct art_llm_opts o = { .mock_script = jv_null() };
-	struct art_llm *llm = art_llm_new(&o);
+	struct art_llm_opts o = { .mock_script = jv_null(), .record_fd = -1 };
+	struct art_llm *llm = art_llm_new(&o, catch_lines, NULL);
 
 	ok(is_json(lines_for(llm, "{\"type\":\"llm.request\",\"id\":\"r\","
 	    "\"request\":{\"model\":\"mock/echo\",\"messages\":["
@@ -572,7 +585,7 @@ test_the_dispatcher_finds_the_mock_by_prefix(void)
 	art_llm_free(llm);
 
 	o.model = "mock/echo";
-	llm = art_llm_new(&o);
+	llm = art_llm_new(&o, catch_lines, NULL);
 	ok(is_json(lines_for(llm, "{\"type\":\"llm.request\",\"id\":\"r\","
 	    "\"stream\":true,\"request\":{\"model\":\"openai/gpt-4o\","
 	    "\"messages\":[" USER("a b") "]}}"), "[{\"type\":"

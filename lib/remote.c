@@ -1,0 +1,673 @@
+/* remote.c - the model providers that answer over HTTP */
+#include "remote.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "http.h"
+#include "json.h"
+#include "sse.h"
+#include "wire.h"
+
+/* A 2xx body bigger than this is no model answer; an error body is cut. */
+#define MAX_BODY	((size_t)64 << 20)
+#define MAX_ERROR_BODY	((size_t)64 << 10)
+/* How long a call without a deadline may take. */
+#define DEFAULT_TIMEOUT_MS	600000
+#define MAX_HEADERS	32
+
+struct remote {
+	const struct art_llm_opts	*opts;
+	const struct art_wire		*wire;
+	struct art_http			*http;
+};
+
+/* One HTTP exchange: the job it answers and what has come so far. */
+struct xfer {
+	struct remote		*r;
+	struct art_llm_job	*job;
+	const struct art_wire	*wire;
+	bool			 stream;	/* the call asked for one */
+	bool			 sse;		/* and the server sent one */
+	bool			 started;	/* the first body bytes came */
+	bool			 ended;		/* the stream's last event came */
+	bool			 native;	/* answer in the provider's body */
+	struct art_sse		*parser;
+	struct art_wire_stream	*ws;
+	char			*body;
+	size_t			 len, cap;
+	jv			 error;		/* the stream's error, once */
+	char			*key;		/* to redact from errors */
+	int64_t			 deadline_ms;	/* -1: none */
+	int64_t			 timeout_ms;
+};
+
+static int64_t
+now_ms(const struct remote *r)
+{
+	struct timespec ts;
+
+	if (r->opts->now_ms != NULL)
+		return r->opts->now_ms();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *
+env(const struct remote *r, const char *name)
+{
+	const char *v;
+
+	if (r->opts->env == NULL || name == NULL)
+		return NULL;
+	v = r->opts->env(name);
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+static void *
+remote_open(const struct art_llm_opts *opts, const struct art_wire *wire,
+    struct art_err *err)
+{
+	struct remote *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		art_err_set(err, "nomem", "out of memory");
+		return NULL;
+	}
+	r->opts = opts;
+	r->wire = wire;
+	if ((r->http = art_http_new(err)) == NULL) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void *
+openai_open(const struct art_llm_opts *opts, struct art_err *err)
+{
+	return remote_open(opts, &art_openai_wire, err);
+}
+
+static void *
+anthropic_open(const struct art_llm_opts *opts, struct art_err *err)
+{
+	return remote_open(opts, &art_anthropic_wire, err);
+}
+
+static void
+remote_close(void *state)
+{
+	struct remote *r = state;
+
+	art_http_free(r->http);
+	free(r);
+}
+
+static void
+xfer_free(struct xfer *x)
+{
+	art_sse_free(x->parser);
+	if (x->ws != NULL)
+		x->wire->stream_free(x->ws);
+	free(x->body);
+	jv_free(x->error);
+	free(x->key);
+	free(x);
+}
+
+/* --- errors ----------------------------------------------------------- */
+
+static jv
+error_obj(const char *msg, bool retryable, const char *code)
+{
+	jv e = jv_object();
+
+	e = jv_object_set(e, jv_string("error"), jv_string(msg));
+	e = jv_object_set(e, jv_string("retryable"), jv_bool(retryable));
+	return jv_object_set(e, jv_string("code"), jv_string(code));
+}
+
+/* text with every key in it replaced; a new string the caller frees. */
+static char *
+replace_key(const char *text, const char *key)
+{
+	static const char mark[] = "[redacted]";
+	size_t kl = strlen(key), n = 0;
+	const char *p, *q;
+	char *out, *o;
+
+	for (p = text; (q = strstr(p, key)) != NULL; p = q + kl)
+		n++;
+	if ((out = malloc(strlen(text) + n * sizeof(mark) + 1)) == NULL)
+		return NULL;
+	for (o = out, p = text; (q = strstr(p, key)) != NULL; p = q + kl) {
+		memcpy(o, p, (size_t)(q - p));
+		o += q - p;
+		memcpy(o, mark, sizeof(mark) - 1);
+		o += sizeof(mark) - 1;
+	}
+	strcpy(o, p);
+	return out;
+}
+
+/*
+ * An error never carries the key, whatever the provider quoted back: it
+ * is replaced where it appears, and an error that cannot be rebuilt
+ * after that says only that it was withheld.
+ */
+static jv
+redact(jv e, const char *key)
+{
+	char *text, *clean;
+	size_t len;
+	jv back;
+
+	if (key == NULL || strlen(key) < 4 || jv_get_kind(e) != JV_KIND_OBJECT)
+		return e;
+	if ((text = art_json_dump(&e, &len)) == NULL)
+		return e;
+	if (strstr(text, key) == NULL) {
+		free(text);
+		return e;
+	}
+	clean = replace_key(text, key);
+	free(text);
+	back = clean != NULL ? jv_parse(clean) : jv_invalid();
+	free(clean);
+	if (jv_get_kind(back) == JV_KIND_OBJECT) {
+		jv_free(e);
+		return back;
+	}
+	jv_free(back);
+	back = error_obj("the provider's error quoted the API key, so it "
+	    "is withheld", jv_get_kind(jv_object_get(jv_copy(e),
+	    jv_string("retryable"))) == JV_KIND_TRUE, "provider_error");
+	jv_free(e);
+	return back;
+}
+
+/* --- the exchange ----------------------------------------------------- */
+
+static int
+append_body(struct xfer *x, const char *p, size_t n, size_t max)
+{
+	char *nb;
+	size_t cap;
+
+	if (x->len + n > max)
+		n = x->len < max ? max - x->len : 0;
+	if (n == 0)
+		return x->len >= max && max == MAX_BODY ? 1 : 0;
+	if (x->len + n + 1 > x->cap) {
+		cap = x->cap > 0 ? x->cap : 4096;
+		while (cap < x->len + n + 1)
+			cap *= 2;
+		if ((nb = realloc(x->body, cap)) == NULL)
+			return 1;
+		x->body = nb;
+		x->cap = cap;
+	}
+	memcpy(x->body + x->len, p, n);
+	x->len += n;
+	x->body[x->len] = '\0';
+	return 0;
+}
+
+static int
+on_event(const struct art_sse_event *ev, void *ctx)
+{
+	struct xfer *x = ctx;
+	jv deltas = jv_array(), e = jv_invalid();
+	int r;
+
+	if (x->ended)
+		return 0;
+	r = x->wire->stream_event(x->ws, ev, &deltas, &e);
+	jv_array_foreach(deltas, i, d)
+		art_llm_job_delta(x->job, d);
+	jv_free(deltas);
+	if (r == 1)
+		x->ended = true;
+	if (r != -1) {
+		jv_free(e);
+		return 0;
+	}
+	jv_free(x->error);
+	x->error = e;
+	return 2;	/* stop: the stream failed */
+}
+
+static bool
+is_event_stream(const jv *headers)
+{
+	const char *ct = art_json_str(headers, "content-type");
+
+	return ct != NULL && strstr(ct, "text/event-stream") != NULL;
+}
+
+static int
+on_data(void *ctx, long status, const jv *headers, const char *p, size_t n)
+{
+	struct xfer *x = ctx;
+	struct art_err err;
+	char msg[300];
+	int r;
+
+	if (!x->started) {
+		x->started = true;
+		x->sse = x->stream && status / 100 == 2 &&
+		    is_event_stream(headers);
+	}
+	if (!x->sse)
+		return append_body(x, p, n, status / 100 == 2 ? MAX_BODY :
+		    MAX_ERROR_BODY);
+	r = art_sse_feed(x->parser, p, n, on_event, x, &err);
+	if (r == -1) {
+		snprintf(msg, sizeof(msg), "%s: stream: %s", x->wire->name,
+		    err.msg);
+		jv_free(x->error);
+		x->error = error_obj(msg, true, "provider_error");
+	}
+	return r != 0;
+}
+
+/* What the transport's failure means for the call. */
+static jv
+transport_error(const struct xfer *x, const struct art_http_done *d)
+{
+	char msg[512];
+	const char *name = x->wire->name;
+
+	switch (d->result) {
+	case ART_HTTP_TIMEOUT:
+		snprintf(msg, sizeof(msg), "%s: no answer within %lld ms%s",
+		    name, (long long)x->timeout_ms, x->deadline_ms >= 0 ?
+		    " (the call's deadline)" : "");
+		return error_obj(msg, true, x->deadline_ms >= 0 ?
+		    "deadline_exceeded" : "provider_error");
+	case ART_HTTP_CONNECT:
+		snprintf(msg, sizeof(msg), "%s: cannot connect: %s", name,
+		    d->message);
+		return error_obj(msg, true, "provider_error");
+	case ART_HTTP_BROKEN:
+		snprintf(msg, sizeof(msg), "%s: the connection broke%s: %s",
+		    name, x->started ? " mid-answer" : "", d->message);
+		return error_obj(msg, true, "provider_error");
+	default:
+		snprintf(msg, sizeof(msg), "%s: %s", name, d->message);
+		return error_obj(msg, false, "provider_error");
+	}
+}
+
+/* A 2xx answer as the outcome: a response, or why it is none. */
+static void
+read_answer(struct xfer *x, struct art_llm_outcome *out)
+{
+	struct art_err err;
+	jv resp = jv_invalid(), e = jv_invalid();
+	int r;
+
+	if (x->sse) {
+		if (art_sse_finish(x->parser, on_event, x, &err) == -1) {
+			out->error = error_obj(err.msg, true,
+			    "provider_error");
+			return;
+		}
+		r = x->wire->stream_result(x->ws, &resp, &e);
+	} else
+		r = x->wire->response(x->body != NULL ? x->body : "", x->len,
+		    &resp, &e);
+	if (r == -1) {
+		jv_free(resp);
+		out->error = e;
+		return;
+	}
+	jv_free(e);
+	if (!x->native) {
+		out->response = resp;
+		return;
+	}
+	/* A worker-run call with a format is answered in that format. */
+	if (x->sse)
+		out->response = x->wire->native(&resp);
+	else
+		out->response = jv_parse_sized(x->body, (int)x->len);
+	jv_free(resp);
+}
+
+static void
+on_done(void *ctx, const struct art_http_done *d)
+{
+	struct xfer *x = ctx;
+	struct art_llm_job *job = x->job;
+	struct art_llm_outcome out;
+
+	art_llm_outcome_init(&out);
+	if (jv_get_kind(x->error) == JV_KIND_OBJECT) {
+		out.error = x->error;
+		x->error = jv_null();
+	} else if (d->result != ART_HTTP_OK)
+		out.error = transport_error(x, d);
+	else if (d->status / 100 != 2)
+		out.error = x->wire->error(d->status, d->headers,
+		    x->body != NULL ? x->body : "", x->len, now_ms(x->r));
+	else
+		read_answer(x, &out);
+	if (jv_get_kind(out.error) == JV_KIND_OBJECT) {
+		jv_free(out.response);
+		out.response = jv_null();
+		out.error = redact(out.error, x->key);
+	}
+	xfer_free(x);
+	art_llm_job_done(job, &out);
+}
+
+/* --- starting --------------------------------------------------------- */
+
+/* The call's provider block for prefix, or null. */
+static jv
+block_for(const struct art_llm_call *call, const char *prefix)
+{
+	jv b = art_json_field(&call->providers, prefix);
+
+	if (jv_get_kind(b) == JV_KIND_OBJECT)
+		return b;
+	jv_free(b);
+	return jv_object();
+}
+
+/* value with each ${NAME} replaced from the environment. */
+static char *
+expand(const struct remote *r, const char *value)
+{
+	size_t cap = strlen(value) + 1, len = 0, n;
+	char *out = malloc(cap), *no, name[128];
+	const char *p = value, *end, *v;
+
+	if (out == NULL)
+		return NULL;
+	while (*p != '\0') {
+		v = NULL;
+		n = 1;
+		if (p[0] == '$' && p[1] == '{' &&
+		    (end = strchr(p + 2, '}')) != NULL &&
+		    (size_t)(end - p - 2) < sizeof(name)) {
+			memcpy(name, p + 2, (size_t)(end - p - 2));
+			name[end - p - 2] = '\0';
+			v = env(r, name);
+			v = v != NULL ? v : "";
+			n = (size_t)(end - p + 1);
+		}
+		if (len + (v != NULL ? strlen(v) : 1) + 1 > cap) {
+			cap = (len + (v != NULL ? strlen(v) : 1) + 1) * 2;
+			if ((no = realloc(out, cap)) == NULL) {
+				free(out);
+				return NULL;
+			}
+			out = no;
+		}
+		if (v != NULL) {
+			memcpy(out + len, v, strlen(v));
+			len += strlen(v);
+		} else
+			out[len++] = *p;
+		p += n;
+	}
+	out[len] = '\0';
+	return out;
+}
+
+struct hdrs {
+	char	*line[MAX_HEADERS + 1];
+	size_t	 n;
+};
+
+static int
+add_header(struct hdrs *h, const char *name, const char *value)
+{
+	size_t len = strlen(name) + strlen(value) + 3;
+
+	if (h->n == MAX_HEADERS)
+		return -1;
+	if ((h->line[h->n] = malloc(len)) == NULL)
+		return -1;
+	snprintf(h->line[h->n++], len, "%s: %s", name, value);
+	h->line[h->n] = NULL;
+	return 0;
+}
+
+static void
+free_headers(struct hdrs *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->n; i++)
+		free(h->line[i]);
+}
+
+/* The headers: content, auth, the format's, then the block's own. */
+static int
+build_headers(const struct remote *r, const jv *block, const char *key,
+    bool stream, struct hdrs *h, struct art_err *err)
+{
+	const char *version = art_json_str(block, "anthropic_version");
+	jv extra = art_json_field(block, "headers");
+	char *auth, *v;
+	int bad = 0;
+
+	h->n = 0;
+	h->line[0] = NULL;
+	bad |= add_header(h, "Content-Type", "application/json");
+	bad |= add_header(h, "Accept", stream ? "text/event-stream" :
+	    "application/json");
+	if (r->wire == &art_anthropic_wire) {
+		if (key != NULL)
+			bad |= add_header(h, "x-api-key", key);
+		bad |= add_header(h, "anthropic-version", version != NULL ?
+		    version : "2023-06-01");
+	} else if (key != NULL) {
+		if ((auth = malloc(strlen(key) + 8)) == NULL)
+			bad = -1;
+		else {
+			snprintf(auth, strlen(key) + 8, "Bearer %s", key);
+			bad |= add_header(h, "Authorization", auth);
+			free(auth);
+		}
+	}
+	if (jv_get_kind(extra) == JV_KIND_OBJECT)
+		jv_object_foreach(extra, k, val) {
+			if (jv_get_kind(val) == JV_KIND_STRING &&
+			    (v = expand(r, jv_string_value(val))) != NULL) {
+				bad |= add_header(h, jv_string_value(k), v);
+				free(v);
+			}
+			jv_free(k);
+			jv_free(val);
+		}
+	jv_free(extra);
+	if (bad) {
+		free_headers(h);
+		return art_err_set(err, "nomem", "too many headers, or out "
+		    "of memory");
+	}
+	return 0;
+}
+
+/* The body to send: the format's request, or the call's own body. */
+static jv
+build_body(const struct xfer *x, const struct art_llm_call *call,
+    const char *name, struct art_err *err)
+{
+	jv b;
+
+	if (!x->native)
+		return x->wire->request(&call->request, name, call->stream,
+		    err);
+	/* The body never carries stream: the trigger says (PROTOCOL §9). */
+	b = jv_object_set(jv_copy(call->request), jv_string("model"),
+	    jv_string(name));
+	b = jv_object_delete(b, jv_string("stream"));
+	b = jv_object_delete(b, jv_string("stream_options"));
+	if (!call->stream)
+		return b;
+	b = jv_object_set(b, jv_string("stream"), jv_true());
+	if (x->wire == &art_openai_wire)
+		b = jv_object_set(b, jv_string("stream_options"),
+		    jv_parse("{\"include_usage\":true}"));
+	return b;
+}
+
+static int
+remote_start(void *state, struct art_llm_job *job, const char *model,
+    struct art_err *err)
+{
+	struct remote *r = state;
+	const struct art_llm_call *call = art_llm_job_call(job);
+	const char *slash = strchr(model, '/'), *base, *keyvar, *path;
+	bool builtin;
+	char prefix[128], *url = NULL, *text = NULL;
+	struct art_http_req req = { 0 };
+	struct hdrs h = { .n = 0 };
+	struct xfer *x;
+	size_t len, blen;
+	jv block, body;
+	int64_t now;
+	int rc = -1;
+
+	len = (size_t)(slash - model);
+	if (len >= sizeof(prefix))
+		return art_err_set(err, "bad_model", "provider name too long "
+		    "in '%s'", model);
+	memcpy(prefix, model, len);
+	prefix[len] = '\0';
+	builtin = strcmp(prefix, r->wire->name) == 0;
+	block = block_for(call, prefix);
+	if ((x = calloc(1, sizeof(*x))) == NULL) {
+		jv_free(block);
+		return art_err_set(err, "nomem", "out of memory");
+	}
+	x->r = r;
+	x->job = job;
+	x->wire = r->wire;
+	x->stream = call->stream;
+	x->native = call->format != NULL;
+	x->error = jv_null();
+	x->deadline_ms = call->deadline_ms;
+	if (x->native && strcmp(call->format, r->wire->name) != 0) {
+		art_err_set(err, "bad_request", "a call in format '%s' cannot "
+		    "go to %s", call->format, model);
+		goto out;
+	}
+	if (x->stream && ((x->parser = art_sse_new(0)) == NULL ||
+	    (x->ws = r->wire->stream_new()) == NULL)) {
+		art_err_set(err, "nomem", "out of memory");
+		goto out;
+	}
+
+	base = art_json_str(&block, "base_url");
+	if (base == NULL && builtin)
+		base = env(r, r->wire == &art_openai_wire ? "OPENAI_BASE_URL" :
+		    "ANTHROPIC_BASE_URL");
+	if (base == NULL && builtin)
+		base = r->wire == &art_openai_wire ?
+		    "https://api.openai.com/v1" : "https://api.anthropic.com";
+	if (base == NULL) {
+		art_err_set(err, "bad_model", "provider '%s' has no base_url",
+		    prefix);
+		goto out;
+	}
+	keyvar = art_json_str(&block, "api_key_env");
+	if (keyvar == NULL && builtin)
+		keyvar = r->wire == &art_openai_wire ? "OPENAI_API_KEY" :
+		    "ANTHROPIC_API_KEY";
+	if (env(r, keyvar) != NULL && (x->key = strdup(env(r, keyvar))) ==
+	    NULL) {
+		art_err_set(err, "nomem", "out of memory");
+		goto out;
+	}
+	body = build_body(x, call, slash + 1, err);
+	if (!jv_is_valid(body))
+		goto out;
+	text = art_json_dump(&body, &blen);
+	jv_free(body);
+	path = r->wire == &art_openai_wire ? "/chat/completions" :
+	    "/v1/messages";
+	len = strlen(base);
+	while (len > 0 && base[len - 1] == '/')
+		len--;
+	if (text == NULL || (url = malloc(len + strlen(path) + 1)) == NULL ||
+	    build_headers(r, &block, x->key, x->stream, &h, err) == -1) {
+		if (text == NULL || url == NULL)
+			art_err_set(err, "nomem", "out of memory");
+		goto out;
+	}
+	memcpy(url, base, len);
+	strcpy(url + len, path);
+
+	now = now_ms(r);
+	x->timeout_ms = x->deadline_ms >= 0 ? x->deadline_ms - now :
+	    DEFAULT_TIMEOUT_MS;
+	if (x->timeout_ms < 1)
+		x->timeout_ms = 1;
+	req.url = url;
+	req.headers = (const char *const *)h.line;
+	req.body = text;
+	req.body_len = blen;
+	req.timeout_ms = x->timeout_ms;
+	rc = art_http_start(r->http, &req, on_data, on_done, x, err);
+	free_headers(&h);
+out:
+	free(url);
+	free(text);
+	jv_free(block);
+	if (rc == -1)
+		xfer_free(x);
+	return rc;
+}
+
+static size_t
+remote_pollfds(void *state, struct pollfd *pfd, size_t max)
+{
+	struct remote *r = state;
+
+	return art_http_pollfds(r->http, pfd, max);
+}
+
+static int
+remote_timeout(void *state)
+{
+	struct remote *r = state;
+
+	return art_http_timeout(r->http);
+}
+
+static void
+remote_work(void *state, const struct pollfd *pfd, size_t n)
+{
+	struct remote *r = state;
+
+	art_http_work(r->http, pfd, n);
+}
+
+const struct art_llm_provider art_openai_provider = {
+	.name = "openai",
+	.open = openai_open,
+	.close = remote_close,
+	.start = remote_start,
+	.pollfds = remote_pollfds,
+	.timeout = remote_timeout,
+	.work = remote_work,
+};
+
+const struct art_llm_provider art_anthropic_provider = {
+	.name = "anthropic",
+	.open = anthropic_open,
+	.close = remote_close,
+	.start = remote_start,
+	.pollfds = remote_pollfds,
+	.timeout = remote_timeout,
+	.work = remote_work,
+};

@@ -1,0 +1,434 @@
+#!/usr/bin/env bats
+# agentrt-llm over real HTTP: openai/ and anthropic/ models against a
+# local server (tests/helpers/llmserver.py) serving the recorded provider
+# fixtures and scripted faults; streaming, errors and their retry hints,
+# deadlines, concurrency, fallback, provider blocks, cassettes, and that
+# the API key never leaves the request's headers.
+
+load lib
+
+setup() {
+	start_server
+	key=sk-test-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c
+}
+
+teardown() {
+	stop_server
+}
+
+hi='[{"role":"user","content":"hi"}]'
+
+# req ID MODEL [JQ]: an llm.request for session s1, attempt 1.
+req() {
+	jq -nc --arg id "$1" --arg model "$2" --argjson m "$hi" \
+	    "{type: \"llm.request\", session_id: \"s1\", id: \$id, attempt: 1,
+	      request: {model: \$model, messages: \$m}} | ${3:-.}"
+}
+
+# llm SCENARIO [ARGS...]: agentrt-llm with both providers' base URLs at
+# $srv/SCENARIO/v1 (anthropic appends /v1/messages to its own base), on
+# the file in; out, err, rc as in agentrt-llm.bats.
+llm() {
+	local sc=$1
+	shift
+	rc=0
+	OPENAI_BASE_URL="$srv/$sc/v1" ANTHROPIC_BASE_URL="$srv/$sc" \
+	    agentrt-llm "$@" <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out" \
+	    2>"$BATS_TEST_TMPDIR/err" || rc=$?
+	out=$BATS_TEST_TMPDIR/out
+	err=$BATS_TEST_TMPDIR/err
+}
+
+input() {
+	cat >"$BATS_TEST_TMPDIR/in"
+}
+
+# last [JQ-ARGS...]: the settle line (the last line of out) through jq,
+# compact.
+last() {
+	tail -1 "$out" | jq -c "${@:-.}"
+}
+
+# --- openai: answers ----------------------------------------------------
+
+@test "openai: a plain reply becomes an LlmResponse with normalised usage" {
+	req r1 openai/gpt-4.1-nano | input
+	OPENAI_API_KEY=$key llm fixture/openai/chat-nonstream-text.json
+	[ "$rc" -eq 0 ]
+	[ "$(wc -l <"$out")" -eq 1 ]
+	assert_eq "$(last '[.type, .session_id, .id, .attempt]')" \
+	    '["llm.result","s1","r1",1]'
+	assert_eq "$(last '.response | [.model, .finish_reason, (.content |
+	    startswith("**Holiday Name:** Galaxy Day")), .tool_calls]')" \
+	    '["openai/gpt-4.1-nano","stop",true,null]'
+	assert_eq "$(last '.response.usage | del(.provider)')" \
+	    '{"input":16,"uncached_input":16,"cache_read":0,"cache_write":0,"output":363,"total":379}'
+	assert_eq "$(last '.response.usage.provider.prompt_tokens_details')" \
+	    '{"cached_tokens":0,"audio_tokens":0}'
+	# 16 in at $0.10 and 363 out at $0.40 per million (gpt-4.1-nano).
+	assert_eq "$(last '.response.cost')" '"0.0001468"'
+	# What went over the wire: the body and the bearer token.
+	assert_eq "$(jq -c '[.method, .path, .headers.authorization,
+	    .headers["content-type"], .body.model, .body.messages,
+	    (.body | has("stream"))]' "$srv_log")" \
+	    "[\"POST\",\"/fixture/openai/chat-nonstream-text.json/v1/chat/completions\",\"Bearer $key\",\"application/json\",\"gpt-4.1-nano\",$hi,false]"
+}
+
+@test "openai: a stream gives its deltas as they come, then the same result" {
+	req r1 openai/gpt-4o '.stream = true' | input
+	llm chunk/7/fixture/sse/chat-stream-text-with-usage.sse
+	[ "$rc" -eq 0 ]
+	text=$(jq -j 'select(.type == "llm.token.delta") | .delta.text // ""' "$out")
+	assert_eq "$text" "I'm unable to provide real-time weather updates. To get the current weather in San Francisco, I recommend checking a reliable weather website or a weather app."
+	assert_eq "$(jq -c 'select(.type == "llm.token.delta") |
+	    select(.delta.finish_reason) | .delta' "$out")" '{"finish_reason":"stop"}'
+	assert_eq "$(last --arg t "$text" '[.type, .response.content == $t,
+	    .response.finish_reason, .response.model]')" \
+	    '["llm.result",true,"stop","openai/gpt-4o"]'
+	assert_eq "$(last '.response.usage | del(.provider)')" \
+	    '{"input":14,"uncached_input":14,"cache_read":0,"cache_write":0,"output":30,"total":44}'
+	# The request asked for the stream and its usage chunk.
+	assert_eq "$(jq -c '[.body.stream, .body.stream_options,
+	    .headers.accept]' "$srv_log")" \
+	    '[true,{"include_usage":true},"text/event-stream"]'
+}
+
+@test "openai: parallel tool calls in deltas add up to the non-streamed ones" {
+	req r1 openai/gpt-4o '.stream = true' | input
+	llm chunk/5/fixture/sse/chat-stream-parallel-tool-calls.sse
+	[ "$rc" -eq 0 ]
+	# The two were recorded apart, so only their ids differ.
+	streamed=$(last '.response.tool_calls | map(del(.id))')
+	assert_eq "$(last '.response.tool_calls | map(.id)')" \
+	    '["call_JMW1whyEaYG438VE1OIflxA2","call_DNYTawLBoN8fj3KN6qU9N1Ou"]'
+	req r1 openai/gpt-4o | input
+	llm fixture/openai/chat-nonstream-parallel-tool-calls.json
+	assert_eq "$(last '.response.tool_calls | map(del(.id))')" "$streamed"
+	assert_eq "$(last '.response.tool_calls | map(.function.name)')" \
+	    '["GetWeatherArgs","get_stock_price"]'
+	assert_eq "$(last '.response.finish_reason')" '"tool_calls"'
+	# Every argument fragment names its call's id, not an index.
+	req r1 openai/gpt-4o '.stream = true' | input
+	llm fixture/sse/chat-stream-parallel-tool-calls.sse
+	[ "$(jq -c 'select(.type == "llm.token.delta") | .delta.tool_calls //
+	    empty | .[] | select(.id == null)' "$out" | wc -l)" -eq 0 ]
+}
+
+@test "openai: finish_reason length is kept, so the engine marks it truncated" {
+	req r1 openai/gpt-4o '.stream = true' | input
+	llm fixture/sse/chat-stream-finish-length.sse
+	assert_eq "$(last '[.type, .response.finish_reason]')" \
+	    '["llm.result","length"]'
+}
+
+# --- openai: failures ---------------------------------------------------
+
+@test "openai: 429 with Retry-After is rate_limited, retryable, with the delay" {
+	req r1 openai/o4-mini | input
+	OPENAI_API_KEY=$key llm fixture/openai/error-429-rate-limit.http
+	[ "$rc" -eq 0 ]
+	assert_eq "$(last '[.type, .code, .retryable, .retry_after_ms,
+	    .detail.status]')" '["llm.error","rate_limited",true,2000,429]'
+	[[ "$(last .error)" == '"openai 429: Rate limit reached for o4-mini'* ]]
+}
+
+@test "openai: a 429 for a quota is budget_exceeded and not retried" {
+	req r1 openai/gpt-4o | input
+	llm fixture/openai/error-429-insufficient-quota.json
+	assert_eq "$(last '[.type, .code, .retryable]')" \
+	    '["llm.error","budget_exceeded",false]'
+}
+
+@test "openai: 500 is a retryable provider_error; 400 is not retryable" {
+	req r1 openai/gpt-4o | input
+	llm fixture/openai/error-500-server-error.json
+	assert_eq "$(last '[.code, .retryable, .detail.status]')" \
+	    '["provider_error",true,500]'
+	[[ "$(last .error)" == '"openai 500: The server had an error'* ]]
+	llm fixture/openai/error-400-unsupported-parameter.json
+	assert_eq "$(last '[.code, .retryable, .detail.status]')" \
+	    '["provider_error",false,400]'
+	[[ "$(last .error)" == *"Unsupported parameter"* ]]
+	llm status/503
+	assert_eq "$(last '[.error, .retryable]')" '["openai 503: scripted 503",true]'
+}
+
+@test "openai: a stream cut mid-way is a retryable error, never a truncated success" {
+	req r1 openai/gpt-4o '.stream = true' | input
+	llm drop/700/fixture/sse/chat-stream-text-with-usage.sse
+	[ "$rc" -eq 0 ]
+	assert_eq "$(last '[.type, .code, .retryable]')" \
+	    '["llm.error","provider_error",true]'
+	[ "$(grep -c '"llm.result"' "$out")" -eq 0 ]
+	llm fixture/sse/chat-stream-truncated-mid-event.sse
+	assert_eq "$(last '[.type, .code, .retryable]')" \
+	    '["llm.error","provider_error",true]'
+}
+
+@test "openai: an error inside a 200 stream is the provider's error" {
+	req r1 openai/gpt-4o '.stream = true' | input
+	llm fixture/sse/chat-stream-midstream-error.sse
+	assert_eq "$(last '[.type, .code, .retryable]')" \
+	    '["llm.error","provider_error",true]'
+	[[ "$(last .error)" == *"The server had an error"* ]]
+}
+
+@test "openai: a body that is not JSON, or SSE data that is not, is an error" {
+	req r1 openai/gpt-4o | input
+	llm garbage
+	assert_eq "$(last '[.type, .code, .retryable]')" \
+	    '["llm.error","provider_error",true]'
+	[[ "$(last .error)" == *"not JSON"* ]]
+	req r1 openai/gpt-4o '.stream = true' | input
+	llm fixture/sse/openai-non-json-data.sse
+	assert_eq "$(last '[.type, .code]')" '["llm.error","provider_error"]'
+}
+
+@test "a call past its deadline is deadline_exceeded, however long the server stalls" {
+	deadline=$(date -u -d '+1 second' +%Y-%m-%dT%H:%M:%S.000Z)
+	req r1 openai/gpt-4o ".deadline = \"$deadline\"" | input
+	llm stall/20000/fixture/openai/chat-nonstream-text.json
+	[ "$rc" -eq 0 ]
+	assert_eq "$(last '[.type, .code, .retryable]')" \
+	    '["llm.error","deadline_exceeded",true]'
+	req r1 openai/gpt-4o '.deadline = "2020-01-01T00:00:00Z"' | input
+	llm fixture/openai/chat-nonstream-text.json
+	assert_eq "$(last '[.type, .code]')" '["llm.error","deadline_exceeded"]'
+	[ ! -s "$srv_log" ] || [ "$(wc -l <"$srv_log")" -eq 1 ]
+}
+
+@test "a server that is not there is a retryable provider_error" {
+	req r1 openai/gpt-4o | input
+	rc=0
+	OPENAI_BASE_URL=http://127.0.0.1:1/v1 agentrt-llm \
+	    <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out" || rc=$?
+	out=$BATS_TEST_TMPDIR/out
+	[ "$rc" -eq 0 ]
+	assert_eq "$(last '[.type, .code, .retryable]')" \
+	    '["llm.error","provider_error",true]'
+	[[ "$(last .error)" == '"openai: cannot connect'* ]]
+}
+
+# --- anthropic ----------------------------------------------------------
+
+@test "anthropic: a stream with a ping gives text deltas and end_turn as stop" {
+	req r1 anthropic/claude-3-5-sonnet '.stream = true' | input
+	ANTHROPIC_API_KEY=$key llm chunk/3/fixture/sse/messages-stream-text.sse
+	[ "$rc" -eq 0 ]
+	assert_eq "$(jq -j 'select(.type == "llm.token.delta") |
+	    .delta.text // ""' "$out")" "$(last -r '.response.content')"
+	assert_eq "$(last '[.type, .response.finish_reason, .response.model]')" \
+	    '["llm.result","stop","anthropic/claude-3-5-sonnet"]'
+	assert_eq "$(last '.response.usage | [.input, .output, .total]')" '[11,6,17]'
+	assert_eq "$(jq -c '[.path, .headers["x-api-key"],
+	    .headers["anthropic-version"], .body.max_tokens, .body.stream,
+	    .headers.authorization]' "$srv_log")" \
+	    "[\"/chunk/3/fixture/sse/messages-stream-text.sse/v1/messages\",\"$key\",\"2023-06-01\",4096,true,null]"
+}
+
+@test "anthropic: tool_use in a stream becomes tool_calls, as without one" {
+	req r1 anthropic/claude-sonnet-4 '.stream = true' | input
+	llm fixture/sse/messages-stream-tool-use.sse
+	# The SDK fixture ends without its last blank line: message_stop is
+	# dropped, but message_delta's stop_reason has come, so it is whole.
+	assert_eq "$(last '[.type, .response.finish_reason]')" \
+	    '["llm.result","tool_calls"]'
+	assert_eq "$(last '.response.tool_calls | map(.id, .function.name)')" \
+	    '["toolu_01NRLabsLyVHZPKxbKvkfSMn","get_weather"]'
+	assert_eq "$(last '.response.tool_calls[0].function.arguments |
+	    fromjson')" '{"location":"Paris"}'
+	req r1 anthropic/claude-sonnet-4 | input
+	llm fixture/anthropic/messages-nonstream-tool-use.json
+	assert_eq "$(last '[.response.finish_reason, (.response.tool_calls |
+	    map(.function.arguments))]')" '["tool_calls",["{}"]]'
+}
+
+@test "anthropic: max_tokens mid tool input drops the call and says length" {
+	req r1 anthropic/claude-sonnet-4 '.stream = true' | input
+	llm fixture/sse/messages-stream-max-tokens-partial-tool-json.sse
+	assert_eq "$(last '[.type, .response.finish_reason, .response.tool_calls]')" \
+	    '["llm.result","length",null]'
+}
+
+@test "anthropic: overloaded (529, or an error event mid-stream) is retryable" {
+	req r1 anthropic/claude-sonnet-4 | input
+	llm fixture/anthropic/error-529-overloaded.json
+	assert_eq "$(last '[.type, .code, .retryable, .detail.status]')" \
+	    '["llm.error","provider_error",true,529]'
+	req r1 anthropic/claude-sonnet-4 '.stream = true' | input
+	llm fixture/sse/messages-stream-text-then-error.sse
+	assert_eq "$(last '[.type, .code, .retryable]')" \
+	    '["llm.error","provider_error",true]'
+	[[ "$(last .error)" == *"Overloaded"* ]]
+	req r1 anthropic/claude-sonnet-4 | input
+	llm fixture/anthropic/error-429-rate-limit.http
+	assert_eq "$(last '[.code, .retryable, (.retry_after_ms > 0)]')" \
+	    '["rate_limited",true,true]'
+	llm fixture/anthropic/error-400-invalid-request.json
+	assert_eq "$(last '[.code, .retryable]')" '["provider_error",false]'
+}
+
+# --- many at once, fallback, provider blocks -----------------------------
+
+@test "calls are in flight together: a fast answer overtakes a slow one" {
+	{
+		req slow openai/gpt-4o
+		req fast anthropic/claude-sonnet-4
+	} | input
+	rc=0
+	OPENAI_BASE_URL="$srv/stall/1500/fixture/openai/chat-nonstream-text.json/v1" \
+	ANTHROPIC_BASE_URL="$srv/fixture/anthropic/messages-nonstream-tool-use.json" \
+	    agentrt-llm <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out" || rc=$?
+	out=$BATS_TEST_TMPDIR/out
+	[ "$rc" -eq 0 ]
+	assert_eq "$(jq -c '[.id, .type]' "$out" | tr -d '\n')" \
+	    '["fast","llm.result"]["slow","llm.result"]'
+}
+
+@test "a failing model falls back to the next, and the result names it" {
+	req r1 openai/gpt-4o '.fallback = ["anthropic/claude-sonnet-4"]' | input
+	rc=0
+	OPENAI_BASE_URL="$srv/status/500/v1" \
+	ANTHROPIC_BASE_URL="$srv/fixture/anthropic/messages-nonstream-tool-use.json" \
+	    agentrt-llm <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out" || rc=$?
+	out=$BATS_TEST_TMPDIR/out
+	assert_eq "$(last '[.type, .response.model, .response.finish_reason]')" \
+	    '["llm.result","anthropic/claude-sonnet-4","tool_calls"]'
+	assert_eq "$(jq -r .path "$srv_log" | tr '\n' ' ')" \
+	    "/status/500/v1/chat/completions /fixture/anthropic/messages-nonstream-tool-use.json/v1/messages "
+	# When every model fails, the last one's error is the call's.
+	req r1 openai/gpt-4o '.fallback = ["anthropic/x"]' | input
+	OPENAI_BASE_URL="$srv/status/500/v1" ANTHROPIC_BASE_URL="$srv/status/400" \
+	    agentrt-llm <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out"
+	assert_eq "$(last '[.type, .error, .retryable]')" \
+	    '["llm.error","anthropic 400: scripted 400",false]'
+}
+
+@test "a provider block names a server: format, base URL, key variable, headers" {
+	export LOCAL_KEY=sk-local-0123456789abcdef TEAM=blue
+	req r1 local/qwen ".providers = {local: {format: \"openai\",
+	    base_url: \"$srv/fixture/openai/chat-nonstream-text.json/v1\",
+	    api_key_env: \"LOCAL_KEY\",
+	    headers: {\"X-Team\": \"team-\${TEAM}\"}}}" | input
+	rc=0
+	agentrt-llm <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out" || rc=$?
+	out=$BATS_TEST_TMPDIR/out
+	assert_eq "$(last '[.type, .response.model]')" '["llm.result","local/qwen"]'
+	assert_eq "$(jq -c '[.headers.authorization, .headers["x-team"],
+	    .body.model]' "$srv_log")" \
+	    '["Bearer sk-local-0123456789abcdef","team-blue","qwen"]'
+	req r1 other/x '.providers = {other: {format: "openai"}}' | input
+	agentrt-llm <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out"
+	assert_eq "$(last '[.type, .error, .retryable]')" \
+	    "[\"llm.error\",\"provider 'other' has no base_url\",false]"
+}
+
+@test "a worker-run call with a format holds and gets the provider's own body" {
+	jq -nc '{type: "decision.request", session_id: "s1", decision_id: "d1",
+	    agent: {}, trigger: {type: "llm.execute", id: "c1", attempt: 1,
+	    stream: false, format: "openai", request: {model: "gpt-4o",
+	    messages: [{role: "user", content: "hi"}]}}}' | input
+	llm fixture/openai/chat-nonstream-parallel-tool-calls.json -m openai/gpt-4o
+	assert_eq "$(last '[.type, .decision_id, .actions[0].type,
+	    .actions[0].response.object,
+	    (.actions[0].response.choices[0].message.tool_calls | length)]')" \
+	    '["decision.response","d1","llm.result","chat.completion",2]'
+	jq -nc '{type: "decision.request", session_id: "s1", decision_id: "d1",
+	    agent: {}, trigger: {type: "llm.execute", id: "c1", attempt: 1,
+	    stream: true, format: "anthropic", request: {model: "claude",
+	    max_tokens: 100, messages: [{role: "user", content: "hi"}]}}}' | input
+	llm fixture/sse/messages-stream-tool-use.sse -m anthropic/claude
+	assert_eq "$(last '.actions[0].response | [.type, .stop_reason,
+	    (.content | map(.type))]')" \
+	    '["message","tool_use",["text","tool_use"]]'
+	assert_eq "$(jq -c 'select(.path | endswith("/v1/messages")) |
+	    [.body.model, .body.stream, .body.max_tokens]' "$srv_log" | tail -1)" \
+	    '["claude",true,100]'
+}
+
+# --- cassettes, prices, keys --------------------------------------------
+
+@test "--record keeps each exchange; --replay answers from it with no server" {
+	{
+		req r1 openai/gpt-4o '.stream = true'
+		req r2 anthropic/claude-sonnet-4
+		req r3 openai/gpt-4o '.request.messages[0].content = "fail"'
+	} | input
+	rc=0
+	OPENAI_BASE_URL="$srv/fixture/sse/chat-stream-text-with-usage.sse/v1" \
+	ANTHROPIC_BASE_URL="$srv/fixture/anthropic/messages-nonstream-tool-use.json" \
+	OPENAI_API_KEY=$key ANTHROPIC_API_KEY=$key \
+	    agentrt-llm --record "$BATS_TEST_TMPDIR/tape" \
+	    <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/live" || rc=$?
+	[ "$rc" -eq 0 ]
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/tape")" -eq 3 ]
+	jq -e -s 'map(.type == "llm.exchange" and (.key | length) == 64) | all' \
+	    "$BATS_TEST_TMPDIR/tape" >/dev/null
+	stop_server
+	# No server, no keys: the replay gives the same lines.
+	agentrt-llm --replay "$BATS_TEST_TMPDIR/tape" <"$BATS_TEST_TMPDIR/in" \
+	    >"$BATS_TEST_TMPDIR/replayed"
+	assert_eq "$(jq -Sc . "$BATS_TEST_TMPDIR/replayed" | sort)" \
+	    "$(jq -Sc . "$BATS_TEST_TMPDIR/live" | sort)"
+	# A request never recorded is an error, not a guess.
+	req r9 openai/gpt-4o '.request.messages[0].content = "new"' |
+	    agentrt-llm --replay "$BATS_TEST_TMPDIR/tape" >"$BATS_TEST_TMPDIR/out"
+	out=$BATS_TEST_TMPDIR/out
+	assert_eq "$(last '[.type, .retryable]')" '["llm.error",false]'
+	[[ "$(last .error)" == *"no exchange in the cassette"* ]]
+	! grep -q "$key" "$BATS_TEST_TMPDIR/tape"
+}
+
+@test "--prices adds a model's price; an unknown model has no cost" {
+	echo '{"openai/house":{"input":"1","output":"2"}}' >"$BATS_TEST_TMPDIR/p.json"
+	req r1 openai/house | input
+	llm fixture/openai/chat-nonstream-text.json --prices "$BATS_TEST_TMPDIR/p.json"
+	# 16 in at $1 and 363 out at $2 per million.
+	assert_eq "$(last '.response.cost')" '"0.000742"'
+	llm fixture/openai/chat-nonstream-text.json
+	assert_eq "$(last '.response | has("cost")')" 'false'
+	AGENTRT_PRICES="$BATS_TEST_TMPDIR/p.json" llm fixture/openai/chat-nonstream-text.json
+	assert_eq "$(last '.response.cost')" '"0.000742"'
+}
+
+@test "the API key reaches only the request's headers, even when the server quotes it" {
+	{
+		req r1 openai/gpt-4o
+		req r2 openai/gpt-4o '.stream = true'
+		req r3 anthropic/claude-sonnet-4
+	} | input
+	rc=0
+	# echo answers 200 with the headers it got, key and all: not a
+	# completion, so an error, which must not quote it.
+	OPENAI_API_KEY=$key ANTHROPIC_API_KEY=$key \
+	OPENAI_BASE_URL="$srv/echo/v1" ANTHROPIC_BASE_URL="$srv/echo" \
+	    agentrt-llm --record "$BATS_TEST_TMPDIR/tape" \
+	    <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out" \
+	    2>"$BATS_TEST_TMPDIR/err" || rc=$?
+	[ "$rc" -eq 0 ]
+	[ "$(grep -c "$key" "$srv_log")" -ge 3 ]	# it was sent
+	! grep -q "$key" "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err" \
+	    "$BATS_TEST_TMPDIR/tape"
+	! grep -q "${key:10}" "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/tape"
+	[ "$(grep -c '"llm.error"' "$BATS_TEST_TMPDIR/out")" -eq 3 ]
+}
+
+# --- bad options ----------------------------------------------------------
+
+@test "a cassette or price file that cannot be read is a usage error" {
+	req r1 openai/gpt-4o | input
+	llm echo --replay "$BATS_TEST_TMPDIR/none"
+	[ "$rc" -eq 2 ]
+	[[ "$(cat "$err")" == *"cassette '$BATS_TEST_TMPDIR/none': No such file"* ]]
+	echo '{"type":"llm.exchange"}' >"$BATS_TEST_TMPDIR/bad"
+	llm echo --replay "$BATS_TEST_TMPDIR/bad"
+	[ "$rc" -eq 2 ]
+	[[ "$(cat "$err")" == *"bad:1: no model"* ]]
+	echo '{"m/x":{"input":"free"}}' >"$BATS_TEST_TMPDIR/p.json"
+	llm echo --prices "$BATS_TEST_TMPDIR/p.json"
+	[ "$rc" -eq 2 ]
+	[[ "$(cat "$err")" == *"'m/x': 'input' is not a price"* ]]
+	llm echo --record /nonexistent/dir/tape
+	[ "$rc" -eq 2 ]
+	[[ "$(cat "$err")" == *"--record '/nonexistent/dir/tape'"* ]]
+}

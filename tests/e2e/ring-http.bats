@@ -1,0 +1,93 @@
+#!/usr/bin/env bats
+# Whole rings whose model is a real HTTP server: openai/ and anthropic/
+# models pointed at tests/helpers/llmserver.py's K-step "add" tool loop,
+# streaming and not, with a worker-run call in the provider's own format
+# and a fallback model.
+
+load lib
+
+setup() {
+	start_server
+}
+
+teardown() {
+	stop_server
+}
+
+# http_ring AGENT K: the ring on agent AGENT, both providers at loop/K.
+http_ring() {
+	OPENAI_BASE_URL="$srv/loop/$2/v1" ANTHROPIC_BASE_URL="$srv/loop/$2" \
+	OPENAI_API_KEY=sk-ring-test-key-000111222333 \
+	    ring -a "$1" -m 'add it up'
+}
+
+# The loop's trace: each tool result, then the final text.
+check_loop() {
+	assert_eq "$(events 'select(.type=="tool_result") | .result' | tr '\n' ' ')" \
+	    '"1" "2" "3" '
+	assert_eq "$(events 'select(.type=="completion") | .text')" \
+	    '"done after 3 steps"'
+	assert_eq "$(agentrt-session show "$(the_session)" | jq -r .turn_status)" \
+	    completed
+	# K tool rounds and the last answer: K+1 model calls.
+	assert_eq "$(wc -l <"$srv_log")" 4
+}
+
+@test "openai: a tool loop over Chat Completions, not streamed" {
+	http_ring http-openai 3
+	[ "$status" -eq 0 ] || fail "$output"
+	check_loop
+	# The model saw its own tool calls and the results, in its format.
+	assert_eq "$(tail -1 "$srv_log" | jq -c '[.body.messages[] | .role]')" \
+	    '["system","user","assistant","tool","assistant","tool","assistant","tool"]'
+	assert_eq "$(tail -1 "$srv_log" | jq -c '.body.tools[0] |
+	    [.type, .function.name, .function.parameters.required]')" \
+	    '["function","add",["a","b"]]'
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.completed") |
+	    .response.model] | unique')" '["openai/mock-model"]'
+	! agentrt-session log "$(the_session)" | grep -q sk-ring-test-key
+}
+
+@test "openai: the same loop streamed: deltas reach the client, results match" {
+	http_ring http-openai-stream 3
+	[ "$status" -eq 0 ] || fail "$output"
+	check_loop
+	assert_eq "$(jq -c '.body.stream' "$srv_log" | sort -u)" true
+	events 'select(.type=="token") | .text' | grep -q .
+	assert_eq "$(events 'select(.type=="token") | .text // empty' | jq -j . )" \
+	    'done after 3 steps'
+}
+
+@test "anthropic: a streamed tool loop over the Messages API" {
+	http_ring http-anthropic 3
+	[ "$status" -eq 0 ] || fail "$output"
+	check_loop
+	assert_eq "$(tail -1 "$srv_log" | jq -c '[.path, .body.system,
+	    (.body.messages | map(.role))]')" \
+	    '["/loop/3/v1/messages","Add with the add tool.",["user","assistant","user","assistant","user","assistant","user"]]'
+	assert_eq "$(tail -1 "$srv_log" | jq -c '[.body.messages[-1].content[] | .type]')" \
+	    '["tool_result"]'
+}
+
+@test "a worker-run call with format openai goes out and back in the provider's body" {
+	http_ring http-worker 2
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" \
+	    '"done after 2 steps"'
+	# The decision carried a Chat Completions body, without "stream".
+	assert_eq "$(log_of '[.[].payload | select(.type=="decision.queued") |
+	    .trigger | select(.type=="llm.execute")][0] |
+	    [.format, (.request.messages | map(.role)), (.request | has("stream")),
+	    .request.model, .request.tools[0].type]')" \
+	    '["openai",["system","user"],false,"mock-model","function"]'
+}
+
+@test "a model that fails falls back to the next in the agent's chain" {
+	OPENAI_BASE_URL="$srv/status/500/v1" ANTHROPIC_BASE_URL="$srv/loop/1" \
+	    ring -a http-fallback -m 'add it up'
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" \
+	    '"done after 1 steps"'
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.completed") |
+	    .response.model] | unique')" '["anthropic/mock-model"]'
+}
