@@ -466,7 +466,9 @@ art_llm_job_done(struct art_llm_job *job, struct art_llm_outcome *out)
 {
 	struct art_llm_outcome mine = *out;
 
-	art_llm_outcome_init(out);
+	/* Empty, and nothing to release: callers need not. */
+	out->deltas = out->response = out->error = jv_null();
+	out->delay_ms = 0;
 	if (jv_get_kind(mine.error) == JV_KIND_OBJECT &&
 	    job->at + 1 < jv_array_length(jv_copy(job->chain))) {
 		art_llm_outcome_release(&mine);
