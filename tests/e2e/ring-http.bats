@@ -45,7 +45,11 @@ check_loop() {
 	    '["function","add",["a","b"]]'
 	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.completed") |
 	    .response.model] | unique')" '["openai/mock-model"]'
-	! agentrt-session log "$(the_session)" | grep -q sk-ring-test-key
+	# The key went out with each request, and nowhere else.
+	assert_eq "$(jq -r .headers.authorization "$srv_log" | sort -u)" \
+	    'Bearer sk-ring-test-key-000111222333'
+	! grep -rq sk-ring-test-key "$AGENTRT_DB" "$EVENTS" \
+	    "$BATS_TEST_TMPDIR/stages.err"
 }
 
 @test "openai: the same loop streamed: deltas reach the client, results match" {
@@ -90,4 +94,57 @@ check_loop() {
 	    '"done after 1 steps"'
 	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.completed") |
 	    .response.model] | unique')" '["anthropic/mock-model"]'
+}
+
+# ms TIMESTAMP: RFC 3339 with milliseconds, as epoch milliseconds.
+ms_of='def ms: capture("^(?<s>[^.]*)(\\.(?<f>[0-9]{3}))?Z$") |
+    ((.s + "Z" | fromdate) * 1000 + ((.f // "0") | tonumber));'
+
+@test "a 429's Retry-After holds the engine's retry back at least that long" {
+	OPENAI_BASE_URL="$srv/fixture/openai/error-429-rate-limit.http/v1" \
+	    ring -a http-retry -m 'add it up'
+	# One retry, then the call fails for good and the turn pauses.
+	assert_eq "$(log_of '[.[] | select(.payload.type=="llm.call.errored") |
+	    .payload | [.attempt, .code, .retryable]]')" \
+	    '[[1,"rate_limited",true],[2,"rate_limited",true]]'
+	# The agent's backoff is 0 s; the server asked for 2 s, and got it.
+	wait=$(agentrt-session log "$(the_session)" | jq -s "$ms_of"'
+	    (map(select(.payload.type=="llm.call.errored"))[0] |
+	      (.payload.next_at | ms) - (.occurred_at | ms)) as $asked |
+	    (map(select(.payload.type=="llm.call.dispatched"))[1].occurred_at | ms) -
+	    (map(select(.payload.type=="llm.call.errored"))[0].occurred_at | ms) |
+	    [$asked, . >= 2000]' -c)
+	assert_eq "$wait" '[2000,true]'
+	assert_eq "$(wc -l <"$srv_log")" 2
+}
+
+@test "an agent that writes a credential into a provider header is refused" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	jq '.providers = {openai: {headers: {Authorization: "Bearer sk-live-123"}}}' \
+	    "$top_srcdir/tests/fixtures/agents/http-openai.json" \
+	    >"$BATS_TEST_TMPDIR/agents/leaky.json"
+	AGENTS="$BATS_TEST_TMPDIR/agents" ring -a leaky -m hi
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"providers.openai.headers.Authorization: a credential must come from the environment"* ]]
+	! grep -rq sk-live-123 "$AGENTRT_DB" "$EVENTS" 2>/dev/null
+	# Through the environment it is fine, and the value stays out of the store.
+	jq '.providers = {openai: {headers: {Authorization: "Bearer ${RING_KEY}"}}}' \
+	    "$top_srcdir/tests/fixtures/agents/http-openai.json" \
+	    >"$BATS_TEST_TMPDIR/agents/envkey.json"
+	RING_KEY=sk-live-456 OPENAI_BASE_URL="$srv/loop/1/v1" \
+	    AGENTS="$BATS_TEST_TMPDIR/agents" ring -a envkey -m hi
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -r '.headers.authorization' "$srv_log" | sort -u)" \
+	    'Bearer sk-live-456'
+	! grep -rq sk-live-456 "$AGENTRT_DB" "$EVENTS"
+	jq '.providers = {openai: {format: "grpc"}}' \
+	    "$top_srcdir/tests/fixtures/agents/http-openai.json" \
+	    >"$BATS_TEST_TMPDIR/agents/badformat.json"
+	AGENTS="$BATS_TEST_TMPDIR/agents" ring -a badformat -m hi
+	[[ "$output" == *"providers.openai: format 'grpc' is not openai or anthropic"* ]]
+	jq '.fallback = "openai/x"' \
+	    "$top_srcdir/tests/fixtures/agents/http-openai.json" \
+	    >"$BATS_TEST_TMPDIR/agents/badfallback.json"
+	AGENTS="$BATS_TEST_TMPDIR/agents" ring -a badfallback -m hi
+	[[ "$output" == *"field 'fallback': expected an array of provider/name models"* ]]
 }
