@@ -67,15 +67,6 @@ num(const jv *obj, const char *key)
 	return d;
 }
 
-static jv
-failure(jv msg, bool retryable, const char *code)
-{
-	jv e = set(jv_object(), "error", msg);
-
-	e = set(e, "retryable", jv_bool(retryable));
-	return set(e, "code", jv_string(code));
-}
-
 /* Takes over a json.c error as the request's fault. */
 static jv
 bad_request(struct art_err *err)
@@ -714,7 +705,7 @@ describe(long status, const jv *parsed, const char *raw, size_t len,
 		text = art_json_str(&perr, "type");
 	msg = text != NULL ? jv_string(text) : snippet(raw, len);
 	retryable = classify(status, art_json_str(&perr, "type"), &code);
-	e = failure(jv_string_concat(status > 0 ?
+	e = art_wire_error(jv_string_concat(status > 0 ?
 	    jv_string_fmt("anthropic %ld: %s", status, what) :
 	    jv_string_fmt("anthropic: %s", what), msg), retryable, code);
 	if (retry_ms >= 0)
@@ -903,7 +894,7 @@ finish(struct answer *a, jv *resp, jv *error)
 	if (is(stop, "refusal")) {
 		jv_free(r);
 		answer_release(a);
-		*error = failure(jv_string("anthropic: refused"), false,
+		*error = art_wire_error(jv_string("anthropic: refused"), false,
 		    "refused");
 		return -1;
 	}
@@ -961,7 +952,7 @@ read_response(const char *body, size_t len, jv *resp, jv *error)
 
 	if (!jv_is_valid(msg)) {
 		jv_free(msg);
-		*error = failure(jv_string("anthropic: response is not valid "
+		*error = art_wire_error(jv_string("anthropic: response is not valid "
 		    "JSON"), true, "provider_error");
 		return -1;
 	}
@@ -974,7 +965,7 @@ read_response(const char *body, size_t len, jv *resp, jv *error)
 	if (jv_get_kind(blocks) != JV_KIND_ARRAY) {
 		jv_free(blocks);
 		jv_free(msg);
-		*error = failure(jv_string("anthropic: response has no "
+		*error = art_wire_error(jv_string("anthropic: response has no "
 		    "content array"), false, "provider_error");
 		return -1;
 	}
@@ -993,7 +984,7 @@ read_response(const char *body, size_t len, jv *resp, jv *error)
 	jv_free(msg);
 	if (!good) {
 		answer_release(&a);
-		*error = failure(jv_string("anthropic: tool_use block without "
+		*error = art_wire_error(jv_string("anthropic: tool_use block without "
 		    "an id and a name"), false, "provider_error");
 		return -1;
 	}
@@ -1166,7 +1157,7 @@ stream_free(struct art_wire_stream *st)
 static int
 malformed(jv *error, const char *event, const char *why)
 {
-	*error = failure(jv_string_fmt("anthropic: stream event %s %s",
+	*error = art_wire_error(jv_string_fmt("anthropic: stream event %s %s",
 	    event, why), false, "provider_error");
 	return -1;
 }
@@ -1191,7 +1182,7 @@ block_at(struct art_wire_stream *st, const jv *data, bool create,
 	if ((size_t)idx >= st->nblocks && create) {
 		if ((nb = realloc(st->blocks, ((size_t)idx + 1) *
 		    sizeof(*nb))) == NULL) {
-			*error = failure(jv_string("anthropic: out of memory"),
+			*error = art_wire_error(jv_string("anthropic: out of memory"),
 			    false, "provider_error");
 			return NULL;
 		}
@@ -1414,7 +1405,7 @@ stream_event(struct art_wire_stream *st, const struct art_sse_event *ev,
 
 	if (!jv_is_valid(data)) {
 		jv_free(data);
-		*error = failure(jv_string_fmt("anthropic: stream event "
+		*error = art_wire_error(jv_string_fmt("anthropic: stream event "
 		    "'%.64s' is not valid JSON", name), true, "provider_error");
 		return -1;
 	}
@@ -1461,7 +1452,7 @@ stream_result(struct art_wire_stream *st, jv *resp, jv *error)
 	size_t i;
 
 	if (jv_get_kind(st->stop) != JV_KIND_STRING) {
-		*error = failure(jv_string("anthropic: stream ended early"),
+		*error = art_wire_error(jv_string("anthropic: stream ended early"),
 		    true, "provider_error");
 		return -1;
 	}

@@ -116,14 +116,12 @@ static jv __attribute__((format(printf, 3, 4)))
 fail(bool retryable, const char *code, const char *fmt, ...)
 {
 	va_list ap;
-	jv e = jv_object(), msg;
+	jv msg;
 
 	va_start(ap, fmt);
 	msg = jv_string_vfmt(fmt, ap);
 	va_end(ap);
-	e = set(e, "error", msg);
-	e = set(e, "retryable", jv_bool(retryable));
-	return set(e, "code", jv_string(code));
+	return art_wire_error(msg, retryable, code);
 }
 
 static jv __attribute__((format(printf, 2, 3)))

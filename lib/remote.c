@@ -72,6 +72,8 @@ remote_open(const struct art_llm_opts *opts, const struct art_wire *wire,
 {
 	struct remote *r;
 
+	if (opts->net_init != NULL && opts->net_init(err) == -1)
+		return NULL;
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		art_err_set(err, "nomem", "out of memory");
 		return NULL;
@@ -123,11 +125,7 @@ xfer_free(struct xfer *x)
 static jv
 error_obj(const char *msg, bool retryable, const char *code)
 {
-	jv e = jv_object();
-
-	e = jv_object_set(e, jv_string("error"), jv_string(msg));
-	e = jv_object_set(e, jv_string("retryable"), jv_bool(retryable));
-	return jv_object_set(e, jv_string("code"), jv_string(code));
+	return art_wire_error(jv_string(msg), retryable, code);
 }
 
 /* text with every key in it replaced; a new string the caller frees. */

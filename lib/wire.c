@@ -230,3 +230,12 @@ art_wire_retry_after(const char *value, int64_t now_ms)
 		return ms > now_ms ? ms - now_ms : 0;
 	return -1;
 }
+
+jv
+art_wire_error(jv msg, bool retryable, const char *code)
+{
+	jv e = jv_object_set(jv_object(), jv_string("error"), msg);
+
+	e = jv_object_set(e, jv_string("retryable"), jv_bool(retryable));
+	return jv_object_set(e, jv_string("code"), jv_string(code));
+}

@@ -120,6 +120,12 @@ struct art_wire {
 extern const struct art_wire art_openai_wire;
 extern const struct art_wire art_anthropic_wire;
 
+/*
+ * The error object {error, retryable, code} for msg (a string, consumed):
+ * what every failure here is built on.
+ */
+jv	art_wire_error(jv msg, bool retryable, const char *code);
+
 /* The wire format called name, or NULL. */
 const struct art_wire *art_wire_find(const char *name);
 
