@@ -469,13 +469,30 @@ bus_now_ms(void)
 	return art_clock_now_ms(&clock_);
 }
 
+/*
+ * libcurl's process-wide setup, once, when the first HTTP provider opens:
+ * a ring of mock calls never loads TLS.
+ */
+static bool curl_ready;
+
+static int
+net_init(struct art_err *err)
+{
+	if (curl_ready)
+		return 0;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return art_err_set(err, "http", "libcurl would not start");
+	curl_ready = true;
+	return 0;
+}
+
 static int
 run(const struct opts *o, int argc, char **argv)
 {
 	static char dash[] = "-", *stdin_only[] = { dash };
 	struct art_llm_opts lo = { .model = o->model,
 	    .mock_script = o->script, .env = env, .now_ms = bus_now_ms,
-	    .record_fd = -1 };
+	    .record_fd = -1, .net_init = net_init };
 	struct stage st = { .o = o };
 	struct art_err err;
 	const char *prices = o->prices != NULL ? o->prices :
@@ -495,8 +512,6 @@ run(const struct opts *o, int argc, char **argv)
 	    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) == -1)
 		art_die(ART_EXIT_USAGE, "--record '%s': %s", o->record,
 		    strerror(errno));
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		art_die(ART_EXIT_FAIL, "libcurl would not start");
 
 	st.in.paths = argc > 0 ? argv : stdin_only;
 	st.in.npaths = argc > 0 ? argc : 1;
@@ -514,7 +529,8 @@ run(const struct opts *o, int argc, char **argv)
 	art_cassette_free(lo.replay);
 	if (lo.record_fd != -1)
 		close(lo.record_fd);
-	curl_global_cleanup();
+	if (curl_ready)
+		curl_global_cleanup();
 	free(st.held);
 	return st.in.failed ? ART_EXIT_FAIL : ART_EXIT_OK;
 }

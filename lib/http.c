@@ -178,6 +178,13 @@ art_http_new(struct art_err *err)
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+	/*
+	 * Past this many connections to one host, transfers wait their turn
+	 * inside libcurl rather than flood the server's listen queue (a small
+	 * one drops them, to be retried a second later; bench/README.md).
+	 */
+	curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+	    (long)ART_HTTP_MAX_HOST);
 	return h;
 }
 

@@ -22,6 +22,9 @@
 
 struct art_http;
 
+/* Connections at once to one host; more transfers queue for one. */
+#define ART_HTTP_MAX_HOST	48
+
 struct art_http_req {
 	const char		*url;
 	/* "Name: value" lines, NULL-terminated; NULL for none. */

@@ -90,6 +90,13 @@ struct art_llm_opts {
 	struct art_prices	*prices;	/* NULL: no costs */
 	struct art_cassette	*replay;	/* answers every call */
 	int		 record_fd;	/* appended to; -1: none */
+	/*
+	 * Process-wide setup a provider over the network needs
+	 * (curl_global_init), called when the first such provider opens, so
+	 * a ring of mock calls never pays for it; 0 or -1 with err.  NULL:
+	 * none needed.
+	 */
+	int		 (*net_init)(struct art_err *);
 };
 
 /* A call in flight, as a provider that answers later sees it. */
