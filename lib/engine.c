@@ -1842,6 +1842,82 @@ begin_turn(struct cx *c, const jv *line, int *skip)
 	return rec(c, set(obj("turn.started"), "turn_id", jv_string(tid)));
 }
 
+/*
+ * A client-handled call the tool message m (borrowed) answers: its id,
+ * borrowed from m, or NULL when m answers no pending client call.
+ */
+static const char *
+answers_client_call(struct cx *c, const jv *m)
+{
+	const char *role = art_json_str(m, "role");
+	const char *id = art_json_str(m, "tool_call_id"), *status;
+	jv call;
+	int yes;
+
+	if (role == NULL || strcmp(role, "tool") != 0 || id == NULL)
+		return NULL;
+	call = art_store_get(c->t, ART_DB_CALLS, c->sid, id, strlen(id), NULL);
+	status = art_json_str(&call, "status");
+	yes = jv_is_valid(call) && kind_of(&call) == ART_KIND_CLIENT_TOOL &&
+	    status != NULL && strcmp(status, "pending") == 0;
+	jv_free(call);
+	return yes ? id : NULL;
+}
+
+/*
+ * The fast path of PROTOCOL-NOTES §3: a client view whose only news is
+ * tool messages answering pending client-handled calls settles those
+ * calls as tool.result inputs would, and the view itself is dropped (the
+ * proposal of each tool.finished appends its message).  1 when view was
+ * that, 0 when it was not (it goes the ordinary way), -1 on failure.
+ */
+static int
+client_answers(struct cx *c, const jv *view, const jv *line)
+{
+	int news = art_reconcile_news_from(c->t, c->sid, view, c->err);
+	int n = jv_array_length(jv_copy(*view)), i, r = 0;
+	jv m, done = jv_object();
+
+	if (news < 0 || news >= n) {
+		jv_free(done);
+		return news < 0 ? -1 : 0;
+	}
+	for (i = news; i < n; i++) {
+		m = jv_array_get(jv_copy(*view), i);
+		if (answers_client_call(c, &m) == NULL)
+			r = -1;
+		jv_free(m);
+		if (r == -1) {
+			jv_free(done);
+			return 0;
+		}
+	}
+	for (i = news; i < n && r == 0; i++) {
+		struct settle st;
+		const char *id;
+		jv seen;
+
+		m = jv_array_get(jv_copy(*view), i);
+		id = answers_client_call(c, &m);
+		seen = id != NULL ? jv_object_get(jv_copy(done),
+		    jv_string(id)) : jv_invalid();
+		if (id != NULL && !jv_is_valid(seen)) {
+			/* The first answer to a call wins. */
+			done = jv_object_set(done, jv_string(id), jv_true());
+			memset(&st, 0, sizeof(st));
+			st.id = id;
+			st.ok = 1;
+			st.value = art_json_field(&m, "content");
+			st.code = jv_null();
+			r = settle(c, &st, "tool.result", line);
+		}
+		jv_free(seen);
+		jv_free(m);
+	}
+	jv_free(done);
+	return r == -1 ? -1 : 1;
+}
+
 static int
 input_message(struct cx *c, const jv *line, const char *type)
 {
@@ -1856,6 +1932,11 @@ input_message(struct cx *c, const jv *line, const char *type)
 	if (r == -1) {
 		jv_free(m);
 		return rec_error(c, "bad_input", c->err->msg, line);
+	}
+	if (strcmp(type, "client.messages") == 0 &&
+	    (r = client_answers(c, &m, line)) != 0) {
+		jv_free(m);
+		return r < 0 ? -1 : 0;
 	}
 	if (begin_turn(c, line, &skip) == -1 || skip) {
 		jv_free(m);

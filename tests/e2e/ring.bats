@@ -196,3 +196,58 @@ crash_and_resume() {
 	assert_eq "$(log_of '[.[].payload.type | select(test("token"))] | length')" 0
 	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.requested") | .stream]')" '[true]'
 }
+
+# --- client-handled tools -------------------------------------------------
+
+# The ask agent's turn up to its client tool call: parks with status 3.
+park_on_client_tool() {
+	ring -a ask -m go
+	[ "$status" -eq 3 ] || fail "expected to park (3), got $status: $output"
+	call=$(events 'select(.type=="tool_call") | .id' | jq -r .)
+	assert_eq "$(events 'select(.type=="tool_call") | [.name, .handler, .arguments]')" \
+	    '["confirm","client","{\"q\":\"Go?\"}"]'
+	# No stage ran it: it is pending, and nothing settled it.
+	assert_eq "$(log_of '[.[].payload.type | select(startswith("tool.call."))] | join(" ")')" \
+	    'tool.call.requested tool.call.dispatched'
+}
+
+@test "a client tool parks the turn; the client's tool.result finishes it" {
+	park_on_client_tool
+	ring -s "$(the_session)" --input "$(jq -nc --arg id "$call" \
+	    '{type: "tool.result", id: $id, result: "yes"}')"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"the user said yes"'
+	assert_eq "$(agentrt-session show "$(the_session)" | jq -r .turn_status)" completed
+}
+
+@test "a client view holding the tool's answer settles the call (the fast path)" {
+	park_on_client_tool
+	view=$(agentrt-session log "$(the_session)" | jq -s -c --arg id "$call" \
+	    '[.[] | select(.payload.type=="message.new") | .payload.message] +
+	     [{role: "tool", tool_call_id: $id, content: "yes, from the view"}]')
+	ring -s "$(the_session)" --input "$(jq -nc --argjson m "$view" \
+	    '{type: "client.messages", agent_id: "ask", messages: $m}')"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" \
+	    '"the user said yes, from the view"'
+	# Settled as a tool.result is; the view itself started no turn.
+	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.completed") | .result]')" \
+	    '["yes, from the view"]'
+	assert_eq "$(log_of '[.[].payload.type | select(. == "turn.started")] | length')" 1
+	# The tool message is on the path once, where the call is.
+	assert_eq "$(log_of '[.[].payload | select(.type=="message.new") | .message |
+	    select(.role=="tool") | .content]')" '["yes, from the view"]'
+}
+
+@test "a client view with other news while a client tool waits is refused, not lost" {
+	park_on_client_tool
+	view=$(agentrt-session log "$(the_session)" | jq -s -c \
+	    '[.[] | select(.payload.type=="message.new") | .payload.message] +
+	     [{role: "user", content: "never mind"}]')
+	ring -s "$(the_session)" --input "$(jq -nc --argjson m "$view" \
+	    '{type: "client.messages", agent_id: "ask", messages: $m}')"
+	[ "$status" -eq 3 ]
+	assert_eq "$(events 'select(.type=="error") | .code' | tail -1)" '"turn_already_active"'
+	# The call still waits for its answer.
+	assert_eq "$(agentrt-session show "$(the_session)" | jq -c --arg id "$call" '.open | [has($id), length]')" '[true,1]'
+}
