@@ -40,14 +40,27 @@ struct agents {
 	size_t		 n;
 	char		 xdg[4096];
 	char		 env[4096];
+	int		 warned;	/* schema notes said */
 };
 
 static jv
 load_agent(void *ctx, const char *name, struct art_err *err)
 {
 	struct agents *a = ctx;
+	jv config = art_agent_load(a->dirs, a->n, name, err), notes;
 
-	return art_agent_load(a->dirs, a->n, name, err);
+	if (!jv_is_valid(config) || a->warned)
+		return config;
+	/* What the tool schemas will not check, said once per run. */
+	a->warned = 1;
+	notes = art_agent_schema_notes(&config);
+	jv_array_foreach(notes, i, n) {
+		art_warn("agent '%s': %s", name, jv_string_value(n));
+		jv_free(n);
+		(void)i;
+	}
+	jv_free(notes);
+	return config;
 }
 
 /* --agents, then $AGENTRT_AGENTS, $XDG_CONFIG_HOME/agentrt/agents, ./agents. */

@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "ids.h"
 #include "json.h"
+#include "schema.h"
 
 /* A header that carries a credential. */
 static int
@@ -116,6 +118,57 @@ art_agent_check(const jv *config, struct art_err *err)
 		return art_err_set(err, "bad_agent", "field 'fallback': "
 		    "expected an array of provider/name models");
 	return 0;
+}
+
+static jv
+note_schema(jv notes, const char *tool, const char *which, const jv *schema)
+{
+	struct art_err err;
+	jv un;
+	char *list;
+	size_t len;
+
+	if (jv_get_kind(*schema) == JV_KIND_NULL)
+		return notes;
+	if (art_schema_check(schema, &err) == -1)
+		return jv_array_append(notes, jv_string_fmt("tool '%s' %s: %s",
+		    tool, which, err.msg));
+	un = art_schema_unsupported(schema);
+	if (jv_array_length(jv_copy(un)) > 0 &&
+	    (list = art_json_dump(&un, &len)) != NULL) {
+		notes = jv_array_append(notes, jv_string_fmt("tool '%s' %s: "
+		    "keywords not checked: %s", tool, which, list));
+		free(list);
+	}
+	jv_free(un);
+	return notes;
+}
+
+jv
+art_agent_schema_notes(const jv *config)
+{
+	jv tools = art_json_field(config, "tools"), notes = jv_array(), s;
+	const char *name;
+
+	if (jv_get_kind(tools) != JV_KIND_ARRAY) {
+		jv_free(tools);
+		return notes;
+	}
+	jv_array_foreach(tools, i, t) {
+		name = art_json_str(&t, "name");
+		s = art_json_field(&t, "input");
+		notes = note_schema(notes, name != NULL ? name : "?", "input",
+		    &s);
+		jv_free(s);
+		s = art_json_field(&t, "output");
+		notes = note_schema(notes, name != NULL ? name : "?", "output",
+		    &s);
+		jv_free(s);
+		jv_free(t);
+		(void)i;
+	}
+	jv_free(tools);
+	return notes;
 }
 
 static jv

@@ -17,6 +17,13 @@
  */
 jv	art_agent_load(const char *const *dirs, size_t ndirs, const char *name,
 	    struct art_err *);
+/*
+ * What config's tool schemas will not check: one line per tool and schema
+ * ("tool 'calc' input: not checked: if, then" for keywords the validator
+ * does not implement, "tool 'calc' output: <why>" for a schema it cannot
+ * use), so a caller can say so once.  A new array, empty when all is well.
+ */
+jv	art_agent_schema_notes(const jv *config);
 /* Checks config (borrowed) is an AgentConfig; -1 with "bad_agent". */
 int	art_agent_check(const jv *config, struct art_err *);
 

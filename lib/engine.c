@@ -21,6 +21,7 @@
 #include "json.h"
 #include "propose.h"
 #include "reconcile.h"
+#include "schema.h"
 #include "session.h"
 #include "tree.h"
 #include "views.h"
@@ -800,11 +801,18 @@ call_event(const jv *call, const char *step)
 
 /* The tool's arguments as the seed's ToolInput. */
 static jv
-tool_input(const char *args)
+tool_input(const char *args, const jv *call)
 {
 	struct art_err err;
 	jv v = art_json_parse_str(args, &err), in = jv_object();
+	const char *why = art_json_str(call, "input_error");
 
+	if (jv_get_kind(v) == JV_KIND_OBJECT && why != NULL) {
+		/* Parsed, but not what the tool's input schema says. */
+		in = set(in, "status", jv_string("invalid"));
+		in = set(in, "value", v);
+		return set(in, "error", jv_string(why));
+	}
 	if (jv_get_kind(v) == JV_KIND_OBJECT) {
 		in = set(in, "status", jv_string("valid"));
 		return set(in, "value", v);
@@ -939,7 +947,7 @@ dispatch_call(struct cx *c, const jv *call)
 	tr = set(obj("tool.execute"), "id", art_json_field(call, "id"));
 	tr = set(tr, "name", art_json_field(call, "name"));
 	tr = set(tr, "arguments", jv_string(args != NULL ? args : ""));
-	tr = set(tr, "input", tool_input(args != NULL ? args : ""));
+	tr = set(tr, "input", tool_input(args != NULL ? args : "", call));
 	tr = set(tr, "attempt", art_json_field(call, "attempt"));
 	tr = set_some(tr, "deadline", art_json_field(&p, "deadline"));
 	jv_free(p);
@@ -1022,6 +1030,36 @@ call_failed(struct cx *c, const jv *call, const struct settle *st,
 	return queue_decision(c, finished, 1, jv_null());
 }
 
+/*
+ * A result against the tool's output schema: the result's JSON when it
+ * is JSON text, else the text itself.  0, or -1 with the reason in err.
+ */
+static int
+check_output(const jv *call, const jv *result, struct art_err *err)
+{
+	jv schema = art_json_field(call, "output_schema"), v;
+	int r = 0;
+
+	if (jv_get_kind(schema) == JV_KIND_NULL) {
+		jv_free(schema);
+		return 0;
+	}
+	v = jv_get_kind(*result) == JV_KIND_STRING ? art_json_parse_str(
+	    jv_string_value(*result), NULL) : jv_copy(*result);
+	if (!jv_is_valid(v)) {
+		jv_free(v);
+		v = jv_copy(*result);
+	}
+	if (art_schema_validate(&schema, &v, err) == -1) {
+		art_err_prefix(err, "output does not match the tool's output "
+		    "schema");
+		r = -1;
+	}
+	jv_free(v);
+	jv_free(schema);
+	return r;
+}
+
 static int
 settle_tool(struct cx *c, const struct settle *st, const jv *line)
 {
@@ -1036,6 +1074,20 @@ settle_tool(struct cx *c, const struct settle *st, const jv *line)
 	if (!st->ok) {
 		int r = call_failed(c, &call, st, fin);
 
+		jv_free(call);
+		return r;
+	}
+	if (check_output(&call, &st->value, c->err) == -1) {
+		/* A result the tool promised otherwise: terminal, not retried. */
+		struct settle bad = *st;
+		int r;
+
+		bad.ok = 0;
+		bad.retryable = 0;
+		bad.value = jv_string(c->err->msg);
+		bad.code = jv_null();
+		r = call_failed(c, &call, &bad, fin);
+		jv_free(bad.value);
 		jv_free(call);
 		return r;
 	}
@@ -1341,6 +1393,33 @@ act_llm_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	return rec(c, p);
 }
 
+/*
+ * The call's arguments against the declaration's input schema, once, when
+ * the call is made: the verdict rides on the call (input_error) to the
+ * tool.execute trigger's ToolInput, and the output schema rides along for
+ * the settle.  p is the tool.call.requested payload (consumed).
+ */
+static jv
+check_tool_schemas(jv p, const jv *decl)
+{
+	jv schema = art_json_field(decl, "input"), args;
+	const char *text = art_json_str(&p, "arguments");
+	struct art_err err;
+
+	if (jv_get_kind(schema) != JV_KIND_NULL && text != NULL) {
+		args = art_json_parse_str(text, NULL);
+		if (jv_get_kind(args) == JV_KIND_OBJECT &&
+		    art_schema_validate(&schema, &args, &err) == -1)
+			p = set(p, "input_error", art_err_is(&err,
+			    "bad_schema") ? jv_string_fmt("the tool's input "
+			    "schema cannot be used: %s", err.msg) :
+			    jv_string(err.msg));
+		jv_free(args);
+	}
+	jv_free(schema);
+	return set_some(p, "output_schema", art_json_field(decl, "output"));
+}
+
 static int
 act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 {
@@ -1367,13 +1446,13 @@ act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	decl = art_propose_tool(cfg, name);
 	dh = art_json_str(&decl, "handler");
 	client = dh != NULL && strcmp(dh, "client") == 0;
-	jv_free(decl);
 	dh = art_json_str(a, "handler");
 	if (dh != NULL && strcmp(dh, "client") == 0)
 		client = 1;
 	art_retry_default(&pol, client ? ART_KIND_CLIENT_TOOL : ART_KIND_TOOL);
 	if (layer_retry(c, &pol, cfg, a) == -1) {
 		jv_free(args);
+		jv_free(decl);
 		return -1;
 	}
 	p = set(obj("tool.call.requested"), "id", jv_string(id));
@@ -1385,6 +1464,8 @@ act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	p = set(p, "handler", jv_string(client ? "client" : "worker"));
 	p = set(p, "retry", art_retry_json(&pol));
 	p = set(p, "anchor", head_jv(h));
+	p = check_tool_schemas(p, &decl);
+	jv_free(decl);
 	return rec(c, p);
 }
 

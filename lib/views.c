@@ -57,7 +57,8 @@ call_requested(struct art_txn *t, const char *sid, const jv *ev,
 {
 	static const char *const keys[] = { "attempt", "anchor", "handler",
 	    "stream", "retry", "mock", "name", "arguments",
-	    "decision_id", "format", "providers", "fallback", NULL };
+	    "decision_id", "format", "providers", "fallback", "input_error",
+	    "output_schema", NULL };
 	const char *id = art_json_str(p, "id");
 	jv c, req;
 

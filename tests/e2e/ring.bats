@@ -251,3 +251,39 @@ park_on_client_tool() {
 	# The call still waits for its answer.
 	assert_eq "$(agentrt-session show "$(the_session)" | jq -c --arg id "$call" '.open | [has($id), length]')" '[true,1]'
 }
+
+# --- tool schemas ----------------------------------------------------------
+
+@test "arguments that break the tool's input schema are a tool error the model reads" {
+	ring -a schema-in -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	# The first call's trigger says invalid, with the path; the tool never ran.
+	assert_eq "$(log_of '[.[].payload | select(.type=="decision.queued") |
+	    .trigger | select(.type=="tool.execute") | .input | [.status, .error]]')" \
+	    '[["invalid","/expr: expected string, got number"],["valid",null]]'
+	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.errored") |
+	    [.error, .retryable]]')" \
+	    '[["invalid tool arguments: /expr: expected string, got number",false]]'
+	# The model corrected itself, and the good call ran.
+	assert_eq "$(events 'select(.type=="tool_result") | .result // .error' | jq -s -c .)" \
+	    '["invalid tool arguments: /expr: expected string, got number","391"]'
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"391"'
+}
+
+@test "a result that breaks the tool's output schema is a terminal error naming the path" {
+	ring -a schema-out -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.errored") |
+	    [.error, .retryable, .attempt]]')" \
+	    '[["output does not match the tool'"'"'s output schema: /: expected object, got number",false,1]]'
+	assert_eq "$(events 'select(.type=="completion") | .text')" \
+	    '"the tool said: output does not match the tool'"'"'s output schema: /: expected object, got number"'
+}
+
+@test "schema keywords agentrt does not check, and schemas it cannot use, are said once" {
+	ring -a schema-odd -m hi
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(grep -c "keywords not checked" <<<"$output")" 1
+	[[ "$output" == *"agent 'schema-odd': tool 'calc' input: keywords not checked: [\"if\",\"then\"]"* ]]
+	[[ "$output" == *"agent 'schema-odd': tool 'calc' output: #/pattern: bad regular expression"* ]]
+}
