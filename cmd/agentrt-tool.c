@@ -5,7 +5,10 @@
  * pipes, and a self-pipe the SIGCHLD handler writes to, with a timeout to
  * the nearest deadline.  An executable tool's decision is answered at
  * once with no actions, and its settle line follows when it ends; a jq
- * tool runs here and is answered in the decision itself.
+ * tool runs here and is answered in the decision itself.  With every job
+ * slot (-j) taken, an executable tool's call is answered all the same and
+ * waits in a queue, in arrival order, for a slot; one whose deadline
+ * passes while it waits is settled without running.
  *
  * Lines that are not ours are passed on byte for byte: the input is split
  * here, and each line handed whole to an ndjson reader fed by us, so the
@@ -44,12 +47,18 @@ extern char **environ;
 #define READ_CHUNK	65536
 #define READS_PER_TURN	16	/* input chunks read before tools move on */
 #define MAX_OUTPUT_MAX	((size_t)1 << 30)
+#define JOBS_PER_CPU	4	/* the default -j: tools mostly wait on I/O */
+#define JOBS_MAX	1000000
+#define CPU_MAX		1000000000	/* seconds, as --timeout */
+#define FILES_MAX	(1 << 20)	/* Linux's default fs.nr_open */
 
 struct opts {
 	char		**dirs;		/* NULL-terminated, searched in order */
 	const char	 *cwd;
 	int64_t		  timeout_ms;
 	int64_t		  kill_grace_ms;
+	size_t		  jobs;		/* tools running at most; 0: any */
+	struct art_tools_limits limits;
 	size_t		  max_output;
 	size_t		  max_line;
 	bool		  list;
@@ -68,6 +77,14 @@ struct input {
 	bool			  failed;	/* a file could not be read */
 };
 
+/* A call answered and waiting for a job slot; it owns its strings. */
+struct waiting {
+	char		*session_id, *call_id, *name, *path, *input;
+	size_t		 input_len;
+	int64_t		 attempt;
+	int64_t		 due_ms;	/* mono time; INT64_MAX: none */
+};
+
 struct stage {
 	const struct opts	 *o;
 	struct art_clock	  clock;
@@ -76,6 +93,8 @@ struct stage {
 	struct art_tools_jq	 *jq;
 	struct art_tools_call	**calls;	/* running, in start order */
 	size_t			  ncalls, cap;
+	struct waiting		**waiting;	/* for a slot, in order */
+	size_t			  nwaiting, wcap;
 	struct pollfd		 *pfds;
 	size_t			  npfds;
 	int			  wake[2];	/* the SIGCHLD self-pipe */
@@ -88,14 +107,18 @@ struct stage {
 static volatile sig_atomic_t wake_fd = -1;
 static volatile sig_atomic_t stop_signal;
 
-enum { OPT_CWD = 256, OPT_TIMEOUT, OPT_KILL_GRACE, OPT_MAX_OUTPUT,
-	OPT_MAX_LINE };
+enum { OPT_CWD = 256, OPT_TIMEOUT, OPT_KILL_GRACE, OPT_CPU, OPT_MEMORY,
+	OPT_FILES, OPT_MAX_OUTPUT, OPT_MAX_LINE };
 
 static const struct option longopts[] = {
 	{ "tools",	required_argument,	NULL, 't' },
 	{ "cwd",	required_argument,	NULL, OPT_CWD },
+	{ "jobs",	required_argument,	NULL, 'j' },
 	{ "timeout",	required_argument,	NULL, OPT_TIMEOUT },
 	{ "kill-grace",	required_argument,	NULL, OPT_KILL_GRACE },
+	{ "cpu",	required_argument,	NULL, OPT_CPU },
+	{ "memory",	required_argument,	NULL, OPT_MEMORY },
+	{ "files",	required_argument,	NULL, OPT_FILES },
 	{ "max-output",	required_argument,	NULL, OPT_MAX_OUTPUT },
 	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
 	{ "list",	no_argument,		NULL, 'l' },
@@ -119,10 +142,19 @@ help(void)
 "  -t, --tools DIR       look for tools in DIR; repeat to search several\n"
 "                        in order (default: $AGENTRT_TOOLS, else ./tools)\n"
 "      --cwd DIR         run tools in DIR (default: the current directory)\n"
+"  -j, --jobs N          run at most N executable tools at once, the other\n"
+"                        calls waiting in turn; 0: no limit (default: 4 per\n"
+"                        CPU)\n"
 "      --timeout SECS    time limit of a call whose trigger has no deadline\n"
 "                        (default: 120)\n"
 "      --kill-grace MS   wait MS milliseconds between SIGTERM and SIGKILL\n"
 "                        (default: 2000)\n"
+"      --cpu SECS        limit each tool process to SECS seconds of CPU\n"
+"                        time (default: inherited)\n"
+"      --memory BYTES    limit each tool process's address space to BYTES,\n"
+"                        K, M or G allowed (default: inherited)\n"
+"      --files N         limit each tool process to N open files\n"
+"                        (default: inherited)\n"
 "      --max-output BYTES\n"
 "                        keep at most BYTES of a tool's output\n"
 "                        (default: 1048576)\n"
@@ -198,6 +230,27 @@ parse_secs(const char *s)
 		art_die(ART_EXIT_USAGE, "bad --timeout '%s': expected seconds "
 		    "from 0.001 to 1000000000", s);
 	return (int64_t)(v * 1000 + 0.5);
+}
+
+/* A size with an optional K, M, G or T suffix, or a usage error. */
+static uint64_t
+parse_size(const char *opt, const char *s)
+{
+	size_t v;
+
+	if (art_opt_size(s, &v) == -1)
+		art_die(ART_EXIT_USAGE, "bad %s '%s': %s", opt, s,
+		    ART_OPT_SIZE_HINT);
+	return (uint64_t)v;
+}
+
+/* JOBS_PER_CPU for each processor online, or for one if that is unknown. */
+static size_t
+default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 1 ? (size_t)n * JOBS_PER_CPU : JOBS_PER_CPU;
 }
 
 static void
@@ -335,51 +388,204 @@ add_call(struct stage *st, struct art_tools_call *c)
 	st->calls[st->ncalls++] = c;
 }
 
+/* Whether another executable tool may start now (-j). */
+static bool
+has_slot(const struct stage *st)
+{
+	return st->o->jobs == 0 || st->ncalls < st->o->jobs;
+}
+
 /*
- * Starts an executable tool and answers the decision: at once with no
- * actions, or with a tool.error when the tool cannot start.  A -j limit
- * (a later issue) would queue the spec here rather than start it.
+ * Starts an executable tool whose spec names the call, the tool and its
+ * input; the rest comes from the options, and the time limit from the
+ * deadline (due_ms, mono time; INT64_MAX: none), else --timeout.  NULL
+ * with err when it could not start.
  */
-static void
-start_call(struct stage *st, const char *sid, const char *did,
-    struct art_tools_spec *spec)
+static struct art_tools_call *
+launch(struct stage *st, struct art_tools_spec *spec, int64_t due_ms,
+    struct art_err *err)
 {
 	struct art_tools_call *c;
-	struct art_err err;
+	int64_t now = art_tools_mono_ms();
 	char **env;
 
 	if ((env = art_tools_env(environ, spec->session_id, spec->call_id,
 	    spec->attempt)) == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");
 	spec->env = env;
-	c = art_tools_call_start(spec, art_tools_mono_ms(), &err);
+	spec->cwd = st->o->cwd;
+	spec->max_output = st->o->max_output;
+	spec->kill_grace_ms = st->o->kill_grace_ms;
+	spec->limits = st->o->limits;
+	spec->timeout_ms = due_ms == INT64_MAX ? st->o->timeout_ms :
+	    due_ms - now;
+	c = art_tools_call_start(spec, now, err);
 	art_tools_env_free(env);
-	if (c == NULL) {
+	if (c != NULL)
+		add_call(st, c);	/* now, so a failed write kills it */
+	return c;
+}
+
+/*
+ * Starts an executable tool and answers the decision: at once with no
+ * actions, or with a tool.error when the tool cannot start.
+ */
+static void
+start_call(struct stage *st, const char *sid, const char *did,
+    struct art_tools_spec *spec, int64_t due_ms)
+{
+	struct art_err err;
+
+	if (launch(st, spec, due_ms, &err) == NULL) {
 		art_warn("%s", err.msg);
 		respond(st, sid, did, jv_array_append(jv_array(),
 		    tool_error(err.msg, art_err_is(&err, "tool_busy"))));
 		return;
 	}
-	add_call(st, c);	/* first, so a failed write kills it too */
 	respond(st, sid, did, jv_array());
 }
 
-/* The call's time limit: its deadline on our clock, else --timeout. */
+/* --- waiting for a job slot ------------------------------------------ */
+
+static void
+waiting_free(struct waiting *w)
+{
+	if (w == NULL)
+		return;
+	free(w->session_id), free(w->call_id), free(w->name);
+	free(w->path), free(w->input);
+	free(w);
+}
+
+/* Queues spec's call, copying what it borrows, and answers the decision. */
+static void
+wait_for_slot(struct stage *st, const char *did,
+    const struct art_tools_spec *spec, int64_t due_ms)
+{
+	struct waiting *w, **nw;
+	size_t ncap;
+
+	if (st->nwaiting == st->wcap) {
+		ncap = st->wcap > 0 ? st->wcap * 2 : 8;
+		if ((nw = realloc(st->waiting, ncap * sizeof(*nw))) == NULL)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		st->waiting = nw;
+		st->wcap = ncap;
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL ||
+	    (w->session_id = strdup(spec->session_id)) == NULL ||
+	    (w->call_id = strdup(spec->call_id)) == NULL ||
+	    (w->name = strdup(spec->name)) == NULL ||
+	    (w->path = strdup(spec->path)) == NULL ||
+	    (w->input = malloc(spec->input_len + 1)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	memcpy(w->input, spec->input, spec->input_len);
+	w->input[spec->input_len] = '\0';
+	w->input_len = spec->input_len;
+	w->attempt = spec->attempt;
+	w->due_ms = due_ms;
+	st->waiting[st->nwaiting++] = w;
+	respond(st, spec->session_id, did, jv_array());
+}
+
+/* The settle line of a waiting call that fails without running. */
+static void
+settle_waiting(struct stage *st, const struct waiting *w, const char *msg,
+    bool retryable)
+{
+	jv line = jv_object();
+
+	line = jv_object_set(line, jv_string("type"), jv_string("tool.error"));
+	line = jv_object_set(line, jv_string("session_id"),
+	    jv_string(w->session_id));
+	line = jv_object_set(line, jv_string("id"), jv_string(w->call_id));
+	line = jv_object_set(line, jv_string("attempt"),
+	    jv_number((double)w->attempt));
+	line = jv_object_set(line, jv_string("error"), jv_string(msg));
+	emit(st, jv_object_set(line, jv_string("retryable"),
+	    jv_bool(retryable)));
+}
+
+/* Settles the waiting calls whose deadline has passed, keeping the order. */
+static void
+expire_waiting(struct stage *st, int64_t now)
+{
+	size_t i, j;
+
+	for (i = 0, j = 0; i < st->nwaiting; i++) {
+		if (st->waiting[i]->due_ms <= now) {
+			settle_waiting(st, st->waiting[i], "deadline exceeded",
+			    true);
+			waiting_free(st->waiting[i]);
+		} else
+			st->waiting[j++] = st->waiting[i];
+	}
+	st->nwaiting = j;
+}
+
+/* Starts waiting calls, first come first, while there are slots. */
+static void
+start_waiting(struct stage *st)
+{
+	struct art_tools_spec spec = { 0 };
+	struct art_err err;
+	struct waiting *w;
+
+	expire_waiting(st, art_tools_mono_ms());
+	while (st->nwaiting > 0 && has_slot(st)) {
+		w = st->waiting[0];
+		memmove(st->waiting, st->waiting + 1,
+		    --st->nwaiting * sizeof(*st->waiting));
+		spec.name = w->name;
+		spec.path = w->path;
+		spec.input = w->input;
+		spec.input_len = w->input_len;
+		spec.session_id = w->session_id;
+		spec.call_id = w->call_id;
+		spec.attempt = w->attempt;
+		if (launch(st, &spec, w->due_ms, &err) == NULL) {
+			art_warn("%s", err.msg);
+			settle_waiting(st, w, err.msg,
+			    art_err_is(&err, "tool_busy"));
+		}
+		waiting_free(w);
+	}
+}
+
+/* The nearest deadline of a waiting call, mono time; INT64_MAX: none. */
+static int64_t
+waiting_due_ms(const struct stage *st)
+{
+	int64_t due = INT64_MAX;
+	size_t i;
+
+	for (i = 0; i < st->nwaiting; i++)
+		if (st->waiting[i]->due_ms < due)
+			due = st->waiting[i]->due_ms;
+	return due;
+}
+
+/* --- answering --------------------------------------------------------- */
+
+/*
+ * The call's deadline in art_tools_mono_ms() time, INT64_MAX when the
+ * trigger has none: the time it has left on our clock, from now.
+ */
 static int
-call_timeout(struct stage *st, const jv *trig, int64_t *ms,
+call_due(struct stage *st, const jv *trig, int64_t *due_ms,
     struct art_err *err)
 {
 	const char *deadline = NULL;
 	int64_t at;
 
-	*ms = st->o->timeout_ms;
+	*due_ms = INT64_MAX;
 	if (art_json_get_str(trig, "deadline", 0, &deadline, err) == -1)
 		return -1;
 	if (deadline == NULL)
 		return 0;
 	if (art_clock_parse(deadline, &at, err) == -1)
 		return art_err_prefix(err, "field 'deadline'");
-	*ms = at - art_clock_now_ms(&st->clock);
+	*due_ms = art_tools_mono_ms() + (at - art_clock_now_ms(&st->clock));
 	return 0;
 }
 
@@ -392,13 +598,14 @@ run_tool(struct stage *st, const jv *rec, const jv *trig, const char *path,
 	const char *sid = art_json_str(rec, "session_id");
 	const char *did = art_json_str(rec, "decision_id");
 	struct art_err err;
+	int64_t due;
 	jv args = jv_null();
 
 	if (art_json_get_str(trig, "id", 1, &spec.call_id, &err) == -1 ||
 	    art_json_get_int(trig, "attempt", 1, &spec.attempt, &err) == -1 ||
 	    art_json_get_kind(trig, "arguments", JV_KIND_STRING, 1, &args,
 	    &err) == -1 ||
-	    call_timeout(st, trig, &spec.timeout_ms, &err) == -1) {
+	    call_due(st, trig, &due, &err) == -1) {
 		jv_free(args);
 		bad_request(st, rec, &err, "trigger: ", raw, len);
 		return;
@@ -406,21 +613,19 @@ run_tool(struct stage *st, const jv *rec, const jv *trig, const char *path,
 	spec.name = art_json_str(trig, "name");
 	spec.input = jv_string_value(args);
 	spec.input_len = (size_t)jv_string_length_bytes(jv_copy(args));
-	if (spec.timeout_ms <= 0)
+	spec.path = path;
+	spec.session_id = sid;
+	if (due <= art_tools_mono_ms())
 		respond(st, sid, did, jv_array_append(jv_array(),
 		    tool_error("deadline exceeded", true)));
 	else if (kind == ART_TOOLS_JQ)
 		respond(st, sid, did, jv_array_append(jv_array(),
 		    art_tools_jq_run(st->jq, path, spec.input, spec.input_len,
 		    st->o->max_output)));
-	else {
-		spec.path = path;
-		spec.cwd = st->o->cwd;
-		spec.max_output = st->o->max_output;
-		spec.kill_grace_ms = st->o->kill_grace_ms;
-		spec.session_id = sid;
-		start_call(st, sid, did, &spec);
-	}
+	else if (st->nwaiting == 0 && has_slot(st))
+		start_call(st, sid, did, &spec, due);
+	else
+		wait_for_slot(st, did, &spec, due);
 	jv_free(args);
 }
 
@@ -723,6 +928,9 @@ stop_calls(struct stage *st)
 	for (i = 0; i < st->ncalls; i++)
 		art_tools_call_free(st->calls[i]);
 	st->ncalls = 0;
+	for (i = 0; i < st->nwaiting; i++)
+		waiting_free(st->waiting[i]);
+	st->nwaiting = 0;
 }
 
 /* Stopped by a signal: end the tools, then die of the signal. */
@@ -767,11 +975,11 @@ fill_pollfds(struct stage *st)
 	return need;
 }
 
-/* Milliseconds to the nearest call's due time; -1: none. */
+/* Milliseconds to the nearest due time of a call, running or not; -1: none. */
 static int
 poll_timeout(const struct stage *st)
 {
-	int64_t due = INT64_MAX, d, now;
+	int64_t due = waiting_due_ms(st), d, now;
 	size_t i;
 
 	for (i = 0; i < st->ncalls; i++)
@@ -831,7 +1039,7 @@ loop(struct stage *st)
 	char drop[256];
 	size_t n;
 
-	while (st->in.fd >= 0 || st->ncalls > 0) {
+	while (st->in.fd >= 0 || st->ncalls > 0 || st->nwaiting > 0) {
 		if (stop_signal != 0)
 			stop(st);
 		n = fill_pollfds(st);
@@ -845,6 +1053,7 @@ loop(struct stage *st)
 		    art_outq_flush(st->out, &err) == -1)
 			fatal(st, &err);
 		step_calls(st);
+		start_waiting(st);
 		if (st->in.fd >= 0 && st->pfds[1].revents != 0)
 			read_input(st);
 	}
@@ -904,6 +1113,7 @@ run(const struct opts *o)
 	art_outq_free(st.out);
 	free(st.in.line);
 	free(st.calls);
+	free(st.waiting);
 	free(st.pfds);
 	return status;
 }
@@ -922,7 +1132,9 @@ main(int argc, char *argv[])
 	int c, status;
 
 	art_diag_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "t:lhV", longopts, NULL)) != -1) {
+	o.jobs = default_jobs();
+	while ((c = getopt_long(argc, argv, "t:j:lhV", longopts, NULL)) !=
+	    -1) {
 		switch (c) {
 		case 't':
 			check_dir("--tools", optarg);
@@ -932,12 +1144,26 @@ main(int argc, char *argv[])
 			check_dir("--cwd", optarg);
 			o.cwd = optarg;
 			break;
+		case 'j':
+			o.jobs = parse_count("--jobs", optarg, 0, JOBS_MAX);
+			break;
 		case OPT_TIMEOUT:
 			o.timeout_ms = parse_secs(optarg);
 			break;
 		case OPT_KILL_GRACE:
 			o.kill_grace_ms = (int64_t)parse_count("--kill-grace",
 			    optarg, 0, 86400000);
+			break;
+		case OPT_CPU:
+			o.limits.cpu_secs = parse_count("--cpu", optarg, 1,
+			    CPU_MAX);
+			break;
+		case OPT_MEMORY:
+			o.limits.memory = parse_size("--memory", optarg);
+			break;
+		case OPT_FILES:
+			o.limits.files = parse_count("--files", optarg, 1,
+			    FILES_MAX);
 			break;
 		case OPT_MAX_OUTPUT:
 			o.max_output = parse_count("--max-output", optarg, 1,

@@ -262,16 +262,18 @@ _agentrt_llm()
 
 _agentrt_tool()
 {
-	_agentrt_scan '-t:1 --tools:1 --cwd:1 --timeout:1 --kill-grace:1
-	    --max-output:1 --max-line:1'
+	_agentrt_scan '-t:1 --tools:1 --cwd:1 -j:1 --jobs:1 --timeout:1
+	    --kill-grace:1 --cpu:1 --memory:1 --files:1 --max-output:1
+	    --max-line:1'
 	case $opt in
 	'') ;;
 	-t|--tools|--cwd) _agentrt_dirs; return ;;
 	*) return 0 ;;
 	esac
 	if [[ $cur == -* ]]; then
-		_agentrt_reply '-t --tools --cwd --timeout --kill-grace
-		    --max-output --max-line -l --list -h --help -V --version'
+		_agentrt_reply '-t --tools --cwd -j --jobs --timeout --kill-grace
+		    --cpu --memory --files --max-output --max-line -l --list
+		    -h --help -V --version'
 	else
 		_agentrt_files
 	fi

@@ -204,8 +204,12 @@ complete -c agentrt-llm -s V -l version -d 'print the version and exit'
 
 complete -c agentrt-tool -s t -l tools -x -a '(__fish_complete_directories)' -d 'look for tools in DIR'
 complete -c agentrt-tool -l cwd -x -a '(__fish_complete_directories)' -d 'run tools in DIR'
+complete -c agentrt-tool -s j -l jobs -x -d 'run at most N executable tools at once'
 complete -c agentrt-tool -l timeout -x -d 'time limit of a call whose trigger has no deadline'
 complete -c agentrt-tool -l kill-grace -x -d 'wait MS milliseconds between SIGTERM and SIGKILL'
+complete -c agentrt-tool -l cpu -x -d 'limit each tool process to SECS seconds of CPU time'
+complete -c agentrt-tool -l memory -x -d "limit each tool process's address space to BYTES"
+complete -c agentrt-tool -l files -x -d 'limit each tool process to N open files'
 complete -c agentrt-tool -l max-output -x -d "keep at most BYTES of a tool's output"
 complete -c agentrt-tool -l max-line -x -d 'the longest input line'
 complete -c agentrt-tool -s l -l list -d "print the tools' declarations and exit"

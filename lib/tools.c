@@ -12,6 +12,12 @@
  * Every descriptor this module opens is close-on-exec, so one tool never
  * inherits another's pipes, and the parent's ends are non-blocking: the
  * caller's poll loop moves every call along at once.
+ *
+ * Resource limits are worked out in the parent (lowered to the hard limits
+ * we have, so the child's setrlimit cannot fail for want of privilege) and
+ * set in the child between fork and execve.  Which of them killed a tool is
+ * read from its CPU time: RUSAGE_CHILDREN before and after reaping it
+ * differ by exactly its usage, as nothing else is reaped in between.
  */
 #include "tools.h"
 
@@ -22,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -429,6 +436,57 @@ utf8_whole(const char *s, size_t n)
 	return n - (i - 1) >= need ? n : i - 1;
 }
 
+/*
+ * Whether s[0..n) is well-formed UTF-8 without NUL: each lead byte takes
+ * the continuation bytes it announces, the first of them within the range
+ * that rules out overlong forms, surrogates and code points past U+10FFFF.
+ */
+static bool
+is_text(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned char lo, hi;
+	size_t i = 0, len, k;
+
+	while (i < n) {
+		if (p[i] < 0x80) {
+			if (p[i++] == 0)
+				return false;
+			continue;
+		}
+		lo = 0x80, hi = 0xbf;
+		if (p[i] >= 0xc2 && p[i] <= 0xdf)
+			len = 2;
+		else if (p[i] >= 0xe0 && p[i] <= 0xef) {
+			len = 3;
+			lo = p[i] == 0xe0 ? 0xa0 : lo;
+			hi = p[i] == 0xed ? 0x9f : hi;
+		} else if (p[i] >= 0xf0 && p[i] <= 0xf4) {
+			len = 4;
+			lo = p[i] == 0xf0 ? 0x90 : lo;
+			hi = p[i] == 0xf4 ? 0x8f : hi;
+		} else
+			return false;
+		if (n - i < len || p[i + 1] < lo || p[i + 1] > hi)
+			return false;
+		for (k = 2; k < len; k++)
+			if ((p[i + k] & 0xc0) != 0x80)
+				return false;
+		i += len;
+	}
+	return true;
+}
+
+bool
+art_tools_out_is_text(const struct art_tools_out *o)
+{
+	size_t n = o->len;
+
+	if (art_tools_out_is_truncated(o))
+		n = utf8_whole(o->buf, n);
+	return is_text(o->buf, n);
+}
+
 static jv
 out_text(const struct art_tools_out *o, bool strip_newline)
 {
@@ -748,12 +806,14 @@ struct art_tools_call {
 	bool			 exited, timed_out, term_sent, kill_sent;
 	bool			 lost;		/* reaped by someone else */
 	int			 status;	/* from waitpid() */
+	struct art_tools_limits	 limits;
+	int64_t			 cpu_ms;	/* its CPU time, once reaped */
 	char			*session_id, *call_id;
 	int64_t			 attempt;
 };
 
 /* What failed in the child before execve, sent up the status pipe. */
-enum { STEP_PGID = 1, STEP_CHDIR, STEP_DUP, STEP_EXEC };
+enum { STEP_PGID = 1, STEP_CHDIR, STEP_DUP, STEP_RLIMIT, STEP_EXEC };
 struct failure {
 	int	step;
 	int	errnum;
@@ -816,6 +876,49 @@ set_nonblock(int fd)
 		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
+/* A resource limit for the child to set. */
+struct limit {
+	int		resource;
+	struct rlimit	rl;
+};
+
+#define MAX_LIMITS	4
+
+/* soft and hard as limit of resource, lowered to the hard limit we have. */
+static void
+plan_limit(struct limit *l, int resource, uint64_t soft, uint64_t hard)
+{
+	struct rlimit cur;
+
+	l->resource = resource;
+	l->rl.rlim_cur = (rlim_t)soft;
+	l->rl.rlim_max = (rlim_t)hard;
+	if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
+		if (l->rl.rlim_max > cur.rlim_max)
+			l->rl.rlim_max = cur.rlim_max;
+		if (l->rl.rlim_cur > cur.rlim_max)
+			l->rl.rlim_cur = cur.rlim_max;
+	}
+}
+
+/* Fills ls (MAX_LIMITS of room) with the limits set; returns how many. */
+static int
+plan_limits(const struct art_tools_limits *lim, struct limit *ls)
+{
+	int n = 0;
+
+	if (lim->cpu_secs > 0)
+		plan_limit(&ls[n++], RLIMIT_CPU, lim->cpu_secs,
+		    lim->cpu_secs + 1);
+	if (lim->memory > 0)
+		plan_limit(&ls[n++], RLIMIT_AS, lim->memory, lim->memory);
+	if (lim->files > 0)
+		plan_limit(&ls[n++], RLIMIT_NOFILE, lim->files, lim->files);
+	/* A tool killed by a limit leaves no core file in --cwd. */
+	plan_limit(&ls[n++], RLIMIT_CORE, 0, 0);
+	return n;
+}
+
 /* In the child: async-signal-safe calls only, up to execve(). */
 static _Noreturn void
 fail_child(int ctl, int step)
@@ -829,13 +932,17 @@ fail_child(int ctl, int step)
 	_exit(127);
 }
 
+/*
+ * Limits go last, after the dup2() calls: RLIMIT_NOFILE caps the numbers
+ * of new descriptors, and the pipes may be numbered past it.
+ */
 static _Noreturn void
 child(const struct art_tools_spec *s, char *const argv[], int in, int out,
-    int errfd, int ctl)
+    int errfd, int ctl, const struct limit *ls, int nls)
 {
 	struct sigaction sa;
 	sigset_t none;
-	int sig;
+	int sig, i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
@@ -848,6 +955,9 @@ child(const struct art_tools_spec *s, char *const argv[], int in, int out,
 		fail_child(ctl, STEP_CHDIR);
 	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(errfd, 2) == -1)
 		fail_child(ctl, STEP_DUP);
+	for (i = 0; i < nls; i++)
+		if (setrlimit(ls[i].resource, &ls[i].rl) == -1)
+			fail_child(ctl, STEP_RLIMIT);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(s->path, argv, s->env);
@@ -864,6 +974,9 @@ call_failed(const struct art_tools_spec *s, const struct failure *f,
 	if (f->step == STEP_EXEC)
 		return art_err_set(err, "tool_exec", "run tool '%s': %s",
 		    s->name, strerror(f->errnum));
+	if (f->step == STEP_RLIMIT)
+		return art_err_set(err, "tool_exec", "run tool '%s': set a "
+		    "resource limit: %s", s->name, strerror(f->errnum));
 	return art_err_set(err, "tool_busy", "run tool '%s': %s", s->name,
 	    strerror(f->errnum));
 }
@@ -876,6 +989,8 @@ spawn(struct art_tools_call *c, const struct art_tools_spec *s,
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, ep[2] = { -1, -1 };
 	int ctl[2] = { -1, -1 }, e;
 	char *argv[2] = { (char *)s->path, NULL };
+	struct limit ls[MAX_LIMITS];
+	int nls = plan_limits(&s->limits, ls);
 	sigset_t all, old;
 	struct failure f;
 	ssize_t r;
@@ -888,7 +1003,7 @@ spawn(struct art_tools_call *c, const struct art_tools_spec *s,
 	sigprocmask(SIG_SETMASK, &all, &old);
 	c->pid = fork();
 	if (c->pid == 0)
-		child(s, argv, in[0], out[1], ep[1], ctl[1]);
+		child(s, argv, in[0], out[1], ep[1], ctl[1], ls, nls);
 	e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	errno = e;
@@ -990,6 +1105,7 @@ art_tools_call_start(const struct art_tools_spec *s, int64_t now_ms,
 	art_tools_out_init(&c->out, s->max_output);
 	art_tools_tail_init(&c->tail);
 	c->attempt = s->attempt;
+	c->limits = s->limits;
 	c->grace = s->kill_grace_ms > 0 ? s->kill_grace_ms : 0;
 	c->deadline = now_ms + (s->timeout_ms > 0 ? s->timeout_ms : 1);
 	c->session_id = strdup(s->session_id);
@@ -1042,11 +1158,23 @@ art_tools_call_pollfds(const struct art_tools_call *c, struct pollfd *fds)
 	return (c->in_fd >= 0) + (c->out_fd >= 0) + (c->err_fd >= 0);
 }
 
+static int64_t
+children_cpu_ms(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru) == -1)
+		return 0;
+	return ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
 /* Notices the leader's exit, ends its group, and only then reaps it. */
 static int
 reap(struct art_tools_call *c, int64_t now, struct art_err *err)
 {
 	siginfo_t si;
+	int64_t cpu;
 	int st = 0;
 
 	if (c->exited)
@@ -1065,8 +1193,10 @@ reap(struct art_tools_call *c, int64_t now, struct art_err *err)
 	if (si.si_pid == 0)
 		return 0;
 	kill(-c->pid, SIGKILL);
+	cpu = children_cpu_ms();
 	while (waitpid(c->pid, &st, 0) == -1 && errno == EINTR)
 		;
+	c->cpu_ms = children_cpu_ms() - cpu;
 	c->exited = true;
 	c->status = st;
 	c->drain_until = now + c->grace;
@@ -1153,6 +1283,74 @@ settle_error(jv line, jv msg, bool retryable)
 	    jv_bool(retryable));
 }
 
+/* v in bytes as --memory would take it: 64M rather than 67108864. */
+static void
+size_text(char *buf, size_t n, uint64_t v)
+{
+	const char *units = "KMGT";
+	int u = 0;
+
+	while (u < 4 && v >= 1024 && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, n, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, n, "%llu%c", (unsigned long long)v, units[u - 1]);
+}
+
+/* Whether the CPU time limit killed the tool: SIGXCPU, or the hard limit. */
+static bool
+cpu_killed(const struct art_tools_call *c)
+{
+	if (!WIFSIGNALED(c->status))
+		return false;
+	if (WTERMSIG(c->status) == SIGXCPU)
+		return true;
+	return WTERMSIG(c->status) == SIGKILL && c->limits.cpu_secs > 0 &&
+	    (uint64_t)c->cpu_ms >= c->limits.cpu_secs * 1000;
+}
+
+static jv
+cpu_message(const struct art_tools_call *c)
+{
+	const char *sig = WTERMSIG(c->status) == SIGXCPU ? "XCPU" : "KILL";
+
+	if (c->limits.cpu_secs == 0)
+		return jv_string_fmt("killed by signal %s: CPU time limit",
+		    sig);
+	return jv_string_fmt("killed by signal %s: CPU time limit (--cpu %llu)",
+	    sig, (unsigned long long)c->limits.cpu_secs);
+}
+
+/* "exit status N" or "killed by signal S", and the limits that may be why. */
+static jv
+status_message(const struct art_tools_call *c)
+{
+	char buf[128], size[32];
+	int n;
+
+	if (WIFSIGNALED(c->status))
+		n = snprintf(buf, sizeof(buf), "killed by signal %d",
+		    WTERMSIG(c->status));
+	else
+		n = snprintf(buf, sizeof(buf), "exit status %d",
+		    WEXITSTATUS(c->status));
+	if (c->limits.memory > 0) {
+		size_text(size, sizeof(size), c->limits.memory);
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n,
+		    " (under --memory %s", size);
+	}
+	if (c->limits.files > 0)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n,
+		    "%s--files %llu", c->limits.memory > 0 ? ", " : " (under ",
+		    (unsigned long long)c->limits.files);
+	if (c->limits.memory > 0 || c->limits.files > 0)
+		snprintf(buf + n, sizeof(buf) - (size_t)n, ")");
+	return jv_string(buf);
+}
+
 jv
 art_tools_call_settle(const struct art_tools_call *c)
 {
@@ -1169,7 +1367,12 @@ art_tools_call_settle(const struct art_tools_call *c)
 	if (c->lost)
 		return settle_error(line, jv_string("tool process lost"),
 		    false);
+	if (cpu_killed(c))
+		return settle_error(line, cpu_message(c), false);
 	if (WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0) {
+		if (!art_tools_out_is_text(&c->out))
+			return settle_error(line, jv_string_fmt("output is not "
+			    "UTF-8 text (%zu bytes)", c->out.total), false);
 		line = jv_object_set(line, jv_string("type"),
 		    jv_string("tool.result"));
 		return jv_object_set(line, jv_string("result"),
@@ -1178,9 +1381,7 @@ art_tools_call_settle(const struct art_tools_call *c)
 	msg = art_tools_tail_text(&c->tail, ART_TOOLS_ERROR_MAX);
 	if (jv_string_length_bytes(jv_copy(msg)) == 0) {
 		jv_free(msg);
-		msg = WIFSIGNALED(c->status) ?
-		    jv_string_fmt("killed by signal %d", WTERMSIG(c->status)) :
-		    jv_string_fmt("exit status %d", WEXITSTATUS(c->status));
+		msg = status_message(c);
 	}
 	return settle_error(line, msg, WIFEXITED(c->status) &&
 	    WEXITSTATUS(c->status) == ART_TOOLS_EX_TEMPFAIL);

@@ -107,6 +107,12 @@ bool	art_tools_out_is_truncated(const struct art_tools_out *);
  * becomes U+FFFD.
  */
 jv	art_tools_out_text(const struct art_tools_out *);
+/*
+ * Whether what art_tools_out_text() keeps is text: well-formed UTF-8
+ * (no overlong forms, surrogates or code points past U+10FFFF) holding
+ * no NUL byte.  Bytes dropped past the cap are not looked at.
+ */
+bool	art_tools_out_is_text(const struct art_tools_out *);
 
 /* The last ART_TOOLS_STDERR_KEEP bytes of a tool's stderr.  Embedded. */
 struct art_tools_tail {
@@ -159,6 +165,21 @@ jv	art_tools_jq_run(struct art_tools_jq *, const char *path,
  */
 struct art_tools_call;
 
+/*
+ * Resource limits a tool runs under, set in its process before execve;
+ * 0 leaves a limit as this process has it.  A limit is never raised past
+ * the hard limit this process has (it is lowered to it instead), so
+ * setting one cannot fail for want of privilege, and soft and hard limits
+ * are both set, so the tool cannot raise them again.  cpu_secs is the
+ * soft RLIMIT_CPU, which sends SIGXCPU, and the hard one, which sends
+ * SIGKILL, is a second more.
+ */
+struct art_tools_limits {
+	uint64_t	 cpu_secs;	/* RLIMIT_CPU */
+	uint64_t	 memory;	/* RLIMIT_AS, in bytes */
+	uint64_t	 files;		/* RLIMIT_NOFILE */
+};
+
 struct art_tools_spec {
 	const char	*name;		/* for messages */
 	const char	*path;		/* the executable */
@@ -169,6 +190,7 @@ struct art_tools_spec {
 	size_t		 max_output;	/* of stdout; 0: ART_TOOLS_MAX_OUTPUT */
 	int64_t		 timeout_ms;	/* from start; at least 1 is used */
 	int64_t		 kill_grace_ms;
+	struct art_tools_limits limits;
 	const char	*session_id;	/* named in the settle */
 	const char	*call_id;
 	int64_t		 attempt;
@@ -179,8 +201,9 @@ struct art_tools_spec {
  * return.  now_ms is art_tools_mono_ms().  Returns NULL with err
  * "tool_busy" when the system is short of processes, descriptors or
  * memory (worth a retry), or "tool_exec" when the tool could not be
- * executed (a bad file, a bad cwd).  The process never runs signal
- * handlers of ours: every signal is default and unblocked in it.
+ * executed (a bad file, a bad cwd, a limit that could not be set).  The
+ * process never runs signal handlers of ours: every signal is default and
+ * unblocked in it.
  */
 struct art_tools_call *art_tools_call_start(const struct art_tools_spec *,
 	    int64_t now_ms, struct art_err *);
@@ -206,9 +229,15 @@ long	art_tools_call_pid(const struct art_tools_call *);
  * The settle line of a done call, caller-owned:
  * {"type":"tool.result","session_id","id","attempt","result":TEXT} or
  * {"type":"tool.error",…,"error":MSG,"retryable":B}.  MSG is "deadline
- * exceeded" (retryable) after the time limit, else the trimmed last
+ * exceeded" (retryable) after the time limit; "killed by signal XCPU:
+ * CPU time limit (--cpu N)" when the CPU limit killed it (SIGXCPU, or
+ * SIGKILL once it had used the limit); "output is not UTF-8 text (N
+ * bytes)" when it exited 0 but its output is not art_tools_out_is_text()
+ * (N counts every byte it wrote); else the trimmed last
  * ART_TOOLS_ERROR_MAX bytes of stderr, else "exit status N" or "killed by
- * signal S"; B is true for exit status 75 and the time limit.
+ * signal S", these two followed by " (under --memory M, --files N)" for
+ * the limits of those set, as a failed allocation or open may be why.  B
+ * is true for exit status 75 and the time limit.
  */
 jv	art_tools_call_settle(const struct art_tools_call *);
 

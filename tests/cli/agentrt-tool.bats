@@ -55,8 +55,8 @@ gone() {
 	run agentrt-tool --help
 	[ "$status" -eq 0 ]
 	assert_eq "${lines[0]}" "Usage: agentrt-tool [-t DIR]... [OPTIONS] [FILE...]"
-	for opt in --tools --cwd --timeout --kill-grace --max-output \
-	    --max-line --list --help --version; do
+	for opt in --tools --cwd --jobs --timeout --kill-grace --cpu --memory \
+	    --files --max-output --max-line --list --help --version; do
 		[[ "$output" == *"$opt"* ]] || fail "--help lacks $opt"
 	done
 }
@@ -95,6 +95,8 @@ gone() {
 		[[ "${lines[0]}" == "agentrt-tool: bad --max-line '$bad': expected a size such as 64M or 1T" ]]
 	done
 	run agentrt-tool --kill-grace x </dev/null
+	[ "$status" -eq 2 ]
+	run agentrt-tool -j </dev/null
 	[ "$status" -eq 2 ]
 	run agentrt-tool --list extra
 	[ "$status" -eq 2 ]
@@ -494,6 +496,252 @@ gone() {
 	exec 4>&-
 	[ "$status" -eq 143 ]
 	gone "$(cat "$BATS_TEST_TMPDIR/hang.pid")"
+}
+
+# --- hardening: limits, -j, binary output ------------------------------
+
+# hard_run ARGS...: tool_run over the hard-* fixtures, in $work.
+hard_run() {
+	work=$BATS_TEST_TMPDIR/work
+	mkdir -p "$work"
+	tool_run -t "$fixtures/tools" --cwd "$work" "$@"
+}
+
+# The settle line of call ID in $out, compact.
+settle() {
+	jq -c --arg id "$1" 'select(.id == $id)' "$out"
+}
+
+@test "bad -j, --cpu, --memory and --files values are one-line usage errors" {
+	local opt bad
+	for bad in -1 x 1.5 '' 1000001; do
+		for opt in -j --jobs; do
+			run agentrt-tool "$opt" "$bad" </dev/null
+			[ "$status" -eq 2 ] || fail "$opt '$bad' accepted"
+			assert_eq "$output" "agentrt-tool: bad --jobs '$bad': expected a whole number from 0 to 1000000"
+		done
+	done
+	for bad in 0 -1 x 1.5 '' 1e3 1000000001; do
+		run agentrt-tool --cpu "$bad" </dev/null
+		[ "$status" -eq 2 ] || fail "--cpu '$bad' accepted"
+		assert_eq "$output" "agentrt-tool: bad --cpu '$bad': expected a whole number from 1 to 1000000000"
+	done
+	for bad in 0 -1 x 1q 1.5M '' M 99999999999999999999; do
+		run agentrt-tool --memory "$bad" </dev/null
+		[ "$status" -eq 2 ] || fail "--memory '$bad' accepted"
+		assert_eq "$output" "agentrt-tool: bad --memory '$bad': expected a size such as 64M or 1T"
+	done
+	for bad in 0 -1 x 8k '' 1048577; do
+		run agentrt-tool --files "$bad" </dev/null
+		[ "$status" -eq 2 ] || fail "--files '$bad' accepted"
+		assert_eq "$output" "agentrt-tool: bad --files '$bad': expected a whole number from 1 to 1048576"
+	done
+	for opt in '-j 0' '-j 3' '--jobs=1000000' '--cpu 5' '--memory 512M' \
+	    '--memory=1g' '--memory 4096' '--files 64'; do
+		run agentrt-tool $opt </dev/null
+		[ "$status" -eq 0 ] || fail "$opt refused: $output"
+		[ -z "$output" ]
+	done
+}
+
+@test "a tool that prints 100 MiB: capped and marked, quickly, in little memory" {
+	command -v python3 >/dev/null || skip "no python3 to measure memory"
+	req hard-flood '{}' >"$BATS_TEST_TMPDIR/in"
+	mkdir -p "$BATS_TEST_TMPDIR/work"
+	start=$(date +%s%N)
+	# Peak RSS (KiB) of agentrt-tool and the tool it ran, on stderr.
+	python3 -c '
+import resource, subprocess, sys
+st = subprocess.call(sys.argv[1:])
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
+sys.exit(st)' agentrt-tool -t "$fixtures/tools" --cwd "$BATS_TEST_TMPDIR/work" \
+	    <"$BATS_TEST_TMPDIR/in" >"$out" 2>"$err"
+	elapsed=$((($(date +%s%N) - start) / 1000000))
+	rss=$(tail -n 1 "$err")
+	[ "$(wc -l <"$out")" -eq 2 ]
+	result=$(line 2 | jq -r .result)
+	# The default cap, 1 MiB of y, then the marker on a line of its own.
+	assert_eq "$(printf '%s\n' "$result" | tail -n 1)" "[output truncated at 1048576 bytes]"
+	assert_eq "$(printf '%s\n' "$result" | head -n 1 | wc -c)" 1048577
+	assert_eq "$(printf '%s' "$result" | head -n 1 | tr -d y)" ""
+	[ "$(wc -c <"$out")" -lt 1100000 ]
+	# 100 MiB went by, but at most the cap and some change stayed.
+	[ "$rss" -lt 65536 ] || fail "peak RSS ${rss} KiB"
+	[ "$elapsed" -lt 20000 ] || fail "took ${elapsed} ms"
+}
+
+@test "a tool that forks a sleeper and exits settles at once, and the sleeper is killed" {
+	start=$(date +%s%N)
+	req hard-detach '{}' | hard_run --kill-grace 5000
+	elapsed=$((($(date +%s%N) - start) / 1000000))
+	[ "$status" -eq 0 ]
+	[ ! -s "$err" ]
+	assert_eq "$(settle c1 | jq -c '[.type, .result]')" '["tool.result","detached"]'
+	# It waited neither for the sleeper (30 s) nor for the grace (5 s):
+	# the sleeper, still in the tool's group, was killed with it.
+	[ "$elapsed" -lt 4000 ] || fail "took ${elapsed} ms"
+	[ -s "$work/hard-detach.pid" ]
+	gone "$(cat "$work/hard-detach.pid")"
+}
+
+@test "a sleeper that leaves the tool's group does not hold the call past --kill-grace" {
+	command -v setsid >/dev/null || skip "no setsid"
+	start=$(date +%s%N)
+	req hard-detach '"setsid"' | hard_run --kill-grace 300
+	elapsed=$((($(date +%s%N) - start) / 1000000))
+	pid=$(cat "$work/hard-detach.pid")
+	kill "$pid" 2>/dev/null || true		# out of our reach: ours to end
+	[ "$status" -eq 0 ]
+	assert_eq "$(settle c1 | jq -c '[.type, .result]')" '["tool.result","detached"]'
+	[ "$elapsed" -ge 300 ] || fail "settled after ${elapsed} ms"
+	[ "$elapsed" -lt 10000 ] || fail "took ${elapsed} ms: the sleeper held it"
+}
+
+@test "a tool that ignores SIGTERM is killed after --kill-grace" {
+	start=$(date +%s%N)
+	req hard-deaf '{}' | hard_run --timeout 0.3 --kill-grace 300
+	elapsed=$((($(date +%s%N) - start) / 1000000))
+	[ "$status" -eq 0 ]
+	assert_eq "$(settle c1 | jq -c '[.type, .error, .retryable]')" \
+	    '["tool.error","deadline exceeded",true]'
+	[ "$elapsed" -ge 600 ] || fail "settled after ${elapsed} ms, before the grace"
+	[ "$elapsed" -lt 10000 ] || fail "took ${elapsed} ms"
+	gone "$(cat "$work/hard-deaf.pid")"
+}
+
+@test "a tool finds no provider key, though agentrt-tool's environment has them" {
+	export OPENAI_API_KEY=sk-openai-secret ANTHROPIC_API_KEY=sk-ant-secret
+	req hard-keys '{}' | hard_run
+	[ "$status" -eq 0 ]
+	assert_eq "$(settle c1 | jq -r .result)" "$(printf '%s\n' \
+	    OPENAI_API_KEY=unset ANTHROPIC_API_KEY=unset)"
+	! grep -q secret "$out" "$err"
+}
+
+@test "a tool runs with core dumps off" {
+	req hard-core '{}' | hard_run
+	[ "$status" -eq 0 ]
+	assert_eq "$(settle c1 | jq -r .result)" 0
+}
+
+@test "a name with ../ is refused, though the path it names is a tool" {
+	mkdir -p "$BATS_TEST_TMPDIR/sub"
+	for name in ../tools/hard-keys hard-keys/../hard-keys \
+	    ../../fixtures/tools/hard-keys ..; do
+		req "$name" '{}' | tool_run -t "$fixtures/tools" -t "$BATS_TEST_TMPDIR/sub"
+		[ "$status" -eq 0 ]
+		assert_eq "$(jq -c '.actions' "$out")" '[{"type":"tool.error","error":"bad tool name","retryable":false}]'
+	done
+}
+
+# The most "+ ID" lines not yet closed by "- ID" in the log FILE.
+max_overlap() {
+	awk '$1 == "+" { n++; if (n > max) max = n } $1 == "-" { n-- }
+	    END { print max + 0 }' "$1"
+}
+
+@test "-j 2: five calls, at most two running at any time, all settled" {
+	{ for i in 1 2 3 4 5; do req hard-nap '{}' "c$i"; done; } | hard_run -j 2
+	[ "$status" -eq 0 ]
+	[ ! -s "$err" ]
+	# Every decision is answered at once, the waiting ones too.
+	assert_eq "$(jq -c 'select(.type == "decision.response") | [.decision_id, .actions]' "$out")" \
+	    "$(for i in 1 2 3 4 5; do echo "[\"d-c$i\",[]]"; done)"
+	assert_eq "$(jq -r 'select(.type == "tool.result") | .result' "$out" | sort)" \
+	    "$(printf 'c%s\n' 1 2 3 4 5)"
+	[ "$(grep -c '^+' "$work/hard-nap.log")" -eq 5 ]
+	assert_eq "$(max_overlap "$work/hard-nap.log")" 2
+	# In arrival order: c1 and c2 first; the rest only as they finish.
+	assert_eq "$(grep '^+' "$work/hard-nap.log" | head -n 2 | sort | tr '\n' ' ')" "+ c1 + c2 "
+}
+
+@test "-j 1 runs executables one at a time; jq tools are not held back" {
+	{ req hard-nap '{}' c1; req hard-nap '{}' c2; req add '{"a":1,"b":2}' c3; } |
+	    hard_run -j 1
+	[ "$status" -eq 0 ]
+	assert_eq "$(max_overlap "$work/hard-nap.log")" 1
+	assert_eq "$(line 3)" '{"type":"decision.response","session_id":"s1","decision_id":"d-c3","actions":[{"type":"tool.result","result":"3"}]}'
+	assert_eq "$(jq -r 'select(.type == "tool.result") | .result' "$out")" "$(printf 'c1\nc2')"
+}
+
+@test "a waiting call whose deadline passes is settled without running" {
+	export AGENTRT_CLOCK=2026-01-02T03:04:05Z
+	{
+		req hard-nap '{}' c1
+		req hard-nap '{}' c2 '{"deadline":"2026-01-02T03:04:05.100Z"}'
+	} | hard_run -j 1
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -c 'select(.id) | [.id, .type, .result // .error]' "$out")" "$(cat <<-'EOF'
+	["c2","tool.error","deadline exceeded"]
+	["c1","tool.result","c1"]
+	EOF
+	)"
+	assert_eq "$(settle c2 | jq -c '[.session_id, .attempt, .retryable]')" '["s1",1,true]'
+	! grep -q c2 "$work/hard-nap.log"
+}
+
+@test "-j 0 lifts the limit: five calls all run at once" {
+	{ for i in 1 2 3 4 5; do req hard-nap '{}' "c$i"; done; } | hard_run -j 0
+	[ "$status" -eq 0 ]
+	assert_eq "$(max_overlap "$work/hard-nap.log")" 5
+}
+
+@test "--cpu 1: a busy loop is killed with a clear error" {
+	start=$(date +%s%N)
+	req hard-spin '{}' | hard_run --cpu 1
+	elapsed=$((($(date +%s%N) - start) / 1000000))
+	[ "$status" -eq 0 ]
+	assert_eq "$(settle c1 | jq -c '[.type, .error, .retryable]')" \
+	    '["tool.error","killed by signal XCPU: CPU time limit (--cpu 1)",false]'
+	[ "$elapsed" -lt 10000 ] || fail "took ${elapsed} ms"
+	# One that ignores SIGXCPU gets SIGKILL a CPU second later.
+	req hard-spin '"ignore-xcpu"' | hard_run --cpu 1
+	assert_eq "$(settle c1 | jq -c '[.type, .error, .retryable]')" \
+	    '["tool.error","killed by signal KILL: CPU time limit (--cpu 1)",false]'
+}
+
+@test "--memory: a tool that allocates too much fails; one that fits works" {
+	command -v python3 >/dev/null || skip "no python3"
+	{ req hard-hog '{"mib":500}' big; req hard-hog '{"mib":8}' small; } |
+	    hard_run --memory 200M
+	[ "$status" -eq 0 ]
+	assert_eq "$(settle big | jq -c '[.type, .retryable]')" '["tool.error",false]'
+	[[ "$(settle big | jq -r .error)" == *MemoryError ]]
+	assert_eq "$(settle small | jq -c '[.type, .result]')" '["tool.result","8"]'
+	# A death with nothing on stderr names the limits in force.
+	printf '#!/bin/sh\nkill -SEGV $$\n' | tool segv
+	req segv '{}' | tool_run -t "$tools" --memory 64M --files 512
+	assert_eq "$(line 2 | jq -r .error)" "killed by signal 11 (under --memory 64M, --files 512)"
+}
+
+@test "--files 8: a tool that opens many files fails; without it, it works" {
+	command -v python3 >/dev/null || skip "no python3"
+	req hard-files '{}' | hard_run --files 8
+	[ "$status" -eq 0 ]
+	assert_eq "$(settle c1 | jq -c '[.type, .retryable]')" '["tool.error",false]'
+	[[ "$(settle c1 | jq -r .error)" == *"Too many open files"* ]]
+	req hard-files '{}' | hard_run
+	assert_eq "$(settle c1 | jq -c '[.type, .result]')" '["tool.result","50"]'
+}
+
+@test "output that is not UTF-8 text, or holds a NUL, is a non-retryable error" {
+	{ req hard-bytes '"latin1"' a; req hard-bytes '"nul"' b; } | hard_run
+	[ "$status" -eq 0 ]
+	assert_eq "$(settle a)" '{"type":"tool.error","session_id":"s1","id":"a","attempt":1,"error":"output is not UTF-8 text (5 bytes)","retryable":false}'
+	assert_eq "$(settle b | jq -c '[.error, .retryable]')" '["output is not UTF-8 text (4 bytes)",false]'
+}
+
+@test "the --max-output marker never splits a UTF-8 character" {
+	for cap in 11 12 1999 2000; do
+		req hard-bytes '"accents"' | hard_run --max-output "$cap"
+		result=$(settle c1 | jq -r .result)
+		keep=$(((cap / 2) * 2))
+		if [ "$cap" -eq 2000 ]; then
+			assert_eq "$(printf '%s' "$result" | wc -c)" 2000
+			continue
+		fi
+		assert_eq "$result" "$(head -c "$keep" < <(for i in $(seq 1000); do printf '\303\251'; done))"$'\n'"[output truncated at $cap bytes]"
+	done
 }
 
 # The EXAMPLES section runs as written, so the manual cannot drift.
