@@ -38,6 +38,7 @@
 #include "diag.h"
 #include "err.h"
 #include "json.h"
+#include "mcp.h"
 #include "ndjson.h"
 #include "opt.h"
 #include "tools.h"
@@ -63,6 +64,24 @@ struct opts {
 	size_t		  max_line;
 	bool		  list;
 	char		**files;	/* operands; NULL-terminated */
+	const char	**mcp;		/* --mcp specs; NULL-terminated */
+	size_t		  nmcp;
+};
+
+/* An MCP server whose tools this stage serves. */
+struct server {
+	char		*spec;		/* as given, for messages */
+	char		*prefix;	/* NAME of NAME=; NULL: none */
+	struct art_mcp	*m;
+	jv		 names;		/* served name -> the server's */
+	size_t		 nfds;		/* pollfds filled last */
+};
+
+/* An MCP call in flight: where its settle goes. */
+struct mcp_call {
+	struct stage	*st;
+	char		*session_id, *call_id;
+	int64_t		 attempt;
 };
 
 /* The input: files in turn, split into lines here (see the top). */
@@ -98,6 +117,8 @@ struct stage {
 	struct pollfd		 *pfds;
 	size_t			  npfds;
 	int			  wake[2];	/* the SIGCHLD self-pipe */
+	struct server		 *servers;	/* --mcp, in order */
+	size_t			  nservers;
 };
 
 /*
@@ -108,10 +129,11 @@ static volatile sig_atomic_t wake_fd = -1;
 static volatile sig_atomic_t stop_signal;
 
 enum { OPT_CWD = 256, OPT_TIMEOUT, OPT_KILL_GRACE, OPT_CPU, OPT_MEMORY,
-	OPT_FILES, OPT_MAX_OUTPUT, OPT_MAX_LINE };
+	OPT_FILES, OPT_MAX_OUTPUT, OPT_MAX_LINE, OPT_MCP };
 
 static const struct option longopts[] = {
 	{ "tools",	required_argument,	NULL, 't' },
+	{ "mcp",	required_argument,	NULL, OPT_MCP },
 	{ "cwd",	required_argument,	NULL, OPT_CWD },
 	{ "jobs",	required_argument,	NULL, 'j' },
 	{ "timeout",	required_argument,	NULL, OPT_TIMEOUT },
@@ -135,12 +157,16 @@ help(void)
 "       agentrt-tool [-t DIR]... --list\n"
 "\n"
 "Answer tool.execute decision requests by running the named tool: an\n"
-"executable NAME or a jq program NAME.jq in the tools directories.\n"
+"executable NAME or a jq program NAME.jq in the tools directories, or a\n"
+"tool of an MCP server.\n"
 "Other lines pass through unchanged.\n"
 "\n"
 "Options:\n"
 "  -t, --tools DIR       look for tools in DIR; repeat to search several\n"
 "                        in order (default: $AGENTRT_TOOLS, else ./tools)\n"
+"      --mcp '[NAME=]COMMAND ARG...'\n"
+"                        start an MCP server over stdio and serve its\n"
+"                        tools, as NAME__TOOL with NAME=; repeatable\n"
 "      --cwd DIR         run tools in DIR (default: the current directory)\n"
 "  -j, --jobs N          run at most N executable tools at once, the other\n"
 "                        calls waiting in turn; 0: no limit (default: 4 per\n"
@@ -251,6 +277,27 @@ default_jobs(void)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return n > 1 ? (size_t)n * JOBS_PER_CPU : JOBS_PER_CPU;
+}
+
+/* An --mcp spec, checked now so a bad one reads nothing. */
+static void
+add_mcp(struct opts *o, const char *spec)
+{
+	struct art_err err;
+	char *prefix, **argv = art_mcp_argv(spec, &prefix, &err);
+	const char **nm;
+
+	if (argv == NULL) {
+		art_warn("%s", err.msg);
+		usage();
+	}
+	art_mcp_argv_free(argv);
+	free(prefix);
+	if ((nm = realloc(o->mcp, (o->nmcp + 2) * sizeof(*nm))) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	o->mcp = nm;
+	o->mcp[o->nmcp++] = spec;
+	o->mcp[o->nmcp] = NULL;
 }
 
 static void
@@ -629,6 +676,199 @@ run_tool(struct stage *st, const jv *rec, const jv *trig, const char *path,
 	jv_free(args);
 }
 
+/* --- MCP servers ------------------------------------------------------ */
+
+extern char **environ;
+
+/* How long a server may take from its start to its tool list. */
+#define MCP_START_MS	30000
+
+/*
+ * Starts every --mcp server and waits for its tools, in the given order;
+ * a server that cannot start is fatal, before any line is read.
+ */
+static struct server *
+open_servers(const struct opts *o, size_t *nout)
+{
+	struct server *sv = calloc(o->nmcp + 1, sizeof(*sv));
+	struct art_err err;
+	char **argv, **env;
+	jv tools;
+	size_t i;
+
+	if (sv == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	for (i = 0; i < o->nmcp; i++) {
+		sv[i].spec = (char *)o->mcp[i];
+		sv[i].names = jv_object();
+		if ((argv = art_mcp_argv(o->mcp[i], &sv[i].prefix, &err)) ==
+		    NULL)
+			art_die(ART_EXIT_USAGE, "%s", err.msg);
+		/* The server's environment is a tool's: no provider key. */
+		if ((env = art_tools_env(environ, "", "", 0)) == NULL)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		sv[i].m = art_mcp_start((const char *const *)argv,
+		    (const char *const *)env, o->cwd, MCP_START_MS, &err);
+		art_tools_env_free(env);
+		art_mcp_argv_free(argv);
+		if (sv[i].m == NULL || art_mcp_wait_ready(sv[i].m, &err) == -1)
+			art_die(ART_EXIT_FAIL, "--mcp '%s': %s", o->mcp[i],
+			    err.msg);
+		tools = art_mcp_tools(sv[i].m);
+		jv_array_foreach(tools, k, t) {
+			const char *name = art_json_str(&t, "name");
+
+			if (name != NULL)
+				sv[i].names = jv_object_set(sv[i].names,
+				    sv[i].prefix != NULL ? jv_string_fmt(
+				    "%s__%s", sv[i].prefix, name) :
+				    jv_string(name), jv_string(name));
+			jv_free(t);
+			(void)k;
+		}
+		jv_free(tools);
+	}
+	*nout = o->nmcp;
+	return sv;
+}
+
+static void
+close_servers(struct server *sv, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		art_mcp_free(sv[i].m);
+		jv_free(sv[i].names);
+		free(sv[i].prefix);
+	}
+	free(sv);
+}
+
+/* The server serving name, and the name it knows the tool by. */
+static struct server *
+find_server(struct stage *st, const char *name, jv *tool)
+{
+	size_t i;
+
+	for (i = 0; i < st->nservers; i++) {
+		*tool = jv_object_get(jv_copy(st->servers[i].names),
+		    jv_string(name));
+		if (jv_is_valid(*tool))
+			return &st->servers[i];
+		jv_free(*tool);
+	}
+	*tool = jv_invalid();
+	return NULL;
+}
+
+static size_t
+mcp_pending(const struct stage *st)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < st->nservers; i++)
+		n += art_mcp_pending(st->servers[i].m);
+	return n;
+}
+
+/* The settle of an MCP call, as an executable's would be. */
+static void
+mcp_done(void *ctx, const struct art_mcp_done *d)
+{
+	struct mcp_call *mc = ctx;
+	struct stage *st = mc->st;
+	size_t max = st->o->max_output, len = d->len;
+	jv line = jv_object(), text;
+
+	line = jv_object_set(line, jv_string("type"), jv_string(d->ok ?
+	    "tool.result" : "tool.error"));
+	line = jv_object_set(line, jv_string("session_id"),
+	    jv_string(mc->session_id));
+	line = jv_object_set(line, jv_string("id"), jv_string(mc->call_id));
+	line = jv_object_set(line, jv_string("attempt"),
+	    jv_number((double)mc->attempt));
+	if (len > max) {
+		/* Cut at a character, and say so, as for an executable. */
+		for (len = max; len > 0 &&
+		    ((unsigned char)d->text[len] & 0xc0) == 0x80; len--)
+			;
+		text = jv_string_fmt("%.*s\n[output truncated at %zu bytes]",
+		    (int)len, d->text, max);
+	} else
+		text = jv_string_sized(d->text, (int)len);
+	if (d->ok)
+		line = jv_object_set(line, jv_string("result"), text);
+	else {
+		line = jv_object_set(line, jv_string("error"), text);
+		line = jv_object_set(line, jv_string("retryable"),
+		    jv_bool(d->retryable));
+	}
+	emit(st, line);
+	free(mc->session_id);
+	free(mc->call_id);
+	free(mc);
+}
+
+/* A tool.execute for an MCP server's tool: answered now, settled later. */
+static void
+run_mcp(struct stage *st, const jv *rec, const jv *trig,
+    struct server *sv, const char *tool, const char *raw, size_t len)
+{
+	const char *sid = art_json_str(rec, "session_id");
+	const char *did = art_json_str(rec, "decision_id");
+	const char *id, *text;
+	struct mcp_call *mc;
+	struct art_err err;
+	int64_t attempt = 1, due, wait;
+	jv input, args;
+
+	if (art_json_get_str(trig, "id", 1, &id, &err) == -1 ||
+	    art_json_get_int(trig, "attempt", 0, &attempt, &err) == -1 ||
+	    art_json_get_str(trig, "arguments", 0, &text, &err) == -1 ||
+	    call_due(st, trig, &due, &err) == -1) {
+		bad_request(st, rec, &err, "trigger: ", raw, len);
+		return;
+	}
+	input = art_json_field(trig, "input");
+	args = art_json_field(&input, "value");
+	jv_free(input);
+	if (jv_get_kind(args) != JV_KIND_OBJECT) {
+		jv_free(args);
+		args = text != NULL && *text != '\0' ?
+		    art_json_parse_str(text, NULL) : jv_object();
+	}
+	if (jv_get_kind(args) != JV_KIND_OBJECT) {
+		jv_free(args);
+		respond(st, sid, did, jv_array_append(jv_array(),
+		    tool_error("arguments are not a JSON object", false)));
+		return;
+	}
+	wait = due == INT64_MAX ? st->o->timeout_ms : due -
+	    art_tools_mono_ms();
+	if (wait <= 0) {
+		jv_free(args);
+		respond(st, sid, did, jv_array_append(jv_array(),
+		    tool_error("deadline exceeded", true)));
+		return;
+	}
+	if ((mc = calloc(1, sizeof(*mc))) == NULL ||
+	    (mc->session_id = strdup(sid)) == NULL ||
+	    (mc->call_id = strdup(id)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	mc->st = st;
+	mc->attempt = attempt;
+	if (art_mcp_call(sv->m, tool, args, wait, mcp_done, mc, &err) == -1) {
+		respond(st, sid, did, jv_array_append(jv_array(),
+		    tool_error(err.msg, false)));
+		free(mc->session_id);
+		free(mc->call_id);
+		free(mc);
+		return;
+	}
+	respond(st, sid, did, jv_array());
+}
+
 /* A decision.request whose trigger is tool.execute. */
 static void
 answer(struct stage *st, const jv *rec, const jv *trig, const char *raw,
@@ -652,7 +892,16 @@ answer(struct stage *st, const jv *rec, const jv *trig, const char *raw,
 	if ((kind = art_tools_find(st->o->dirs, name, &path, &err)) == -1)
 		fatal(st, &err);
 	if (kind == ART_TOOLS_NONE) {
-		emit_raw(st, raw, len);		/* another stage may own it */
+		struct server *sv;
+		jv tool;
+
+		/* The tools directories first, then the MCP servers. */
+		if ((sv = find_server(st, name, &tool)) != NULL)
+			run_mcp(st, rec, trig, sv, jv_string_value(tool), raw,
+			    len);
+		else
+			emit_raw(st, raw, len);	/* another stage may own it */
+		jv_free(tool);
 		return;
 	}
 	run_tool(st, rec, trig, path, kind, raw, len);
@@ -953,9 +1202,11 @@ stop(struct stage *st)
 static size_t
 fill_pollfds(struct stage *st)
 {
-	size_t i, need = 3 + st->ncalls * ART_TOOLS_POLLFDS;
+	size_t i, need = 3 + st->ncalls * ART_TOOLS_POLLFDS, at;
 	struct pollfd *p;
 
+	for (i = 0; i < st->nservers; i++)
+		need += ART_MCP_POLLFDS;
 	if (need > st->npfds) {
 		if ((p = realloc(st->pfds, need * sizeof(*p))) == NULL)
 			art_die(ART_EXIT_FAIL, "out of memory");
@@ -970,6 +1221,14 @@ fill_pollfds(struct stage *st)
 	for (i = 0; i < st->ncalls; i++)
 		art_tools_call_pollfds(st->calls[i],
 		    p + 3 + i * ART_TOOLS_POLLFDS);
+	/* Then each MCP server's pipes, after the calls'. */
+	at = 3 + st->ncalls * ART_TOOLS_POLLFDS;
+	for (i = 0; i < st->nservers; i++) {
+		st->servers[i].nfds = art_mcp_pollfds(st->servers[i].m, p + at,
+		    ART_MCP_POLLFDS);
+		at += st->servers[i].nfds;
+	}
+	need = at;
 	for (i = 0; i < need; i++)
 		p[i].revents = 0;
 	return need;
@@ -985,12 +1244,29 @@ poll_timeout(const struct stage *st)
 	for (i = 0; i < st->ncalls; i++)
 		if ((d = art_tools_call_due_ms(st->calls[i])) < due)
 			due = d;
+	now = art_tools_mono_ms();
+	for (i = 0; i < st->nservers; i++)
+		if ((d = art_mcp_timeout(st->servers[i].m)) >= 0 &&
+		    now + d < due)
+			due = now + d;
 	if (due == INT64_MAX)
 		return -1;
-	now = art_tools_mono_ms();
 	if (due <= now)
 		return 0;
 	return due - now > INT_MAX ? INT_MAX : (int)(due - now);
+}
+
+/* Moves the MCP servers on; their calls settle from callbacks. */
+static void
+step_servers(struct stage *st)
+{
+	size_t i, at = 3 + st->ncalls * ART_TOOLS_POLLFDS;
+
+	for (i = 0; i < st->nservers; i++) {
+		art_mcp_work(st->servers[i].m, st->servers[i].nfds > 0 ?
+		    st->pfds + at : NULL, st->servers[i].nfds);
+		at += st->servers[i].nfds;
+	}
 }
 
 /* Moves every call on and settles the ones that ended, in order. */
@@ -1039,7 +1315,8 @@ loop(struct stage *st)
 	char drop[256];
 	size_t n;
 
-	while (st->in.fd >= 0 || st->ncalls > 0 || st->nwaiting > 0) {
+	while (st->in.fd >= 0 || st->ncalls > 0 || st->nwaiting > 0 ||
+	    mcp_pending(st) > 0) {
 		if (stop_signal != 0)
 			stop(st);
 		n = fill_pollfds(st);
@@ -1052,6 +1329,8 @@ loop(struct stage *st)
 		if (st->pfds[2].revents != 0 &&
 		    art_outq_flush(st->out, &err) == -1)
 			fatal(st, &err);
+		/* Servers first: step_calls() renumbers the calls' pollfds. */
+		step_servers(st);
 		step_calls(st);
 		start_waiting(st);
 		if (st->in.fd >= 0 && st->pfds[1].revents != 0)
@@ -1066,6 +1345,8 @@ list(const struct opts *o)
 {
 	struct art_err err;
 	int status = ART_EXIT_OK;
+	struct server *sv;
+	size_t nsv, n;
 	jv tools, d;
 
 	if (!jv_is_valid(tools = art_tools_list(o->dirs, &err)))
@@ -1087,6 +1368,33 @@ list(const struct opts *o)
 		}
 	}
 	jv_free(tools);
+	/* The MCP servers' tools, as an agent file declares them. */
+	sv = open_servers(o, &nsv);
+	for (n = 0; n < nsv; n++) {
+		tools = art_mcp_tools(sv[n].m);
+		jv_array_foreach(tools, k, t) {
+			const char *name = art_json_str(&t, "name");
+
+			d = jv_object_set(jv_object(), jv_string("name"),
+			    sv[n].prefix != NULL ? jv_string_fmt("%s__%s",
+			    sv[n].prefix, name != NULL ? name : "") :
+			    jv_string(name != NULL ? name : ""));
+			d = jv_object_set(d, jv_string("description"),
+			    art_json_field(&t, "description"));
+			d = jv_object_set(d, jv_string("input"),
+			    art_json_field(&t, "inputSchema"));
+			if (jv_get_kind(jv_object_get(jv_copy(t),
+			    jv_string("outputSchema"))) == JV_KIND_OBJECT)
+				d = jv_object_set(d, jv_string("output"),
+				    art_json_field(&t, "outputSchema"));
+			jv_free(t);
+			(void)k;
+			if (art_ndjson_write(stdout, d, &err) == -1)
+				art_die(ART_EXIT_FAIL, "%s", err.msg);
+		}
+		jv_free(tools);
+	}
+	close_servers(sv, nsv);
 	return status;
 }
 
@@ -1106,8 +1414,10 @@ run(const struct opts *o)
 	st.in.fd = -1;
 	cloexec_inherited();
 	setup_signals(&st);
+	st.servers = open_servers(o, &st.nservers);
 	open_next(&st);
 	loop(&st);
+	close_servers(st.servers, st.nservers);
 	status = st.in.failed ? ART_EXIT_FAIL : ART_EXIT_OK;
 	art_tools_jq_free(st.jq);
 	art_outq_free(st.out);
@@ -1143,6 +1453,9 @@ main(int argc, char *argv[])
 		case OPT_CWD:
 			check_dir("--cwd", optarg);
 			o.cwd = optarg;
+			break;
+		case OPT_MCP:
+			add_mcp(&o, optarg);
 			break;
 		case 'j':
 			o.jobs = parse_count("--jobs", optarg, 0, JOBS_MAX);

@@ -262,7 +262,7 @@ _agentrt_llm()
 
 _agentrt_tool()
 {
-	_agentrt_scan '-t:1 --tools:1 --cwd:1 -j:1 --jobs:1 --timeout:1
+	_agentrt_scan '-t:1 --tools:1 --mcp:1 --cwd:1 -j:1 --jobs:1 --timeout:1
 	    --kill-grace:1 --cpu:1 --memory:1 --files:1 --max-output:1
 	    --max-line:1'
 	case $opt in
@@ -271,7 +271,7 @@ _agentrt_tool()
 	*) return 0 ;;
 	esac
 	if [[ $cur == -* ]]; then
-		_agentrt_reply '-t --tools --cwd -j --jobs --timeout --kill-grace
+		_agentrt_reply '-t --tools --mcp --cwd -j --jobs --timeout --kill-grace
 		    --cpu --memory --files --max-output --max-line -l --list
 		    -h --help -V --version'
 	else

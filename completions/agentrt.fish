@@ -203,6 +203,7 @@ complete -c agentrt-llm -s V -l version -d 'print the version and exit'
 # agentrt-tool
 
 complete -c agentrt-tool -s t -l tools -x -a '(__fish_complete_directories)' -d 'look for tools in DIR'
+complete -c agentrt-tool -l mcp -x -d 'start an MCP server over stdio and serve its tools'
 complete -c agentrt-tool -l cwd -x -a '(__fish_complete_directories)' -d 'run tools in DIR'
 complete -c agentrt-tool -s j -l jobs -x -d 'run at most N executable tools at once'
 complete -c agentrt-tool -l timeout -x -d 'time limit of a call whose trigger has no deadline'

@@ -25,6 +25,7 @@
  */
 #include "mcp.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1487,4 +1488,124 @@ int
 art_mcp_deaths(const struct art_mcp *m)
 {
 	return m->deaths;
+}
+
+/* --- --mcp arguments ------------------------------------------------- */
+
+static int
+push_word(char ***v, size_t *n, size_t *cap, const char *w, size_t len)
+{
+	char **nv;
+
+	if (*n + 2 > *cap) {
+		*cap = *cap > 0 ? *cap * 2 : 8;
+		if ((nv = realloc(*v, *cap * sizeof(*nv))) == NULL)
+			return -1;
+		*v = nv;
+	}
+	if (((*v)[*n] = strndup(w, len)) == NULL)
+		return -1;
+	(*v)[++*n] = NULL;
+	return 0;
+}
+
+void
+art_mcp_argv_free(char **v)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+char **
+art_mcp_argv(const char *spec, char **prefix, struct art_err *err)
+{
+	char **v = NULL, *w;
+	size_t n = 0, cap = 0, len;
+	const char *p = spec, *eq, *q;
+	int in_word;
+	char quote;
+
+	*prefix = NULL;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	/* NAME= before the command names the tools' prefix. */
+	for (q = p; *q != '\0' && *q != ' ' && *q != '\t' && *q != '='; q++)
+		;
+	eq = *q == '=' ? q : NULL;
+	if (eq != NULL) {
+		for (q = p; q < eq; q++)
+			if (!isalnum((unsigned char)*q) && *q != '-' &&
+			    *q != '_')
+				break;
+		if (q != eq || eq == p) {
+			art_err_set(err, "bad_mcp", "--mcp '%s': the name "
+			    "before '=' may hold letters, digits, '-' and '_' "
+			    "only", spec);
+			return NULL;
+		}
+		if ((*prefix = strndup(p, (size_t)(eq - p))) == NULL)
+			goto nomem;
+		p = eq + 1;
+	}
+	if ((w = malloc(strlen(p) + 1)) == NULL)
+		goto nomem;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0')
+			break;
+		len = 0;
+		in_word = 1;
+		quote = 0;
+		while (in_word && *p != '\0') {
+			if (quote == 0 && (*p == ' ' || *p == '\t'))
+				in_word = 0;
+			else if (quote == 0 && (*p == '\'' || *p == '"'))
+				quote = *p++;
+			else if (quote != 0 && *p == quote) {
+				quote = 0;
+				p++;
+			} else if (*p == '\\' && quote != '\'' &&
+			    p[1] != '\0' && (quote == 0 || p[1] == '"' ||
+			    p[1] == '\\')) {
+				w[len++] = p[1];
+				p += 2;
+			} else
+				w[len++] = *p++;
+		}
+		if (quote != 0) {
+			free(w);
+			art_mcp_argv_free(v);
+			free(*prefix);
+			*prefix = NULL;
+			art_err_set(err, "bad_mcp", "--mcp '%s': unclosed %c",
+			    spec, quote);
+			return NULL;
+		}
+		if (push_word(&v, &n, &cap, w, len) == -1) {
+			free(w);
+			goto nomem;
+		}
+	}
+	free(w);
+	if (n == 0) {
+		art_mcp_argv_free(v);
+		free(*prefix);
+		*prefix = NULL;
+		art_err_set(err, "bad_mcp", "--mcp '%s': no command to run",
+		    spec);
+		return NULL;
+	}
+	return v;
+nomem:
+	art_mcp_argv_free(v);
+	free(*prefix);
+	*prefix = NULL;
+	art_err_set(err, "nomem", "out of memory");
+	return NULL;
 }

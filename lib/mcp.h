@@ -189,6 +189,18 @@ int	art_mcp_timeout(const struct art_mcp *);
  */
 void	art_mcp_work(struct art_mcp *, const struct pollfd *pfd, size_t n);
 
+/*
+ * An --mcp argument, "[NAME=]COMMAND ARG...", split without a shell: on
+ * blanks, with '...' and "..." quoting (no escapes inside '...', \" and
+ * \\ inside "...", \x outside quotes).  *prefix is NAME (a new string;
+ * NULL when none), the prefix of the tools it serves ("NAME__tool"); NAME
+ * is letters, digits, '-' and '_'.  Returns a NULL-terminated argv the
+ * caller frees with art_mcp_argv_free(), or NULL with err "bad_mcp"
+ * (nothing to run, an unclosed quote, a bad NAME) or "nomem".
+ */
+char	**art_mcp_argv(const char *spec, char **prefix, struct art_err *);
+void	art_mcp_argv_free(char **);
+
 /* The server's process group (its pid), or -1 when none is running. */
 long	art_mcp_pid(const struct art_mcp *);
 /* Lines from the server that were not JSON objects, over all its runs. */

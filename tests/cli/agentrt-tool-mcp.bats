@@ -1,0 +1,126 @@
+#!/usr/bin/env bats
+# agentrt-tool --mcp: the tools of a real MCP server
+# (@modelcontextprotocol/server-everything, from the npm registry) served
+# over its stdio, in a stage and in a whole ring.  Without node, npm or
+# the registry the tests are skipped, saying why.
+
+load lib
+
+PKG=@modelcontextprotocol/server-everything@2026.8.31
+
+# The server, installed once into a cache shared with tests/unit/mcp-test.
+setup_file() {
+	local cache="${TMPDIR:-/tmp}/agentrt-mcp-cache"
+	export MCP_JS="$cache/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+	export MCP_SKIP=
+	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+		MCP_SKIP="no node or npm on this machine"
+	elif [ ! -f "$MCP_JS" ] && ! npm install --prefix "$cache" --no-audit \
+	    --no-fund "$PKG" >/dev/null 2>&1; then
+		MCP_SKIP="npm install $PKG failed (no registry?)"
+	fi
+}
+
+setup() {
+	[ -z "$MCP_SKIP" ] || skip "$MCP_SKIP"
+	server="node $MCP_JS stdio"
+}
+
+# exec ID NAME ARGS: a tool.execute decision for session s1.
+exec_line() {
+	jq -nc --arg id "$1" --arg n "$2" --arg a "$3" \
+	    '{type: "decision.request", session_id: "s1", decision_id: ("d-" + $id),
+	      trigger: {type: "tool.execute", id: $id, attempt: 1, name: $n,
+	      arguments: $a}}'
+}
+
+tool() {
+	rc=0
+	agentrt-tool -t "$BATS_TEST_TMPDIR" "$@" <"$BATS_TEST_TMPDIR/in" \
+	    >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" || rc=$?
+	out=$BATS_TEST_TMPDIR/out
+	err=$BATS_TEST_TMPDIR/err
+}
+
+# settle ID: the settle line of call ID, compact.
+settle() {
+	jq -c --arg id "$1" 'select((.type == "tool.result" or
+	    .type == "tool.error") and .id == $id)' "$out"
+}
+
+@test "an MCP server's tools are served: answered at once, settled with the content" {
+	{ exec_line c1 echo '{"message":"hi"}'
+	  exec_line c2 get-sum '{"a":2,"b":3}'; } >"$BATS_TEST_TMPDIR/in"
+	tool --mcp "$server"
+	[ "$rc" -eq 0 ] || fail "$(cat "$err")"
+	assert_eq "$(jq -c 'select(.type == "decision.response") | .actions' "$out" | tr -d '\n')" '[][]'
+	assert_eq "$(settle c1)" '{"type":"tool.result","session_id":"s1","id":"c1","attempt":1,"result":"Echo: hi"}'
+	assert_eq "$(settle c2 | jq -r .result)" 'The sum of 2 and 3 is 5.'
+}
+
+@test "NAME= prefixes the tools; other names pass on unchanged" {
+	{ exec_line c1 ev__echo '{"message":"x"}'
+	  exec_line c2 echo '{"message":"y"}'; } >"$BATS_TEST_TMPDIR/in"
+	tool --mcp "ev=$server"
+	assert_eq "$(settle c1 | jq -r .result)" 'Echo: x'
+	# Without its prefix the name is not this stage's: passed on as it came.
+	assert_eq "$(sed -n 2p "$out")" "$(sed -n 2p "$BATS_TEST_TMPDIR/in")"
+}
+
+@test "an MCP tool error and a JSON-RPC failure become tool.error, not retried" {
+	{ exec_line c1 get-sum '{"a":"x"}'
+	  exec_line c2 echo '[1]'; } >"$BATS_TEST_TMPDIR/in"
+	tool --mcp "$server"
+	assert_eq "$(settle c1 | jq -c '[.type, .retryable]')" '["tool.error",false]'
+	[[ "$(settle c1 | jq -r .error)" == "MCP error -32602: Input validation error: "* ]]
+	assert_eq "$(jq -c 'select(.decision_id == "d-c2") | .actions' "$out")" \
+	    '[{"type":"tool.error","error":"arguments are not a JSON object","retryable":false}]'
+}
+
+@test "the server gets a tool's scrubbed environment: no provider key" {
+	exec_line c1 get-env '{}' >"$BATS_TEST_TMPDIR/in"
+	OPENAI_API_KEY=sk-mcp-secret ANTHROPIC_API_KEY=sk-ant-mcp-secret tool --mcp "$server"
+	env=$(settle c1 | jq -r .result)
+	[[ "$env" == *'"PATH"'* ]]
+	[[ "$env" != *sk-mcp-secret* && "$env" != *OPENAI_API_KEY* ]]
+	[[ "$env" != *ANTHROPIC_API_KEY* ]]
+}
+
+@test "--list adds the server's tools as an agent file declares them" {
+	run agentrt-tool -t "$BATS_TEST_TMPDIR" --mcp "ev=$server" --list
+	[ "$status" -eq 0 ]
+	assert_eq "$(printf '%s\n' "$output" | jq -c 'select(.name == "ev__get-sum") |
+	    [.input.type, .input.required, (.description | length > 0)]')" \
+	    '["object",["a","b"],true]'
+}
+
+@test "a server that cannot start, and a bad --mcp, are clear errors" {
+	: >"$BATS_TEST_TMPDIR/in"
+	tool --mcp "no-such-mcp-server --stdio"
+	[ "$rc" -eq 1 ]
+	assert_eq "$(cat "$err")" "agentrt-tool: --mcp 'no-such-mcp-server --stdio': run 'no-such-mcp-server': not found in PATH"
+	tool --mcp "ev='unclosed"
+	[ "$rc" -eq 2 ]
+	[[ "$(head -1 "$err")" == "agentrt-tool: --mcp 'ev='unclosed': unclosed '" ]]
+	tool --mcp "b@d=x"
+	[ "$rc" -eq 2 ]
+	[[ "$(head -1 "$err")" == *"the name before '=' may hold letters"* ]]
+	tool --mcp "  "
+	[ "$rc" -eq 2 ]
+	[[ "$(head -1 "$err")" == *"no command to run"* ]]
+}
+
+@test "a ring whose agent calls an MCP tool" {
+	fifo=$BATS_TEST_TMPDIR/ring
+	mkfifo "$fifo"
+	run timeout 60 bash -c '
+		agentrt-decide <"$1" |
+		agentrt-llm |
+		agentrt-tool -t "$2" --mcp "ev=$3" |
+		AGENTRT_AGENTS="$4" agentrt-session run -a mcp-sum -m add \
+		    --events "$5" >"$1"' ring "$fifo" "$BATS_TEST_TMPDIR" \
+	    "$server" "$top_srcdir/tests/fixtures/agents" "$BATS_TEST_TMPDIR/events"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -c 'select(.type == "completion") | .text' "$BATS_TEST_TMPDIR/events")" \
+	    '"the server said: The sum of 17 and 25 is 42."'
+}
