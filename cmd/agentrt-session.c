@@ -43,7 +43,7 @@ struct cmd {
 static volatile sig_atomic_t stopping;
 
 enum { OPT_ID = 256, OPT_IDENTITY, OPT_AFTER, OPT_TURN_ID, OPT_INPUT,
-    OPT_EVENTS, OPT_AGENTS, OPT_MAX_LINE };
+    OPT_EVENTS, OPT_AGENTS, OPT_TOOLS, OPT_MAX_LINE };
 
 static const struct option longopts[] = {
 	{ "db",		required_argument,	NULL, 'd' },
@@ -59,6 +59,7 @@ static const struct option longopts[] = {
 	{ "input",	required_argument,	NULL, OPT_INPUT },
 	{ "events",	required_argument,	NULL, OPT_EVENTS },
 	{ "agents",	required_argument,	NULL, OPT_AGENTS },
+	{ "tools",	required_argument,	NULL, OPT_TOOLS },
 	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "version",	no_argument,		NULL, 'V' },
@@ -102,6 +103,8 @@ help(void)
 "      --input JSON    (run) send client input lines; @FILE, @- read them\n"
 "      --events FILE   (run) append client events to FILE as NDJSON\n"
 "      --agents DIR    (run) look for agents/NAME.json in DIR first\n"
+"      --tools DIR     (run) where an agent's tools named by name alone are\n"
+"                      declared (default: $AGENTRT_TOOLS, else ./tools)\n"
 "      --max-line BYTES\n"
 "                      (run) the longest ring line read (default 64M)\n"
 "  -h, --help          print this help and exit\n"
@@ -542,7 +545,7 @@ cmd_takes(const struct cmd *c, int opt)
 	case 'f': case OPT_AFTER:
 		return strcmp(c->name, "log") == 0;
 	case 's': case 'm': case OPT_TURN_ID: case OPT_INPUT: case OPT_EVENTS:
-	case OPT_AGENTS: case OPT_MAX_LINE:
+	case OPT_AGENTS: case OPT_TOOLS: case OPT_MAX_LINE:
 		return strcmp(c->name, "run") == 0;
 	}
 	return true;
@@ -580,6 +583,11 @@ parse(int argc, char **argv, const char *shortopts, const struct cmd *c,
 			if (o->nagent_dirs == MAX_AGENT_DIRS)
 				usage(c != NULL ? c->usage : NULL);
 			o->agent_dirs[o->nagent_dirs++] = optarg;
+			break;
+		case OPT_TOOLS:
+			if (o->ntool_dirs == MAX_AGENT_DIRS)
+				usage(c != NULL ? c->usage : NULL);
+			o->tool_dirs[o->ntool_dirs++] = optarg;
 			break;
 		case OPT_MAX_LINE:
 			o->max_line = parse_size("--max-line", optarg);

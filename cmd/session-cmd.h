@@ -35,6 +35,8 @@ struct opts {
 	const char	*events;
 	const char	*agent_dirs[MAX_AGENT_DIRS];
 	int		 nagent_dirs;
+	const char	*tool_dirs[MAX_AGENT_DIRS];
+	int		 ntool_dirs;
 	size_t		 max_line;
 };
 

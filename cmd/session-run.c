@@ -24,6 +24,7 @@
 #include "ndjson.h"
 
 #include "session-cmd.h"
+#include "tools.h"
 
 struct ring {
 	struct art_engine		*engine;
@@ -41,7 +42,65 @@ struct agents {
 	char		 xdg[4096];
 	char		 env[4096];
 	int		 warned;	/* schema notes said */
+	char		*tools[MAX_AGENT_DIRS + 8];	/* NULL-terminated */
+	char		 tools_env[4096];
 };
+
+/*
+ * An agent's tools given by name alone ("tools": ["calc"]) take their
+ * declarations from the tools directories, as agentrt-tool --list prints
+ * them (NAME.json beside the tool), so an agent need not repeat them.
+ * Returns config with them filled in, or jv_invalid() with err.
+ */
+static jv
+declare_tools(struct agents *a, const char *agent, jv config,
+    struct art_err *err)
+{
+	jv tools = art_json_field(&config, "tools"), out = jv_array(), d;
+	char *path;
+	int kind;
+
+	if (jv_get_kind(tools) != JV_KIND_ARRAY) {
+		jv_free(tools);
+		jv_free(out);
+		return config;
+	}
+	jv_array_foreach(tools, i, t) {
+		(void)i;
+		if (jv_get_kind(t) != JV_KIND_STRING) {
+			out = jv_array_append(out, t);
+			continue;
+		}
+		kind = art_tools_name_is_valid(jv_string_value(t)) ?
+		    art_tools_find(a->tools, jv_string_value(t), &path, err) :
+		    ART_TOOLS_NONE;
+		if (kind == -1 || kind == ART_TOOLS_NONE) {
+			if (kind == ART_TOOLS_NONE)
+				art_err_set(err, "bad_agent", "agent '%s': tool "
+				    "'%s' is in no tools directory (--tools, "
+				    "$AGENTRT_TOOLS, ./tools)", agent,
+				    jv_string_value(t));
+			jv_free(t);
+			jv_free(out);
+			jv_free(tools);
+			jv_free(config);
+			return jv_invalid();
+		}
+		d = art_tools_declaration(path, jv_string_value(t), err);
+		free(path);
+		if (!jv_is_valid(d)) {
+			jv_free(t);
+			jv_free(out);
+			jv_free(tools);
+			jv_free(config);
+			return jv_invalid();
+		}
+		out = jv_array_append(out, d);
+		jv_free(t);
+	}
+	jv_free(tools);
+	return jv_object_set(config, jv_string("tools"), out);
+}
 
 static jv
 load_agent(void *ctx, const char *name, struct art_err *err)
@@ -49,6 +108,8 @@ load_agent(void *ctx, const char *name, struct art_err *err)
 	struct agents *a = ctx;
 	jv config = art_agent_load(a->dirs, a->n, name, err), notes;
 
+	if (jv_is_valid(config))
+		config = declare_tools(a, name, config, err);
 	if (!jv_is_valid(config) || a->warned)
 		return config;
 	/* What the tool schemas will not check, said once per run. */
@@ -61,6 +122,28 @@ load_agent(void *ctx, const char *name, struct art_err *err)
 	}
 	jv_free(notes);
 	return config;
+}
+
+/* --tools, else $AGENTRT_TOOLS, else ./tools: as agentrt-tool looks. */
+static void
+tool_dirs(struct agents *a, const struct opts *o)
+{
+	const char *v;
+	char *p, *save;
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < o->ntool_dirs; i++)
+		a->tools[n++] = (char *)o->tool_dirs[i];
+	if (n == 0 && (v = getenv("AGENTRT_TOOLS")) != NULL && *v != '\0') {
+		snprintf(a->tools_env, sizeof(a->tools_env), "%s", v);
+		for (p = strtok_r(a->tools_env, ":", &save); p != NULL &&
+		    n < MAX_AGENT_DIRS + 4; p = strtok_r(NULL, ":", &save))
+			a->tools[n++] = p;
+	}
+	if (n == 0)
+		a->tools[n++] = "./tools";
+	a->tools[n] = NULL;
 }
 
 /* --agents, then $AGENTRT_AGENTS, $XDG_CONFIG_HOME/agentrt/agents, ./agents. */
@@ -87,6 +170,7 @@ agent_dirs(struct agents *a, const struct opts *o)
 	if (a->xdg[0] != '\0')
 		a->dirs[a->n++] = a->xdg;
 	a->dirs[a->n++] = "agents";
+	tool_dirs(a, o);
 }
 
 /* Writes what the engine produced: ring lines, then client events. */

@@ -174,7 +174,7 @@ _agentrt_session()
 	local gopts='-d --db -h --help -V --version'
 	local spec='-d:1 --db:1 -a:1 --agent:1 --id:1 --identity:1 --after:1
 	    -s:1 --session:1 -m:1 --message:1 --turn-id:1 --input:1 --events:1
-	    --agents:1 --max-line:1'
+	    --agents:1 --tools:1 --max-line:1'
 	local cmd nargs opts
 
 	_agentrt_scan "$spec"
@@ -183,7 +183,7 @@ _agentrt_session()
 
 	case $opt in
 	'') ;;
-	-d|--db|--agents) _agentrt_dirs; return 0 ;;
+	-d|--db|--agents|--tools) _agentrt_dirs; return 0 ;;
 	-a|--agent) _agentrt_reply "$(_agentrt_agent_names)"; return 0 ;;
 	-s|--session) _agentrt_reply "$(_agentrt_session_ids)"; return 0 ;;
 	--events) _agentrt_files; return 0 ;;
@@ -206,7 +206,7 @@ _agentrt_session()
 	log) opts='--after -f --follow' ;;
 	run)
 		opts='-a --agent -s --session -m --message --turn-id --input
-		    --events --agents --max-line'
+		    --events --agents --tools --max-line'
 		;;
 	*) return 0 ;;
 	esac

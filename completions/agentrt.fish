@@ -171,6 +171,7 @@ complete -c agentrt-session -n '__agentrt_session_using run' -l turn-id -x -d "t
 complete -c agentrt-session -n '__agentrt_session_using run' -l input -x -a '(__agentrt_at_files)' -d 'send client input lines; @FILE, @- read them'
 complete -c agentrt-session -n '__agentrt_session_using run' -l events -r -F -d 'append client events to FILE as NDJSON'
 complete -c agentrt-session -n '__agentrt_session_using run' -l agents -x -a '(__fish_complete_directories)' -d 'look for NAME.json in DIR first'
+complete -c agentrt-session -n '__agentrt_session_using run' -l tools -x -a '(__fish_complete_directories)' -d 'where tools named by name alone are declared'
 complete -c agentrt-session -n '__agentrt_session_using run' -l max-line -x -d 'the longest ring line read (default 64M)'
 
 complete -c agentrt-session -n __agentrt_session_wants_session -a '(__agentrt_session_ids)' -d session

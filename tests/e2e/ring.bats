@@ -287,3 +287,16 @@ park_on_client_tool() {
 	[[ "$output" == *"agent 'schema-odd': tool 'calc' input: keywords not checked: [\"if\",\"then\"]"* ]]
 	[[ "$output" == *"agent 'schema-odd': tool 'calc' output: #/pattern: bad regular expression"* ]]
 }
+
+@test "an agent names a tool and its declaration comes from the tools directory" {
+	AGENTRT_TOOLS="$top_srcdir/examples/tools" ring -a calc-by-name -m 'What is 17*23?'
+	[ "$status" -eq 0 ] || fail "$output"
+	# The model was offered calc.json's declaration, schema and all.
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.requested")][0].request.tools')" \
+	    "[$(jq -c . "$top_srcdir/examples/tools/calc.json")]"
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"17*23 = 391"'
+	# A name no tools directory has is a bad agent, said at once.
+	AGENTRT_TOOLS="$BATS_TEST_TMPDIR" ring -a calc-by-name -m hi
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"agent 'calc-by-name': tool 'calc' is in no tools directory"* ]]
+}
