@@ -203,49 +203,12 @@ struct failure {
 	int	errnum;
 };
 
-/* Makes fd close-on-exec and at least 3, clear of the child's 0, 1, 2. */
-static int
-settle_fd(int fd)
-{
-	int nfd;
-
-	if (fd >= 3)
-		return fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 ? -1 : fd;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	close(fd);
-	return nfd;
-}
-
-static int
-make_pipe(int p[2])
-{
-	if (pipe(p) == -1)
-		return -1;
-	if ((p[0] = settle_fd(p[0])) == -1 || (p[1] = settle_fd(p[1])) == -1) {
-		if (p[0] != -1)
-			close(p[0]);
-		if (p[1] != -1)
-			close(p[1]);
-		return -1;
-	}
-	return 0;
-}
-
 static void
 close_fd(int *fd)
 {
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
-}
-
-static void
-set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl != -1)
-		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
 /*
@@ -345,8 +308,8 @@ spawn(struct art_mcp *m, struct art_err *err)
 	struct failure f;
 	ssize_t r;
 
-	if (make_pipe(in) == -1 || make_pipe(out) == -1 ||
-	    make_pipe(ep) == -1 || make_pipe(ctl) == -1)
+	if (art_tools_pipe(in) == -1 || art_tools_pipe(out) == -1 ||
+	    art_tools_pipe(ep) == -1 || art_tools_pipe(ctl) == -1)
 		goto busy;
 	fds[0] = in[0], fds[1] = out[1], fds[2] = ep[1];
 	bound = fd_bound();
@@ -376,8 +339,8 @@ spawn(struct art_mcp *m, struct art_err *err)
 		return spawn_failed(m, &f, err);
 	}
 	m->in_fd = in[1], m->out_fd = out[0], m->err_fd = ep[0];
-	set_nonblock(m->in_fd), set_nonblock(m->out_fd);
-	set_nonblock(m->err_fd);
+	art_tools_nonblock(m->in_fd), art_tools_nonblock(m->out_fd);
+	art_tools_nonblock(m->err_fd);
 	m->exited = m->lost = false;
 	m->status = 0;
 	return 0;

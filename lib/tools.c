@@ -844,8 +844,8 @@ settle_fd(int fd)
 	return nfd;
 }
 
-static int
-make_pipe(int p[2])
+int
+art_tools_pipe(int p[2])
 {
 	if (pipe(p) == -1)
 		return -1;
@@ -867,8 +867,8 @@ close_fd(int *fd)
 	*fd = -1;
 }
 
-static void
-set_nonblock(int fd)
+void
+art_tools_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 
@@ -995,8 +995,8 @@ spawn(struct art_tools_call *c, const struct art_tools_spec *s,
 	struct failure f;
 	ssize_t r;
 
-	if (make_pipe(in) == -1 || make_pipe(out) == -1 ||
-	    make_pipe(ep) == -1 || make_pipe(ctl) == -1)
+	if (art_tools_pipe(in) == -1 || art_tools_pipe(out) == -1 ||
+	    art_tools_pipe(ep) == -1 || art_tools_pipe(ctl) == -1)
 		goto busy;
 	/* No handler of ours may run in the child before it resets them. */
 	sigfillset(&all);
@@ -1023,8 +1023,8 @@ spawn(struct art_tools_call *c, const struct art_tools_spec *s,
 		return call_failed(s, &f, err);
 	}
 	c->in_fd = in[1], c->out_fd = out[0], c->err_fd = ep[0];
-	set_nonblock(c->in_fd), set_nonblock(c->out_fd);
-	set_nonblock(c->err_fd);
+	art_tools_nonblock(c->in_fd), art_tools_nonblock(c->out_fd);
+	art_tools_nonblock(c->err_fd);
 	return 0;
 busy:
 	e = errno;

@@ -73,6 +73,15 @@ jv	art_tools_declaration(const char *path, const char *name,
 	    struct art_err *);
 
 /*
+ * A pipe for a child's standard streams: both ends close-on-exec and
+ * numbered 3 or more, so the child's dup2() onto 0, 1 and 2 never lands
+ * on an end it still needs.  0, or -1 with errno.
+ */
+int	art_tools_pipe(int p[2]);
+/* Makes fd non-blocking (best effort). */
+void	art_tools_nonblock(int fd);
+
+/*
  * The environment of a tool, a new NULL-terminated array the caller frees
  * with art_tools_env_free(): those of env's variables that are on the
  * allow-list (PATH HOME LANG LC_ALL LC_CTYPE TZ TMPDIR USER), then
