@@ -1347,7 +1347,7 @@ list(const struct opts *o)
 	int status = ART_EXIT_OK;
 	struct server *sv;
 	size_t nsv, n;
-	jv tools, d;
+	jv tools, d, out;
 
 	if (!jv_is_valid(tools = art_tools_list(o->dirs, &err)))
 		art_die(ART_EXIT_FAIL, "out of memory");
@@ -1383,10 +1383,11 @@ list(const struct opts *o)
 			    art_json_field(&t, "description"));
 			d = jv_object_set(d, jv_string("input"),
 			    art_json_field(&t, "inputSchema"));
-			if (jv_get_kind(jv_object_get(jv_copy(t),
-			    jv_string("outputSchema"))) == JV_KIND_OBJECT)
-				d = jv_object_set(d, jv_string("output"),
-				    art_json_field(&t, "outputSchema"));
+			out = art_json_field(&t, "outputSchema");
+			if (jv_get_kind(out) == JV_KIND_OBJECT)
+				d = jv_object_set(d, jv_string("output"), out);
+			else
+				jv_free(out);
 			jv_free(t);
 			(void)k;
 			if (art_ndjson_write(stdout, d, &err) == -1)
@@ -1502,5 +1503,6 @@ main(int argc, char *argv[])
 	o.files = optind < argc ? argv + optind : stdin_only;
 	status = o.list ? list(&o) : run(&o);
 	free_dirs(o.dirs);
+	free(o.mcp);
 	return status;
 }
