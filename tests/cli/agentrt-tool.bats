@@ -641,7 +641,7 @@ max_overlap() {
 }
 
 @test "-j 2: five calls, at most two running at any time, all settled" {
-	{ for i in 1 2 3 4 5; do req hard-nap '{}' "c$i"; done; } | hard_run -j 2
+	{ for i in 1 2 3 4 5; do req hard-nap '{"until":2}' "c$i"; done; } | hard_run -j 2
 	[ "$status" -eq 0 ]
 	[ ! -s "$err" ]
 	# Every decision is answered at once, the waiting ones too.
@@ -681,7 +681,7 @@ max_overlap() {
 }
 
 @test "-j 0 lifts the limit: five calls all run at once" {
-	{ for i in 1 2 3 4 5; do req hard-nap '{}' "c$i"; done; } | hard_run -j 0
+	{ for i in 1 2 3 4 5; do req hard-nap '{"until":5}' "c$i"; done; } | hard_run -j 0
 	[ "$status" -eq 0 ]
 	assert_eq "$(max_overlap "$work/hard-nap.log")" 5
 }
