@@ -15,6 +15,8 @@ setup_file() {
 	export MCP_SKIP=
 	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 		MCP_SKIP="no node or npm on this machine"
+	elif ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)'; then
+		MCP_SKIP="node $(node --version) is older than 20, which the server needs"
 	elif [ ! -f "$MCP_JS" ] && ! npm install --prefix "$cache" --no-audit \
 	    --no-fund "$PKG" >/dev/null 2>&1; then
 		MCP_SKIP="npm install $PKG failed (no registry?)"

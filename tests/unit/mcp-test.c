@@ -214,6 +214,10 @@ install_server(char *why, size_t size)
 	snprintf(server_js, sizeof(server_js), "%s/%s", cache, SERVER_JS);
 	if (system("command -v node >/dev/null 2>&1") != 0)
 		return "node is not installed";
+	/* The server's dependencies (glob 13, hono) need Node.js 20. */
+	if (system("node -e 'process.exit(+process.versions.node.split(\".\")"
+	    "[0] >= 20 ? 0 : 1)'") != 0)
+		return "node is older than 20, which the server needs";
 	if (access(server_js, R_OK) == 0)
 		return NULL;
 	if (system("command -v npm >/dev/null 2>&1") != 0)
