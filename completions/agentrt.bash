@@ -279,8 +279,60 @@ _agentrt_tool()
 	fi
 }
 
-# agentrt-tree and agentrt-shell, still to come, answer only --help and
-# --version.
+# The abbreviated node ids of session $1, as agentrt-tree show prints them,
+# from the store named by the last -d or --db on the line.
+_agentrt_tree_nodes()
+{
+	local db
+	db=$(_agentrt_optargs -d --db | tail -n 1)
+	agentrt-tree ${db:+-d "$db"} show "$1" 2>/dev/null |
+	    sed -n 's/^[^*]*\* [^ ]*  *\([^ ]*\).*/\1/p'
+}
+
+_agentrt_tree()
+{
+	local cmds='show path branches diff export'
+	local cmd nargs opts
+
+	_agentrt_scan '-d:1 --db:1 --format:1'
+	cmd=${args[0]-}
+	nargs=$((${#args[@]} > 0 ? ${#args[@]} - 1 : 0))
+
+	case $opt in
+	'') ;;
+	-d|--db) _agentrt_dirs; return 0 ;;
+	--format) _agentrt_reply 'ndjson openai anthropic markdown'; return 0 ;;
+	*) return 0 ;;
+	esac
+
+	case $cmd in
+	'')
+		if [[ $cur == -* ]]; then
+			_agentrt_reply '-d --db -h --help -V --version'
+		else
+			_agentrt_reply "$cmds"
+		fi
+		return 0
+		;;
+	show) opts='--dot' ;;
+	export) opts='--format' ;;
+	path|branches|diff) opts= ;;
+	*) return 0 ;;
+	esac
+
+	if [[ $cur == -* ]]; then
+		_agentrt_reply "$opts -d --db"
+		return 0
+	fi
+	case $cmd:$nargs in
+	*:0) _agentrt_reply "$(_agentrt_session_ids)" ;;
+	path:1|diff:1|diff:2)
+		_agentrt_reply "$(_agentrt_tree_nodes "${args[1]}")"
+		;;
+	esac
+}
+
+# agentrt-shell, still to come, answers only --help and --version.
 _agentrt()
 {
 	local prog=${1:-${COMP_WORDS[0]}} cur cword words=() opt argn args=()
@@ -292,6 +344,7 @@ _agentrt()
 	agentrt-decide) _agentrt_decide ;;
 	agentrt-llm) _agentrt_llm ;;
 	agentrt-tool) _agentrt_tool ;;
+	agentrt-tree) _agentrt_tree ;;
 	*) _agentrt_reply '--help --version' ;;
 	esac
 }

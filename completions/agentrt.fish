@@ -218,9 +218,76 @@ complete -c agentrt-tool -s l -l list -d "print the tools' declarations and exit
 complete -c agentrt-tool -s h -l help -d 'print this help and exit'
 complete -c agentrt-tool -s V -l version -d 'print the version and exit'
 
-# The binaries still to come answer only --help and --version.
-for __agentrt_bin in agentrt-tree agentrt-shell
-    complete -c $__agentrt_bin -l help -d 'print the help and exit'
-    complete -c $__agentrt_bin -l version -d 'print the version and exit'
+# agentrt-tree
+
+# Prints the command of the agentrt-tree line being completed and then its
+# arguments so far, options and their arguments left out; fails if there is
+# no command yet.
+function __agentrt_tree_words
+    set -l tokens (commandline -opc)
+    set -e tokens[1]
+    set -l out
+    while set -q tokens[1]
+        switch $tokens[1]
+            case -d --db --format
+                set -e tokens[1..2]
+            case '-*'
+                set -e tokens[1]
+            case '*'
+                set -a out $tokens[1]
+                set -e tokens[1]
+        end
+    end
+    set -q out[1]; or return 1
+    printf '%s\n' $out
 end
-set -e __agentrt_bin
+
+function __agentrt_tree_needs_command
+    not __agentrt_tree_words >/dev/null
+end
+
+function __agentrt_tree_using
+    set -l words (__agentrt_tree_words)
+    or return 1
+    contains -- $words[1] $argv
+end
+
+# True when the next argument is the Nth after the command (1: SESSION) of
+# one of the commands given: __agentrt_tree_arg 2 path diff.
+function __agentrt_tree_arg
+    set -l words (__agentrt_tree_words)
+    or return 1
+    contains -- $words[1] $argv[2..-1]; or return 1
+    test (count $words) -eq $argv[1]
+end
+
+# The abbreviated node ids of the session on the line, as show prints them.
+function __agentrt_tree_nodes
+    set -l words (__agentrt_tree_words)
+    or return 0
+    set -q words[2]; or return 0
+    set -l db (__agentrt_optargs -d --db)[-1]
+    set -l args
+    test -n "$db"; and set args -d $db
+    agentrt-tree $args show $words[2] 2>/dev/null |
+        string replace -rf -- '^[^*]*\* \S+ +(\S+).*' '$1'
+end
+
+complete -c agentrt-tree -f
+complete -c agentrt-tree -s d -l db -x -a '(__fish_complete_directories)' -d 'use the store in DIR'
+complete -c agentrt-tree -n __agentrt_tree_needs_command -s h -l help -d 'print this help and exit'
+complete -c agentrt-tree -n __agentrt_tree_needs_command -s V -l version -d 'print the version and exit'
+complete -c agentrt-tree -n __agentrt_tree_needs_command -a show -d 'draw the tree, one line per message'
+complete -c agentrt-tree -n __agentrt_tree_needs_command -a path -d 'print the messages root to NODE as NDJSON'
+complete -c agentrt-tree -n __agentrt_tree_needs_command -a branches -d 'print the leaves as NDJSON'
+complete -c agentrt-tree -n __agentrt_tree_needs_command -a diff -d 'print the common ancestor of A and B and both tails'
+complete -c agentrt-tree -n __agentrt_tree_needs_command -a export -d 'print the active path in another shape'
+complete -c agentrt-tree -n '__agentrt_tree_using show' -l dot -d 'write Graphviz DOT instead'
+complete -c agentrt-tree -n '__agentrt_tree_using export' -l format -x -a 'ndjson openai anthropic markdown' -d 'the shape to write'
+complete -c agentrt-tree -n '__agentrt_tree_arg 1 show path branches diff export' -a '(__agentrt_session_ids)' -d session
+complete -c agentrt-tree -n '__agentrt_tree_arg 2 path diff' -a '(__agentrt_tree_nodes)' -d node
+complete -c agentrt-tree -n '__agentrt_tree_arg 3 diff' -a '(__agentrt_tree_nodes)' -d node
+
+# agentrt-shell, still to come, answers only --help and --version.
+complete -c agentrt-shell -l help -d 'print the help and exit'
+complete -c agentrt-shell -l version -d 'print the version and exit'

@@ -7,9 +7,9 @@ bashcomp=$top_srcdir/completions/agentrt.bash
 zshcomp=$top_srcdir/completions/_agentrt
 fishcomp=$top_srcdir/completions/agentrt.fish
 
-# The binaries that exist so far; agentrt-tree and agentrt-shell join the
-# checks as soon as they are built.
-ready_bins="agentrt-session agentrt-decide agentrt-llm agentrt-tool"
+# The binaries that exist so far; agentrt-shell joins the checks as soon as
+# it is built.
+ready_bins="agentrt-session agentrt-decide agentrt-llm agentrt-tool agentrt-tree"
 
 # Prints the agentrt binaries built in top_builddir, one per line.
 built_bins() {
@@ -442,10 +442,8 @@ make_agents() {
 	done
 	run bash_complete agentrt-tool --l
 	[ "$output" = --list ]
-	for b in agentrt-tree agentrt-shell; do
-		run bash_complete "$b" --
-		[ "${lines[*]}" = "--help --version" ]
-	done
+	run bash_complete agentrt-shell --
+	[ "${lines[*]}" = "--help --version" ]
 }
 
 @test "bash completes a SESSION from the store named by -d" {
@@ -542,7 +540,7 @@ make_agents() {
 	[ "${lines[*]}" = "anthropic/ mock/echo mock/script openai/" ]
 	run zsh_complete 'agentrt-llm --replay '
 	[ "$status" -eq 0 ]
-	run zsh_complete 'agentrt-tree --'
+	run zsh_complete 'agentrt-shell --'
 	[ "$status" -eq 0 ]
 	[ "${lines[*]}" = "--help --version" ]
 }
@@ -599,7 +597,7 @@ make_agents() {
 	[ "$output" = demo1 ]
 	run fish_complete 'agentrt-llm -m '
 	[ "${lines[*]}" = "anthropic/ mock/echo mock/script openai/" ]
-	run fish_complete 'agentrt-tree --'
+	run fish_complete 'agentrt-shell --'
 	[ "${lines[*]}" = "--help --version" ]
 }
 

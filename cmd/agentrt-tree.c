@@ -1,0 +1,412 @@
+/* agentrt-tree - a session's message tree: show, path, branches, diff */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jv.h>
+
+#include "clock.h"
+#include "diag.h"
+#include "err.h"
+#include "json.h"
+#include "ndjson.h"
+#include "session.h"
+#include "store.h"
+#include "tree.h"
+#include "treeview.h"
+
+struct opts {
+	const char	*db;
+	const char	*format;	/* export */
+	bool		 dot;		/* show */
+};
+
+/* What one read transaction gathers: the tree and the paths asked for. */
+struct view {
+	const char	*sid;
+	const char	*names[2];	/* NODE arguments; NULL: the head */
+	int		 npaths;	/* paths to read: 0, 1 or 2 */
+	jv		 head;		/* the head's id, or null */
+	jv		 nodes;
+	jv		 ids[2];	/* the ids root..node of each path */
+	jv		 paths[2];	/* the messages root..node */
+};
+
+struct cmd {
+	const char	*name;
+	int		(*run)(const struct opts *, struct view *);
+	const char	*usage;
+	int		 min_args;	/* after SESSION */
+	int		 max_args;
+	int		 npaths;
+};
+
+enum { OPT_DOT = 256, OPT_FORMAT };
+
+static const struct option longopts[] = {
+	{ "db",		required_argument,	NULL, 'd' },
+	{ "dot",	no_argument,		NULL, OPT_DOT },
+	{ "format",	required_argument,	NULL, OPT_FORMAT },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ "version",	no_argument,		NULL, 'V' },
+	{ NULL,		0,			NULL, 0 }
+};
+
+static _Noreturn void
+help(void)
+{
+	fputs(
+"Usage: agentrt-tree [-d DIR] COMMAND SESSION [ARGS]\n"
+"\n"
+"Show a session's message tree: its branches, paths and differences.\n"
+"\n"
+"Commands:\n"
+"  show [--dot] SESSION  draw the tree, one line per message\n"
+"  path SESSION [NODE]   print the messages root to NODE (default: the\n"
+"                        head) as NDJSON\n"
+"  branches SESSION      print the leaves as NDJSON\n"
+"  diff SESSION A B      print the common ancestor of A and B and both tails\n"
+"  export [--format FORMAT] SESSION\n"
+"                        print the active path as ndjson, openai,\n"
+"                        anthropic or markdown\n"
+"\n"
+"A NODE is a message id, or a prefix of exactly one.\n"
+"\n"
+"Options:\n"
+"  -d, --db DIR          use the store in DIR (default: $AGENTRT_DB, else\n"
+"                        $XDG_DATA_HOME/agentrt)\n"
+"      --dot             (show) write Graphviz DOT instead\n"
+"      --format FORMAT   (export) ndjson (default), openai, anthropic or\n"
+"                        markdown\n"
+"  -h, --help            print this help and exit\n"
+"  -V, --version         print the version and exit\n"
+"\n"
+"Exit status: 0 success, 1 failure, 2 usage error.\n",
+	    stdout);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+static _Noreturn void
+version(void)
+{
+	printf("agentrt-tree %s\n", PACKAGE_VERSION);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+static _Noreturn void
+usage(const char *line)
+{
+	fprintf(stderr, "usage: agentrt-tree %s\n"
+	    "Try 'agentrt-tree --help' for more information.\n",
+	    line != NULL ? line : "[-d DIR] COMMAND SESSION [ARGS]");
+	exit(ART_EXIT_USAGE);
+}
+
+static int
+failed(const struct art_err *err)
+{
+	art_warn("%s", art_err_is(err, "nomem") ? "out of memory" : err->msg);
+	return ART_EXIT_FAIL;
+}
+
+/* One NDJSON line; -1 (said on stderr) when the reader is gone. */
+static int
+emit(jv v)
+{
+	struct art_err err;
+
+	if (art_ndjson_write(stdout, v, &err) == -1)
+		return failed(&err), -1;
+	return 0;
+}
+
+/* Text as it is; -1 (said on stderr) when the write fails. */
+static int
+emit_text(const char *s)
+{
+	if (fputs(s, stdout) == EOF || fflush(stdout) == EOF ||
+	    ferror(stdout)) {
+		art_warn("write: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+emit_each(jv lines)
+{
+	int r = 0;
+
+	jv_array_foreach(lines, i, v) {
+		if (r == 0)
+			r = emit(jv_copy(v));
+		jv_free(v);
+	}
+	jv_free(lines);
+	return r == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
+}
+
+/* --- the read ------------------------------------------------------- */
+
+/* The id a NODE argument names (NULL: the head), into *id. */
+static int
+resolve(struct view *v, const char *name, jv *id, struct art_err *err)
+{
+	if (name == NULL) {
+		*id = jv_copy(v->head);
+		return 0;
+	}
+	*id = art_treeview_find(&v->nodes, name, err);
+	if (!jv_is_valid(*id))
+		return art_err_prefix(err, "session '%s'", v->sid);
+	return 0;
+}
+
+static int
+read_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct view *v = ctx;
+	jv s = art_session_get(t, v->sid, err), id;
+	const char *p;
+	int i;
+
+	if (!jv_is_valid(s))
+		return -1;
+	v->head = art_json_field(&s, "head");
+	jv_free(s);
+	if (!jv_is_valid(v->nodes = art_tree_nodes(t, v->sid, err)))
+		return -1;
+	for (i = 0; i < v->npaths; i++) {
+		if (resolve(v, v->names[i], &id, err) == -1)
+			return -1;
+		p = jv_get_kind(id) == JV_KIND_STRING ? jv_string_value(id) :
+		    NULL;
+		v->ids[i] = art_tree_path_ids(t, v->sid, p, err);
+		v->paths[i] = jv_is_valid(v->ids[i]) ?
+		    art_tree_path(t, v->sid, p, err) : jv_invalid();
+		jv_free(id);
+		if (!jv_is_valid(v->paths[i]))
+			return -1;
+	}
+	return 0;
+}
+
+static void
+view_release(struct view *v)
+{
+	int i;
+
+	jv_free(v->head);
+	jv_free(v->nodes);
+	for (i = 0; i < 2; i++) {
+		jv_free(v->ids[i]);
+		jv_free(v->paths[i]);
+	}
+}
+
+/* --- the commands ----------------------------------------------------- */
+
+static const char *
+head_of(const struct view *v)
+{
+	return jv_get_kind(v->head) == JV_KIND_STRING ?
+	    jv_string_value(v->head) : NULL;
+}
+
+static int
+cmd_show(const struct opts *o, struct view *v)
+{
+	jv lines, text;
+	int r = 0;
+
+	if (o->dot) {
+		text = art_treeview_dot(&v->nodes, &v->ids[0], v->sid,
+		    head_of(v));
+		r = emit_text(jv_string_value(text));
+		jv_free(text);
+		return r == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
+	}
+	lines = art_treeview_lines(&v->nodes, head_of(v));
+	jv_array_foreach(lines, i, line) {
+		if (r == 0)
+			r = emit_text(jv_string_value(line));
+		if (r == 0)
+			r = emit_text("\n");
+		jv_free(line);
+	}
+	jv_free(lines);
+	return r == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
+}
+
+static int
+cmd_path(const struct opts *o, struct view *v)
+{
+	(void)o;
+	return emit_each(jv_copy(v->paths[0]));
+}
+
+static int
+cmd_branches(const struct opts *o, struct view *v)
+{
+	(void)o;
+	return emit_each(art_treeview_branches(&v->nodes, head_of(v)));
+}
+
+static int
+cmd_diff(const struct opts *o, struct view *v)
+{
+	(void)o;
+	return emit_each(art_treeview_diff(&v->paths[0], &v->paths[1]));
+}
+
+static int
+cmd_export(const struct opts *o, struct view *v)
+{
+	struct art_err err;
+	jv out;
+	int r;
+
+	if (strcmp(o->format, "ndjson") == 0)
+		return emit_each(jv_copy(v->paths[0]));
+	out = art_treeview_export(&v->paths[0], o->format, &err);
+	if (!jv_is_valid(out)) {
+		art_warn("export session '%s' as %s: %s", v->sid, o->format,
+		    err.msg);
+		return ART_EXIT_FAIL;
+	}
+	if (jv_get_kind(out) != JV_KIND_STRING)
+		return emit(out) == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
+	r = emit_text(jv_string_value(out));
+	jv_free(out);
+	return r == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
+}
+
+static const struct cmd cmds[] = {
+	{ "show", cmd_show, "show [--dot] SESSION", 0, 0, 1 },
+	{ "path", cmd_path, "path SESSION [NODE]", 0, 1, 1 },
+	{ "branches", cmd_branches, "branches SESSION", 0, 0, 0 },
+	{ "diff", cmd_diff, "diff SESSION A B", 2, 2, 2 },
+	{ "export", cmd_export, "export [--format FORMAT] SESSION", 0, 0, 1 },
+};
+
+static const struct cmd *
+find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(cmds[i].name, name) == 0)
+			return &cmds[i];
+	return NULL;
+}
+
+/* -d, else $AGENTRT_DB, else $XDG_DATA_HOME/agentrt, else ~/.local/share. */
+static const char *
+store_dir(const char *db, char *buf, size_t n)
+{
+	const char *v;
+
+	if (db != NULL && *db != '\0')
+		return db;
+	if ((v = getenv("AGENTRT_DB")) != NULL && *v != '\0')
+		return v;
+	if ((v = getenv("XDG_DATA_HOME")) != NULL && *v == '/')
+		snprintf(buf, n, "%s/agentrt", v);
+	else if ((v = getenv("HOME")) != NULL && *v != '\0')
+		snprintf(buf, n, "%s/.local/share/agentrt", v);
+	else
+		art_die(ART_EXIT_FAIL, "find store: set AGENTRT_DB, "
+		    "XDG_DATA_HOME or HOME, or give -d DIR");
+	return buf;
+}
+
+static void
+check_format(const char *f)
+{
+	if (strcmp(f, "ndjson") != 0 && strcmp(f, "openai") != 0 &&
+	    strcmp(f, "anthropic") != 0 && strcmp(f, "markdown") != 0)
+		art_die(ART_EXIT_USAGE, "bad --format '%s': use ndjson, "
+		    "openai, anthropic or markdown", f);
+}
+
+/*
+ * Reads the view in one read transaction.  The store is never made: with
+ * none, every session is unknown, as agentrt-session show says.
+ */
+static int
+load(const struct opts *o, struct view *v)
+{
+	struct art_clock clock;
+	struct art_store_opts so = { .clock = &clock, .create = 0 };
+	struct art_store *st;
+	struct art_err err;
+	char buf[4096];
+	int r;
+
+	if (art_clock_init(&clock, NULL, &err) == -1)
+		return failed(&err);
+	so.dir = store_dir(o->db, buf, sizeof(buf));
+	if (art_store_open(&st, &so, &err) == -1) {
+		if (art_err_is(&err, "no_store"))
+			art_die(ART_EXIT_FAIL, "no session '%s'", v->sid);
+		return failed(&err);
+	}
+	r = art_store_read(st, read_fn, v, &err);
+	art_store_close(st);
+	return r == -1 ? failed(&err) : ART_EXIT_OK;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o = { .format = NULL };
+	struct view v = { .head = jv_null(), .nodes = jv_null(),
+	    .ids = { jv_null(), jv_null() },
+	    .paths = { jv_null(), jv_null() } };
+	const struct cmd *c;
+	int ch, status;
+
+	art_diag_init(argv[0]);
+	while ((ch = getopt_long(argc, argv, "d:hV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'd': o.db = optarg; break;
+		case OPT_DOT: o.dot = true; break;
+		case OPT_FORMAT: o.format = optarg; break;
+		case 'h': help();
+		case 'V': version();
+		default: usage(NULL);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		usage(NULL);
+	if ((c = find_cmd(argv[0])) == NULL) {
+		art_warn("unknown command '%s'", argv[0]);
+		usage(NULL);
+	}
+	if (argc < 2 + c->min_args || argc > 2 + c->max_args ||
+	    (o.dot && c->run != cmd_show) ||
+	    (o.format != NULL && c->run != cmd_export))
+		usage(c->usage);
+	if (o.format == NULL)
+		o.format = "ndjson";
+	check_format(o.format);
+	v.sid = argv[1];
+	v.names[0] = argc > 2 ? argv[2] : NULL;
+	v.names[1] = argc > 3 ? argv[3] : NULL;
+	v.npaths = c->npaths;
+	if ((status = load(&o, &v)) == ART_EXIT_OK)
+		status = c->run(&o, &v);
+	view_release(&v);
+	if (status == ART_EXIT_OK && (fflush(stdout) == EOF || ferror(stdout)))
+		art_die(ART_EXIT_FAIL, "write: %s", strerror(errno));
+	return status;
+}
