@@ -603,20 +603,13 @@ parse(int argc, char **argv, const char *shortopts, const struct cmd *c,
 static const char *
 store_dir(const char *db, char *buf, size_t n)
 {
-	const char *v;
+	struct art_err err;
+	const char *dir = art_store_find_dir(db, getenv("AGENTRT_DB"),
+	    getenv("XDG_DATA_HOME"), getenv("HOME"), buf, n, &err);
 
-	if (db != NULL && *db != '\0')
-		return db;
-	if ((v = getenv("AGENTRT_DB")) != NULL && *v != '\0')
-		return v;
-	if ((v = getenv("XDG_DATA_HOME")) != NULL && *v == '/')
-		snprintf(buf, n, "%s/agentrt", v);
-	else if ((v = getenv("HOME")) != NULL && *v != '\0')
-		snprintf(buf, n, "%s/.local/share/agentrt", v);
-	else
-		art_die(ART_EXIT_FAIL, "find store: set AGENTRT_DB, "
-		    "XDG_DATA_HOME or HOME, or give -d DIR");
-	return buf;
+	if (dir == NULL)
+		art_die(ART_EXIT_FAIL, "%s", err.msg);
+	return dir;
 }
 
 /* A size option's value, or a usage error. */

@@ -1475,13 +1475,7 @@ push_word(char ***v, size_t *n, size_t *cap, const char *w, size_t len)
 void
 art_mcp_argv_free(char **v)
 {
-	size_t i;
-
-	if (v == NULL)
-		return;
-	for (i = 0; v[i] != NULL; i++)
-		free(v[i]);
-	free(v);
+	strv_free(v);
 }
 
 char **

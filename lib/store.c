@@ -291,6 +291,27 @@ art_store_close(struct art_store *st)
 }
 
 const char *
+art_store_find_dir(const char *db, const char *agentrt_db,
+    const char *xdg_data, const char *home, char *buf, size_t n,
+    struct art_err *err)
+{
+	if (db != NULL && *db != '\0')
+		return db;
+	if (agentrt_db != NULL && *agentrt_db != '\0')
+		return agentrt_db;
+	if (xdg_data != NULL && *xdg_data == '/')
+		snprintf(buf, n, "%s/agentrt", xdg_data);
+	else if (home != NULL && *home != '\0')
+		snprintf(buf, n, "%s/.local/share/agentrt", home);
+	else {
+		art_err_set(err, "no_store", "find store: set AGENTRT_DB, "
+		    "XDG_DATA_HOME or HOME, or give -d DIR");
+		return NULL;
+	}
+	return buf;
+}
+
+const char *
 art_store_dir(const struct art_store *st)
 {
 	return st->dir;

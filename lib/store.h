@@ -56,6 +56,16 @@ struct art_store_opts {
  */
 int	art_store_open(struct art_store **, const struct art_store_opts *,
 	    struct art_err *);
+/*
+ * Where the store is, as every command finds it: db (-d), else agentrt_db
+ * ($AGENTRT_DB), else xdg_data ($XDG_DATA_HOME, when absolute)/agentrt,
+ * else home ($HOME)/.local/share/agentrt.  Any may be NULL or empty.
+ * Returns db or agentrt_db, or buf (n bytes) filled in, or NULL with err
+ * when none of them says.
+ */
+const char *art_store_find_dir(const char *db, const char *agentrt_db,
+	    const char *xdg_data, const char *home, char *buf, size_t n,
+	    struct art_err *);
 void	art_store_close(struct art_store *);
 const char *art_store_dir(const struct art_store *);
 const struct art_clock *art_store_clock(const struct art_store *);

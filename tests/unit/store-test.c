@@ -471,9 +471,31 @@ test_be64_keys_sort_as_numbers(void)
 	ok(art_be64_get(a) == UINT64_MAX, "the largest value round-trips");
 }
 
+static void
+test_find_dir_in_order(void)
+{
+	struct art_err err;
+	char buf[256];
+	const char *d;
+
+	ok(strcmp(art_store_find_dir("/a", "/b", "/x", "/h", buf, sizeof(buf),
+	    &err), "/a") == 0, "-d wins");
+	ok(strcmp(art_store_find_dir("", "/b", "/x", "/h", buf, sizeof(buf),
+	    &err), "/b") == 0, "then $AGENTRT_DB");
+	ok(strcmp(art_store_find_dir(NULL, NULL, "/x", "/h", buf, sizeof(buf),
+	    &err), "/x/agentrt") == 0, "then $XDG_DATA_HOME/agentrt");
+	ok(strcmp(art_store_find_dir(NULL, NULL, "rel", "/h", buf,
+	    sizeof(buf), &err), "/h/.local/share/agentrt") == 0,
+	    "a relative $XDG_DATA_HOME is passed over for $HOME");
+	d = art_store_find_dir(NULL, "", NULL, "", buf, sizeof(buf), &err);
+	ok(d == NULL && strstr(err.msg, "give -d DIR") != NULL,
+	    "nothing to go by is an error saying what to set: %s", err.msg);
+}
+
 int
 main(void)
 {
+	test_find_dir_in_order();
 	test_open_makes_a_private_directory();
 	test_put_get_add_del();
 	test_del_says_whether_it_deleted();
