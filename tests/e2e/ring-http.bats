@@ -150,3 +150,19 @@ ms_of='def ms: capture("^(?<s>[^.]*)(\\.(?<f>[0-9]{3}))?Z$") |
 	AGENTS="$BATS_TEST_TMPDIR/agents" ring -a badfallback -m hi
 	[[ "$output" == *"field 'fallback': expected an array of provider/name models"* ]]
 }
+
+@test "a providers field or header of the wrong shape is a bad agent, named" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	jq '.providers = ["openai"]' \
+	    "$top_srcdir/tests/fixtures/agents/http-openai.json" \
+	    >"$BATS_TEST_TMPDIR/agents/badproviders.json"
+	AGENTS="$BATS_TEST_TMPDIR/agents" ring -a badproviders -m hi
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"field 'providers': expected an object of provider blocks"* ]]
+	jq '.providers = {local: {format: "openai", headers: {"X-N": 5}}}' \
+	    "$top_srcdir/tests/fixtures/agents/http-openai.json" \
+	    >"$BATS_TEST_TMPDIR/agents/badheader.json"
+	AGENTS="$BATS_TEST_TMPDIR/agents" ring -a badheader -m hi
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"providers.local.headers.X-N: expected a string"* ]]
+}
