@@ -424,9 +424,13 @@ passes_park(const jv *q)
 {
 	jv tr = art_json_field(q, "trigger");
 	const char *t = art_json_str(&tr, "type");
+	jv esc = art_json_field(q, "escapes");
 	int ok = t != NULL && (strcmp(t, "interrupt.resumed") == 0 ||
 	    strcmp(t, "client.action") == 0);
 
+	/* A view that leaves the parked branch (see escapes_park). */
+	ok = ok || jv_get_kind(esc) == JV_KIND_TRUE;
+	jv_free(esc);
 	jv_free(tr);
 	return ok;
 }
@@ -1764,6 +1768,17 @@ recorded_response(const jv *resp)
 	return r;
 }
 
+/* view (consumed) with its tool messages on their nodes; see reconcile.h */
+static jv
+normalized(struct cx *c, jv view, const char *h)
+{
+	jv out = art_reconcile_normalize(c->t, c->sid, &view, *h != '\0' ? h :
+	    NULL, c->err);
+
+	jv_free(view);
+	return out;
+}
+
 static int
 apply_response(struct cx *c, const jv *live, const jv *r)
 {
@@ -1784,7 +1799,12 @@ apply_response(struct cx *c, const jv *live, const jv *r)
 	}
 	msgs = art_json_field(&resp, "messages");
 	snprintf(old, sizeof(old), "%s", h);
+	/* Again at the write: the view may predate a node now recorded. */
 	if (jv_get_kind(msgs) == JV_KIND_ARRAY)
+		msgs = normalized(c, msgs, h);
+	if (!jv_is_valid(msgs))
+		rc = -1;
+	else if (jv_get_kind(msgs) == JV_KIND_ARRAY)
 		rc = art_reconcile_apply(c->t, c->sid, &msgs, *h != '\0' ? h :
 		    NULL, &ops, c->err);
 	jv_free(msgs);
@@ -1999,6 +2019,79 @@ client_answers(struct cx *c, const jv *view, const jv *line)
 	return r == -1 ? -1 : 1;
 }
 
+/*
+ * Is the running turn waiting only for outside input: no decision live
+ * or queued, every open call a client-handled one, and at least one such
+ * call or an interrupt parking the head?  1 yes, 0 no, -1 on failure.
+ */
+static int
+waits_outside(struct cx *c)
+{
+	jv s = summary(c), live, calls, all;
+	const char *st;
+	int n = 0, r;
+
+	if (!jv_is_valid(s))
+		return -1;
+	st = art_json_str(&s, "status");
+	live = art_json_field(&s, "live");
+	r = st != NULL && strcmp(st, "running") == 0 &&
+	    jv_get_kind(live) == JV_KIND_NULL;
+	jv_free(live);
+	if (r == 1) {
+		calls = open_calls(c, &s);
+		jv_array_foreach(calls, i, call) {
+			if (kind_of(&call) != ART_KIND_CLIENT_TOOL)
+				r = 0;
+			n++;
+			jv_free(call);
+		}
+		jv_free(calls);
+	}
+	if (r == 1 && !jv_is_valid(all = queued(c)))
+		r = -1;
+	else if (r == 1) {
+		if (jv_array_length(jv_copy(all)) > 0)
+			r = 0;
+		jv_free(all);
+	}
+	if (r == 1 && n == 0)
+		r = is_parked(c, &s);
+	jv_free(s);
+	return r;
+}
+
+/*
+ * A client view that leaves a parked branch (PROTOCOL-NOTES §3, "views
+ * escaping a parked head are allowed"): while the turn waits only for
+ * outside input, a view whose known prefix does not reach the head is
+ * taken into that turn, and its reconcile voids what waited off the new
+ * path.  A view that continues the parked branch is not.  1 when view
+ * (borrowed) escapes, 0 when not, -1 on failure.
+ */
+static int
+escapes_park(struct cx *c, const jv *view)
+{
+	char h[ART_ID_MAX + 1];
+	int n = jv_array_length(jv_copy(*view)), news, i, r;
+
+	if (n == 0 || (r = waits_outside(c)) != 1)
+		return n == 0 ? 0 : r;
+	if (head(c, h, sizeof(h)) == -1)
+		return -1;
+	if ((news = art_reconcile_news_from(c->t, c->sid, view, c->err)) < 0)
+		return -1;
+	for (i = 0; i < news && r == 1; i++) {
+		jv m = jv_array_get(jv_copy(*view), i);
+		const char *id = art_json_str(&m, "id");
+
+		if (id != NULL && strcmp(id, h) == 0)
+			r = 0;
+		jv_free(m);
+	}
+	return *h != '\0' ? r : 0;
+}
+
 static int
 input_message(struct cx *c, const jv *line, const char *type)
 {
@@ -2014,10 +2107,28 @@ input_message(struct cx *c, const jv *line, const char *type)
 		jv_free(m);
 		return rec_error(c, "bad_input", c->err->msg, line);
 	}
+	if (strcmp(type, "client.messages") == 0) {
+		char h[ART_ID_MAX + 1];
+
+		if (head(c, h, sizeof(h)) == -1 ||
+		    !jv_is_valid(m = normalized(c, m, h)))
+			return -1;
+	}
 	if (strcmp(type, "client.messages") == 0 &&
 	    (r = client_answers(c, &m, line)) != 0) {
 		jv_free(m);
 		return r < 0 ? -1 : 0;
+	}
+	if (strcmp(type, "client.messages") == 0 &&
+	    (r = escapes_park(c, &m)) != 0) {
+		if (r < 0) {
+			jv_free(m);
+			return -1;
+		}
+		tr = set_some(set(obj(type), "messages", m), "client",
+		    art_json_field(line, "client"));
+		return queue_decision(c, tr, 1, set(jv_object(), "escapes",
+		    jv_true()));
 	}
 	if (begin_turn(c, line, &skip) == -1 || skip) {
 		jv_free(m);
@@ -2336,6 +2447,8 @@ plan(struct cx *c)
 
 /* --- transactions ---------------------------------------------------- */
 
+static int	checkout_step(struct cx *, void *);
+
 struct op {
 	struct art_engine	*e;
 	const char		*sid;
@@ -2344,6 +2457,7 @@ struct op {
 	const jv		*line;
 	jv			 out, events;
 	int64_t			 wake;
+	int			 quiet;		/* no plan: nothing goes out */
 };
 
 static int
@@ -2355,7 +2469,7 @@ op_txn(struct art_txn *t, void *ctx, struct art_err *err)
 	    jv_invalid() };
 	int r = op->fn != NULL ? op->fn(&c, op->arg) : 0;
 
-	if (r == 0)
+	if (r == 0 && !op->quiet)
 		r = plan(&c);
 	jv_free(c.sum);
 	jv_free(op->out);
@@ -2416,7 +2530,8 @@ static int
 run_op(struct art_engine *e, const char *sid, int (*fn)(struct cx *, void *),
     void *arg, struct art_err *err)
 {
-	struct op op = { e, sid, fn, arg, NULL, jv_array(), jv_array(), -1 };
+	struct op op = { e, sid, fn, arg, NULL, jv_array(), jv_array(), -1,
+	    fn == checkout_step };
 	char why[sizeof(err->msg)];
 	int r;
 
@@ -2686,6 +2801,94 @@ art_engine_stop(struct art_engine *e)
 
 	art_store_write(e->o.store, release_fn, e, &err);
 	e->nsids = 0;
+}
+
+/*
+ * Is the running turn left with nothing at all: no decision live or
+ * queued, no open call?  1 yes, 0 no, -1 on failure.
+ */
+static int
+idle_turn(struct cx *c)
+{
+	jv s = summary(c), live, open, all;
+	const char *st;
+	int r;
+
+	if (!jv_is_valid(s))
+		return -1;
+	st = art_json_str(&s, "status");
+	live = art_json_field(&s, "live");
+	open = art_json_field(&s, "open");
+	r = st != NULL && strcmp(st, "running") == 0 &&
+	    jv_get_kind(live) == JV_KIND_NULL &&
+	    (jv_get_kind(open) != JV_KIND_OBJECT ||
+	    jv_object_length(jv_copy(open)) == 0);
+	jv_free(live);
+	jv_free(open);
+	jv_free(s);
+	if (r == 1) {
+		if (!jv_is_valid(all = queued(c)))
+			return -1;
+		r = jv_array_length(jv_copy(all)) == 0;
+		jv_free(all);
+	}
+	return r;
+}
+
+/*
+ * Moves the head to node, as a view ending there would (PROTOCOL-NOTES
+ * §3): head.moved, then the work stranded off the new path is voided.
+ * Nothing is planned, so nothing is sent: the next run continues from
+ * the new head.  A session a live ring drives is left to that ring.
+ */
+static int
+checkout_step(struct cx *c, void *arg)
+{
+	const char *node = arg;
+	char old[ART_ID_MAX + 1];
+	jv d, n;
+	int64_t pid = 0;
+	int r;
+
+	if (head(c, old, sizeof(old)) == -1)
+		return -1;
+	d = art_store_get(c->t, ART_DB_DRIVERS, c->sid, NULL, 0, NULL);
+	if (jv_is_valid(d))
+		art_json_get_int(&d, "pid", 0, &pid, NULL);
+	jv_free(d);
+	if (pid != 0 && pid != c->e->o.pid && alive((long)pid))
+		return art_err_set(c->err, "busy", "session '%s' is driven by "
+		    "process %lld; send it a client.messages view instead",
+		    c->sid, (long long)pid);
+	n = art_tree_node(c->t, c->sid, node, c->err);
+	if (!jv_is_valid(n))
+		return -1;
+	jv_free(n);
+	if (strcmp(old, node) == 0)
+		return 0;
+	if (rec(c, set(obj("head.moved"), "head_id", jv_string(node))) == -1 ||
+	    void_stranded(c, old) == -1)
+		return -1;
+	/*
+	 * A turn that waited on the old branch has nothing left to wait for
+	 * and nobody to end it: it ends here, so the next turn can start.
+	 */
+	if ((r = waits_outside(c)) == 0 && (r = idle_turn(c)) == 1)
+		return end_turn(c, jv_null(), jv_string("the head moved off "
+		    "the turn's branch"));
+	return r < 0 ? -1 : 0;
+}
+
+int
+art_engine_checkout(struct art_engine *e, const char *sid, const char *node,
+    struct art_err *err)
+{
+	char id[ART_ID_MAX + 1];
+
+	if (strlen(node) > ART_ID_MAX)
+		return art_err_set(err, "not_found", "no node '%s'", node);
+	snprintf(id, sizeof(id), "%s", node);
+	return run_op(e, sid, checkout_step, id, err);
 }
 
 static int

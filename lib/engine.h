@@ -52,6 +52,16 @@ int	art_engine_start(struct art_engine *, const char *sid,
 void	art_engine_stop(struct art_engine *);
 
 /*
+ * Moves sid's head to node (a full id), recording head.moved and voiding
+ * the work stranded off the new path, without starting anything: the
+ * next run continues from there.  Err code "busy" when a live driver has
+ * the session, "not_found" when it or node is unknown.  Moving to the
+ * head itself records nothing.
+ */
+int	art_engine_checkout(struct art_engine *, const char *sid,
+	    const char *node, struct art_err *);
+
+/*
  * Takes one bus line (consumed) for session sid (when the line names
  * none).  Bad lines are recorded as error events, never fatal: -1 only
  * when the store fails (err says why).

@@ -48,6 +48,90 @@ art_reconcile_news_from(struct art_txn *t, const char *sid, const jv *view,
 	return i;
 }
 
+/* The tool_call_id of a tool message that is not a known node, or NULL. */
+static const char *
+stray_tool(struct art_txn *t, const char *sid, const jv *m, int *fail,
+    struct art_err *err)
+{
+	const char *role = art_json_str(m, "role");
+	int known;
+
+	if (role == NULL || strcmp(role, "tool") != 0)
+		return NULL;
+	if (is_known(t, sid, m, &known, err) == -1) {
+		*fail = 1;
+		return NULL;
+	}
+	return known ? NULL : art_json_str(m, "tool_call_id");
+}
+
+/* The id of the node answering call tcid, as the header says; or NULL. */
+static const char *
+adopt(const jv *nodes, const jv *path, const char *tcid)
+{
+	const char *found = NULL, *id, *cid, *role;
+	int on = 0;
+
+	jv_array_foreach(*nodes, i, n) {
+		jv m = art_json_field(&n, "message");
+
+		role = art_json_str(&m, "role");
+		cid = art_json_str(&m, "tool_call_id");
+		id = art_json_str(&m, "id");
+		if (role != NULL && strcmp(role, "tool") == 0 && cid != NULL &&
+		    id != NULL && strcmp(cid, tcid) == 0) {
+			int here = 0;
+
+			jv_array_foreach(*path, k, p) {
+				if (strcmp(jv_string_value(p), id) == 0)
+					here = 1;
+				jv_free(p);
+			}
+			/* ids are borrowed from nodes, which the caller keeps */
+			if (here || !on) {
+				found = id;
+				on = here;
+			}
+		}
+		jv_free(m);
+		jv_free(n);
+	}
+	return found;
+}
+
+jv
+art_reconcile_normalize(struct art_txn *t, const char *sid, const jv *view,
+    const char *head, struct art_err *err)
+{
+	jv out = jv_copy(*view), nodes = jv_null(), path = jv_null(), m;
+	int n = jv_array_length(jv_copy(*view)), i, fail = 0;
+	const char *tcid, *id;
+
+	for (i = 0; i < n && !fail; i++) {
+		m = jv_array_get(jv_copy(out), i);
+		tcid = stray_tool(t, sid, &m, &fail, err);
+		/* The tree is read only when some message needs it. */
+		if (tcid != NULL && jv_get_kind(nodes) == JV_KIND_NULL) {
+			nodes = art_tree_nodes(t, sid, err);
+			path = jv_is_valid(nodes) ? art_tree_path_ids(t, sid,
+			    head, err) : jv_invalid();
+			fail = !jv_is_valid(path);
+		}
+		if (tcid != NULL && !fail &&
+		    (id = adopt(&nodes, &path, tcid)) != NULL)
+			out = jv_array_set(out, i, jv_object_set(jv_copy(m),
+			    jv_string("id"), jv_string(id)));
+		jv_free(m);
+	}
+	jv_free(nodes);
+	jv_free(path);
+	if (fail) {
+		jv_free(out);
+		return jv_invalid();
+	}
+	return out;
+}
+
 static int
 check_one(const jv *m, int i, struct art_err *err)
 {

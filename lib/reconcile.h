@@ -23,6 +23,17 @@ int	art_reconcile_news_from(struct art_txn *, const char *sid,
 int	art_reconcile_check(const jv *view, struct art_err *);
 
 /*
+ * A client's tool message names its call, not always its node: one whose
+ * id is missing or unknown but whose tool_call_id already has a recorded
+ * tool-result node adopts that node's id (a node on the path root..head
+ * first, else the latest recorded), so an echo of the conversation reads
+ * as a resend, not a fork (PROTOCOL-NOTES.md §3).  Nothing is dropped.
+ * head may be NULL.  A new array, or jv_invalid() on a store failure.
+ */
+jv	art_reconcile_normalize(struct art_txn *, const char *sid,
+	    const jv *view, const char *head, struct art_err *);
+
+/*
  * Calls mint(ctx, buf) for a fresh node id, and record(ctx, payload) to
  * record an event (message.new or head.moved).  Both return -1 on failure.
  */
