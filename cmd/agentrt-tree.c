@@ -1,4 +1,4 @@
-/* agentrt-tree - a session's message tree: show, path, branches, diff */
+/* agentrt-tree - a session's message tree: show, path, branches, checkout */
 #include <config.h>
 
 #include <errno.h>
@@ -7,13 +7,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jv.h>
 
 #include "clock.h"
 #include "diag.h"
+#include "engine.h"
 #include "err.h"
+#include "ids.h"
 #include "json.h"
+#include "log.h"
 #include "ndjson.h"
 #include "session.h"
 #include "store.h"
@@ -63,13 +67,17 @@ help(void)
 	fputs(
 "Usage: agentrt-tree [-d DIR] COMMAND SESSION [ARGS]\n"
 "\n"
-"Show a session's message tree: its branches, paths and differences.\n"
+"Show a session's message tree: its branches, paths and differences;\n"
+"move its head.\n"
 "\n"
 "Commands:\n"
 "  show [--dot] SESSION  draw the tree, one line per message\n"
 "  path SESSION [NODE]   print the messages root to NODE (default: the\n"
 "                        head) as NDJSON\n"
 "  branches SESSION      print the leaves as NDJSON\n"
+"  checkout SESSION NODE\n"
+"                        move the head to NODE: the next turn continues\n"
+"                        from there; prints what it recorded as NDJSON\n"
 "  diff SESSION A B      print the common ancestor of A and B and both tails\n"
 "  export [--format FORMAT] SESSION\n"
 "                        print the active path as ndjson, openai,\n"
@@ -153,6 +161,8 @@ emit_each(jv lines)
 	return r == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
 }
 
+static const char *store_dir(const char *, char *, size_t);
+
 /* --- the read ------------------------------------------------------- */
 
 /* The id a NODE argument names (NULL: the head), into *id. */
@@ -212,6 +222,39 @@ view_release(struct view *v)
 }
 
 /* --- the commands ----------------------------------------------------- */
+
+/*
+ * The session's last seq on the first read; the payloads of the events
+ * after it on the second.
+ */
+struct last {
+	const char	*sid;
+	int64_t		 seq;		/* -1: not read yet */
+	jv		 events;
+};
+
+static int
+last_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct last *l = ctx;
+	jv all;
+
+	if (l->seq < 0) {
+		l->seq = art_log_last_seq(t, l->sid, err);
+		l->events = jv_array();
+		return l->seq < 0 ? -1 : 0;
+	}
+	all = art_log_read(t, l->sid, (uint64_t)l->seq, 0, err);
+	if (!jv_is_valid(all))
+		return -1;
+	jv_array_foreach(all, i, ev) {
+		l->events = jv_array_append(l->events,
+		    art_json_field(&ev, "payload"));
+		jv_free(ev);
+	}
+	jv_free(all);
+	return 0;
+}
 
 static const char *
 head_of(const struct view *v)
@@ -288,11 +331,73 @@ cmd_export(const struct opts *o, struct view *v)
 	return r == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
 }
 
+/*
+ * The checkout itself: the engine records head.moved and voids the work
+ * off the new path in one write; what it recorded is printed, so a script
+ * sees the calls it abandoned.  Nothing at all when NODE is the head.
+ */
+static int
+cmd_checkout(const struct opts *o, struct view *v)
+{
+	struct art_clock clock;
+	struct art_store_opts so = { .clock = &clock, .create = 0 };
+	struct art_engine_opts eo = { 0 };
+	struct art_engine *e;
+	struct art_store *st;
+	struct art_ids ids;
+	struct art_err err;
+	struct last last = { v->sid, -1, jv_null() };
+	char buf[4096];
+	int n = jv_array_length(jv_copy(v->ids[0]));
+	jv node = n > 0 ? jv_array_get(jv_copy(v->ids[0]), n - 1) : jv_null();
+	jv events;
+	int r;
+
+	if (jv_get_kind(node) != JV_KIND_STRING) {
+		jv_free(node);
+		art_warn("session '%s' has no messages", v->sid);
+		return ART_EXIT_FAIL;
+	}
+	if (art_clock_init(&clock, getenv("AGENTRT_CLOCK"), &err) == -1 ||
+	    art_ids_init(&ids, &clock, getenv("AGENTRT_ID_SEED"), &err) == -1) {
+		jv_free(node);
+		return failed(&err);
+	}
+	so.dir = store_dir(o->db, buf, sizeof(buf));
+	if (art_store_open(&st, &so, &err) == -1) {
+		jv_free(node);
+		return failed(&err);
+	}
+	eo.store = st;
+	eo.ids = &ids;
+	eo.clock = &clock;
+	eo.pid = (long)getpid();
+	r = art_store_read(st, last_fn, &last, &err);
+	if (r == 0 && (e = art_engine_new(&eo)) == NULL)
+		r = art_err_set(&err, "nomem", "out of memory");
+	else if (r == 0) {
+		r = art_engine_checkout(e, v->sid, jv_string_value(node),
+		    &err);
+		art_engine_free(e);
+	}
+	if (r == 0)
+		r = art_store_read(st, last_fn, &last, &err);
+	events = last.events;
+	art_store_close(st);
+	jv_free(node);
+	if (r == -1) {
+		jv_free(events);
+		return failed(&err);
+	}
+	return emit_each(events);
+}
+
 static const struct cmd cmds[] = {
 	{ "show", cmd_show, "show [--dot] SESSION", 0, 0, 1 },
 	{ "path", cmd_path, "path SESSION [NODE]", 0, 1, 1 },
 	{ "branches", cmd_branches, "branches SESSION", 0, 0, 0 },
 	{ "diff", cmd_diff, "diff SESSION A B", 2, 2, 2 },
+	{ "checkout", cmd_checkout, "checkout SESSION NODE", 1, 1, 1 },
 	{ "export", cmd_export, "export [--format FORMAT] SESSION", 0, 0, 1 },
 };
 

@@ -291,7 +291,7 @@ _agentrt_tree_nodes()
 
 _agentrt_tree()
 {
-	local cmds='show path branches diff export'
+	local cmds='show path branches diff checkout export'
 	local cmd nargs opts
 
 	_agentrt_scan '-d:1 --db:1 --format:1'
@@ -316,7 +316,7 @@ _agentrt_tree()
 		;;
 	show) opts='--dot' ;;
 	export) opts='--format' ;;
-	path|branches|diff) opts= ;;
+	path|branches|diff|checkout) opts= ;;
 	*) return 0 ;;
 	esac
 
@@ -326,7 +326,7 @@ _agentrt_tree()
 	fi
 	case $cmd:$nargs in
 	*:0) _agentrt_reply "$(_agentrt_session_ids)" ;;
-	path:1|diff:1|diff:2)
+	path:1|checkout:1|diff:1|diff:2)
 		_agentrt_reply "$(_agentrt_tree_nodes "${args[1]}")"
 		;;
 	esac

@@ -281,11 +281,12 @@ complete -c agentrt-tree -n __agentrt_tree_needs_command -a show -d 'draw the tr
 complete -c agentrt-tree -n __agentrt_tree_needs_command -a path -d 'print the messages root to NODE as NDJSON'
 complete -c agentrt-tree -n __agentrt_tree_needs_command -a branches -d 'print the leaves as NDJSON'
 complete -c agentrt-tree -n __agentrt_tree_needs_command -a diff -d 'print the common ancestor of A and B and both tails'
+complete -c agentrt-tree -n __agentrt_tree_needs_command -a checkout -d 'move the head to NODE'
 complete -c agentrt-tree -n __agentrt_tree_needs_command -a export -d 'print the active path in another shape'
 complete -c agentrt-tree -n '__agentrt_tree_using show' -l dot -d 'write Graphviz DOT instead'
 complete -c agentrt-tree -n '__agentrt_tree_using export' -l format -x -a 'ndjson openai anthropic markdown' -d 'the shape to write'
-complete -c agentrt-tree -n '__agentrt_tree_arg 1 show path branches diff export' -a '(__agentrt_session_ids)' -d session
-complete -c agentrt-tree -n '__agentrt_tree_arg 2 path diff' -a '(__agentrt_tree_nodes)' -d node
+complete -c agentrt-tree -n '__agentrt_tree_arg 1 show path branches diff checkout export' -a '(__agentrt_session_ids)' -d session
+complete -c agentrt-tree -n '__agentrt_tree_arg 2 path diff checkout' -a '(__agentrt_tree_nodes)' -d node
 complete -c agentrt-tree -n '__agentrt_tree_arg 3 diff' -a '(__agentrt_tree_nodes)' -d node
 
 # agentrt-shell, still to come, answers only --help and --version.

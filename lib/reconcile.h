@@ -26,7 +26,8 @@ int	art_reconcile_check(const jv *view, struct art_err *);
  * A client's tool message names its call, not always its node: one whose
  * id is missing or unknown but whose tool_call_id already has a recorded
  * tool-result node adopts that node's id (a node on the path root..head
- * first, else the latest recorded), so an echo of the conversation reads
+ * first, else the last in id order: the latest recorded, as the engine's
+ * ids are UUIDv7), so an echo of the conversation reads
  * as a resend, not a fork (PROTOCOL-NOTES.md §3).  Nothing is dropped.
  * head may be NULL.  A new array, or jv_invalid() on a store failure.
  */

@@ -192,6 +192,95 @@ build_tree() {
 	assert_eq "$output" "$(printf 'digraph "empty" {\n\tnode [shape=box];\n}')"
 }
 
+# --- checkout ---------------------------------------------------------
+
+@test "checkout moves the head; show, path and the next turn follow it" {
+	build_tree
+	run agentrt-tree checkout s1 "$A2"
+	[ "$status" -eq 0 ]
+	assert_eq "$output" "{\"type\":\"head.moved\",\"head_id\":\"$A2\"}"
+	assert_eq "$(agentrt-session show s1 | jq -r .head)" "$A2"
+	run agentrt-tree show s1
+	[[ $output == *'019b76da-a800-7056 second (head)'* ]] || fail "$output"
+	assert_eq "$(agentrt-tree path s1 | jq -sc 'map(.id)')" \
+	    "[\"$U1\",\"$A1\",\"$U2\",\"$A2\"]"
+	# Checking out the head records nothing and prints nothing.
+	seq=$(agentrt-session show s1 | jq .last_seq)
+	run agentrt-tree checkout s1 "$A2"
+	[ "$status" -eq 0 ] && [ -z "$output" ]
+	assert_eq "$(agentrt-session show s1 | jq .last_seq)" "$seq"
+	# A prefix names a node as it does for path.
+	run agentrt-tree checkout s1 "${A3:0:18}"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -r .head_id <<<"$output")" "$A3"
+	run_ring 5 -s s1 -m fourth
+	assert_eq "$(agentrt-tree path s1 | jq -sc 'map(.content)[-5:]')" \
+	    '["regenerated","third","third","fourth","fourth"]'
+	assert_eq "$(agentrt-tree path s1 | jq -sr '.[-2].id' |
+	    xargs agentrt-tree diff s1 "$A3" | jq -sr '.[0].id')" "$A3"
+}
+
+@test "checkout voids a call waiting off the new path and ends its turn" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	cp "$fixtures/agents/ask.json" "$BATS_TEST_TMPDIR/agents/"
+	run run_ring 1 -a ask -s s2 -m go
+	[ "$status" -eq 3 ] || fail "expected to park: $output"
+	call=$(agentrt-session show s2 | jq -r '.open | keys[0]')
+	u1=$(agentrt-tree path s2 | head -n 1 | jq -r .id)
+	run agentrt-tree checkout s2 "$u1"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -sc 'map(.type)' <<<"$output")" \
+	    '["head.moved","call.voided","turn.completed","session.done"]'
+	assert_eq "$(jq -sc --arg id "$call" '.[1] | .id == $id' <<<"$output")" true
+	assert_eq "$(jq -sr '.[2].error' <<<"$output")" \
+	    "the head moved off the turn's branch"
+	assert_eq "$(agentrt-session show s2 | jq -c '[.status, .open]')" '["idle",{}]'
+	# The client's late answer is refused; a new turn starts at the head.
+	run run_ring 2 -s s2 --input "{\"type\":\"tool.result\",\"id\":\"$call\",\"result\":\"yes\"}"
+	assert_eq "$(agentrt-session log s2 | jq -sr 'map(.payload | select(.type == "error")) | last.code')" stale_settle
+	run run_ring 3 -s s2 -m again
+	[ "$status" -eq 3 ] || fail "expected to park again: $output"
+	assert_eq "$(agentrt-tree path s2 | jq -sc 'map(.content)[:2]')" '["go","again"]'
+}
+
+@test "checkout refuses a session a running ring drives, and leaves it be" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model":"mock/script","mock":{"script":[{"delay_ms":1500,"content":"late"}]}}' \
+	    >"$BATS_TEST_TMPDIR/agents/slow.json"
+	run_ring 1 -a slow -s s3 -m hi &
+	local i head=null
+	for i in $(seq 1 100); do
+		head=$(agentrt-session show s3 2>/dev/null | jq -r .head) || true
+		[ "$head" != null ] && [ -n "$head" ] && break
+		sleep 0.05
+	done
+	run agentrt-tree checkout s3 "$head"
+	wait
+	[ "$status" -eq 1 ]
+	[[ $output == "agentrt-tree: session 's3' is driven by process "*"; send it a client.messages view instead" ]] || fail "$output"
+	assert_eq "$(agentrt-tree path s3 | jq -sc 'map(.content)')" '["hi","late"]'
+	assert_eq "$(agentrt-session log s3 | jq -sc 'map(select(.payload.type == "head.moved")) | length')" 0
+}
+
+@test "checkout of an unknown session or node, or an ambiguous prefix, fails" {
+	build_tree
+	run agentrt-tree checkout nope "$A1"
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-tree: no session 'nope'"
+	run agentrt-tree checkout s1 zzz
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-tree: session 's1': no node 'zzz'"
+	run agentrt-tree checkout s1 019b76da
+	[ "$status" -eq 1 ]
+	[[ $output == *"is ambiguous"* ]]
+	run agentrt-tree checkout s1
+	[ "$status" -eq 2 ]
+	assert_eq "${lines[0]}" 'usage: agentrt-tree checkout SESSION NODE'
+	run agentrt-tree checkout s1 "$A1" extra
+	[ "$status" -eq 2 ]
+	assert_eq "$(agentrt-session show s1 | jq -r .head)" "$A4"
+}
+
 @test "an unknown session, node or ambiguous prefix fails with one line" {
 	build_tree
 	run agentrt-tree show nope
@@ -302,7 +391,7 @@ bash_complete() {
 @test "bash completes commands, sessions, nodes and formats" {
 	build_tree
 	run bash_complete agentrt-tree ''
-	assert_eq "${lines[*]}" 'show path branches diff export'
+	assert_eq "${lines[*]}" 'show path branches diff checkout export'
 	run bash_complete agentrt-tree show ''
 	assert_eq "$output" s1
 	run bash_complete agentrt-tree show --d

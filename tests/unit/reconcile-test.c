@@ -189,6 +189,14 @@ q_fn(struct art_txn *t, void *ctx, struct art_err *err)
 		jv_free(v);
 		q->out = jv_null();
 		break;
+	case 4:
+		v = art_json_parse_str(q->view, err);
+		s = art_session_get(t, "s", err);
+		q->out = art_reconcile_normalize(t, "s", &v, art_json_str(&s,
+		    "head"), err);
+		jv_free(s);
+		jv_free(v);
+		break;
 	}
 	return jv_is_valid(q->out) ? 0 : -1;
 }
@@ -508,6 +516,60 @@ test_news_from_is_the_first_unknown_index(void)
 	rig_close(&r);
 }
 
+/* The ids of view once normalised, as compact JSON text. */
+static int
+normalized_ids(struct rig *r, const char *view, const char *want)
+{
+	struct q q = { 4, view, 0, jv_invalid(), 0 };
+	struct art_err err;
+	jv ids = jv_array();
+
+	if (art_store_read(r->db.st, q_fn, &q, &err) == -1)
+		return 0;
+	jv_array_foreach(q.out, i, m) {
+		ids = jv_array_append(ids, art_json_field(&m, "id"));
+		jv_free(m);
+	}
+	jv_free(q.out);
+	return is_json(ids, want);
+}
+
+#define TOOL(id, call, parent) "{\"type\":\"message.new\",\"message\":" \
+	"{\"id\":\"" id "\",\"role\":\"tool\",\"tool_call_id\":\"" call \
+	"\",\"content\":\"ok\"},\"parent_id\":\"" parent "\"}"
+#define HEAD(id) "{\"type\":\"head.moved\",\"head_id\":\"" id "\"}"
+
+static void
+test_a_tool_message_takes_the_node_of_its_call(void)
+{
+	struct rig r;
+
+	rig_open(&r);
+	/* Call c1 answered twice: t0 on the path, t9 (later) off it. */
+	ok(record(&r, TOOL("t0", "c1", "u2"), TOOL("t9", "c1", "a1"),
+	    HEAD("t0"), NULL) == 0, "set up");
+	ok(normalized_ids(&r, "[" U1 "," A1 "," U2 ",{\"role\":\"tool\","
+	    "\"tool_call_id\":\"c1\",\"content\":\"ok\"}]",
+	    "[\"u1\",\"a1\",\"u2\",\"t0\"]"),
+	    "an id-less answer takes the node on the path");
+	ok(normalized_ids(&r, "[{\"id\":\"zz\",\"role\":\"tool\","
+	    "\"tool_call_id\":\"c1\"}]", "[\"t0\"]"),
+	    "so does one with an id the tree does not know");
+	ok(normalized_ids(&r, "[{\"id\":\"t9\",\"role\":\"tool\","
+	    "\"tool_call_id\":\"c1\"}]", "[\"t9\"]"),
+	    "a known id is kept");
+	ok(normalized_ids(&r, "[{\"role\":\"tool\",\"tool_call_id\":\"c2\"},"
+	    "{\"role\":\"user\",\"tool_call_id\":\"c1\"},{\"role\":\"tool\"}]",
+	    "[null,null,null]"),
+	    "an unanswered call, a user message, no call id: untouched");
+	ok(record(&r, HEAD("u2"), NULL) == 0 &&
+	    normalized_ids(&r, "[{\"role\":\"tool\",\"tool_call_id\":\"c1\"}]",
+	    "[\"t9\"]"), "off the path, the latest recorded answer");
+	ok(news_from(&r, "[" U1 "," A1 "," U2 ",{\"id\":\"t0\",\"role\":"
+	    "\"tool\"}]") == 4, "and so the view reads as a resend");
+	rig_close(&r);
+}
+
 static void
 test_check_refuses_what_is_not_a_view(void)
 {
@@ -570,5 +632,6 @@ main(void)
 	test_a_failed_record_fails_the_apply();
 	test_news_from_is_the_first_unknown_index();
 	test_check_refuses_what_is_not_a_view();
+	test_a_tool_message_takes_the_node_of_its_call();
 	return tap_done();
 }
