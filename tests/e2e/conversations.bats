@@ -194,24 +194,32 @@ park_on_client_tool() {
 	    .message | select(.role == "tool")] | length')" 1
 }
 
-# A policy that keeps, in state, the user messages this branch has seen.
+# A policy that keeps, in state, the user messages this branch has seen,
+# and names the last in the agent config's system prompt.
 seen_policy() {
 	cat >"$BATS_TEST_TMPDIR/seen.jq" <<'EOF'
 if (.proposed // {}) == {} then empty
 elif .trigger.type == "client.messages"
-then .proposed + {state: {seen: ((.state.seen // []) +
-    [.trigger.messages[-1].content])}}
+then .trigger.messages[-1].content as $m
+    | .proposed + {state: {seen: ((.state.seen // []) + [$m])},
+        agent: (.agent + {system: "last: \($m)"})}
 else .proposed
 end
 EOF
 	DECIDE="-f $BATS_TEST_TMPDIR/seen.jq"
 }
 
+# The state's list at the head.
 state_of() {
 	agentrt-session show "$(the_session)" | jq -c .state.seen
 }
 
-@test "state follows the branch: a fork sees it as of the fork point, branches keep their own" {
+# config_of: the agent config's system prompt at the head.
+config_of() {
+	agentrt-session show "$(the_session)" | jq -r .config.system
+}
+
+@test "state and config follow the branch: a fork sees them as of the fork point" {
 	seen_policy
 	ring -a echo -m one
 	[ "$status" -eq 0 ] || fail "$output"
@@ -224,6 +232,7 @@ state_of() {
 	# Back to the end of turn one: the state written after it is off path.
 	agentrt-tree checkout "$s" "$a_one" >/dev/null
 	assert_eq "$(state_of)" '["one"]'
+	assert_eq "$(config_of)" 'last: one'
 	ring -s "$s" -m deux
 	[ "$status" -eq 0 ] || fail "$output"
 	assert_eq "$(state_of)" '["one","deux"]'
@@ -231,6 +240,7 @@ state_of() {
 	# The branches, extended in turn, each keep their own.
 	agentrt-tree checkout "$s" "$a_two" >/dev/null
 	assert_eq "$(state_of)" '["one","two"]'
+	assert_eq "$(config_of)" 'last: two'
 	ring -s "$s" -m three
 	[ "$status" -eq 0 ] || fail "$output"
 	assert_eq "$(state_of)" '["one","two","three"]'
@@ -239,5 +249,6 @@ state_of() {
 	ring -s "$s" -m trois
 	[ "$status" -eq 0 ] || fail "$output"
 	assert_eq "$(state_of)" '["one","deux","trois"]'
+	assert_eq "$(config_of)" 'last: trois'
 	assert_eq "$(log_of '[.[].payload | select(.type == "worker.state.updated")] | length')" 5
 }
