@@ -273,12 +273,17 @@ art_session_create(struct art_txn *t, const char *sid, const char *agent_id,
 	return art_session_record(t, sid, p, NULL, err) == -1 ? -1 : 0;
 }
 
+/*
+ * The newest version seen so far: only its key, so a walk past many
+ * versions parses one value, the winner's, at the end.
+ */
 struct best {
-	int64_t	seq;
-	jv	value;
+	int64_t		seq;
+	unsigned char	key[512];
+	size_t		len;		/* 0: none yet */
 };
 
-/* The newest version at one anchor, if newer than b's: keys first. */
+/* The newest version at one anchor, if newer than b's: keys only. */
 static int
 best_at(struct art_txn *t, const char *sid, enum art_version kind,
     const char *anchor, struct best *b, struct art_err *err)
@@ -299,17 +304,18 @@ best_at(struct art_txn *t, const char *sid, enum art_version kind,
 	seq = (int64_t)art_be64_get(last + n);
 	if (seq <= b->seq)
 		return 0;
-	jv_free(b->value);
-	b->value = art_store_get(t, ART_DB_VERSIONS, sid, last, ln, err);
+	(void)t, (void)sid;
+	memcpy(b->key, last, ln);
+	b->len = ln;
 	b->seq = seq;
-	return jv_is_valid(b->value) ? 0 : -1;
+	return 0;
 }
 
 jv
 art_session_resolve(struct art_txn *t, const char *sid,
     enum art_version kind, const char *head, struct art_err *err)
 {
-	struct best b = { 0, jv_null() };
+	struct best b = { .seq = 0, .len = 0 };
 	jv ids = art_tree_path_ids(t, sid, head, err);
 	int r = best_at(t, sid, kind, NULL, &b, err);
 
@@ -322,10 +328,10 @@ art_session_resolve(struct art_txn *t, const char *sid,
 			goto fail;
 	}
 	jv_free(ids);
-	return b.value;
+	return b.len > 0 ? art_store_get(t, ART_DB_VERSIONS, sid, b.key, b.len,
+	    err) : jv_null();
 fail:
 	jv_free(ids);
-	jv_free(b.value);
 	return jv_invalid();
 }
 
