@@ -2619,9 +2619,9 @@ alive(long pid)
 	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
-/* Takes the session over; err code "busy" when its driver still lives. */
-static int
-claim(struct cx *c)
+/* The pid of another process that drives the session and lives, or 0. */
+static int64_t
+other_driver(struct cx *c)
 {
 	jv d = art_store_get(c->t, ART_DB_DRIVERS, c->sid, NULL, 0, NULL);
 	int64_t pid = 0;
@@ -2629,7 +2629,17 @@ claim(struct cx *c)
 	if (jv_is_valid(d))
 		art_json_get_int(&d, "pid", 0, &pid, NULL);
 	jv_free(d);
-	if (pid != 0 && pid != c->e->o.pid && alive((long)pid))
+	return pid != 0 && pid != c->e->o.pid && alive((long)pid) ? pid : 0;
+}
+
+/* Takes the session over; err code "busy" when its driver still lives. */
+static int
+claim(struct cx *c)
+{
+	int64_t pid = other_driver(c);
+	jv d;
+
+	if (pid != 0)
 		return art_err_set(c->err, "busy", "session '%s' is driven by "
 		    "process %lld", c->sid, (long long)pid);
 	d = set(jv_object(), "pid", jv_number((double)c->e->o.pid));
@@ -2846,17 +2856,13 @@ checkout_step(struct cx *c, void *arg)
 {
 	const char *node = arg;
 	char old[ART_ID_MAX + 1];
-	jv d, n;
-	int64_t pid = 0;
+	jv n;
+	int64_t pid;
 	int r;
 
 	if (head(c, old, sizeof(old)) == -1)
 		return -1;
-	d = art_store_get(c->t, ART_DB_DRIVERS, c->sid, NULL, 0, NULL);
-	if (jv_is_valid(d))
-		art_json_get_int(&d, "pid", 0, &pid, NULL);
-	jv_free(d);
-	if (pid != 0 && pid != c->e->o.pid && alive((long)pid))
+	if ((pid = other_driver(c)) != 0)
 		return art_err_set(c->err, "busy", "session '%s' is driven by "
 		    "process %lld; send it a client.messages view instead",
 		    c->sid, (long long)pid);
