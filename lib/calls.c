@@ -22,6 +22,10 @@ art_retry_default(struct art_retry *r, enum art_call_kind kind)
 	case ART_KIND_CLIENT_TOOL:
 		*r = (struct art_retry){ -1, 0, 0, 0 };
 		break;
+	case ART_KIND_SUB_AGENT:
+		/* A child's turn takes what it takes; opening it may retry. */
+		*r = (struct art_retry){ -1, 2, 2, 30 };
+		break;
 	case ART_KIND_DECISION:
 		*r = (struct art_retry){ 300, 9, 2, 60 };
 		break;

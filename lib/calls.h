@@ -21,6 +21,7 @@ enum art_call_kind {
 	ART_KIND_LLM,
 	ART_KIND_TOOL,		/* worker-handled tool */
 	ART_KIND_CLIENT_TOOL,	/* client-handled tool: may wait on a person */
+	ART_KIND_SUB_AGENT,	/* a child session's turn */
 	ART_KIND_DECISION
 };
 

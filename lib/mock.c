@@ -311,9 +311,32 @@ response(const char *model, jv content, jv calls, const char *finish,
 	return jv_object_set(r, jv_string("cost"), jv_string("0"));
 }
 
-static const char *const placeholders[] = { "user", "tool" };
+static const char *const placeholders[] = { "user", "tool", "tools" };
+#define NPLACEHOLDERS	3
 
-/* Which placeholder ("{{user}}", "{{tool}}") starts at s[i], or -1. */
+/*
+ * The texts of the tool messages after the last assistant message (the
+ * answers to its calls, in order), joined with "; ".
+ */
+static jv
+tools_text(const jv *request)
+{
+	jv msgs = messages_of(request), out = jv_string("");
+	int from = last_index(&msgs, "assistant"), n = 0;
+
+	jv_array_foreach(msgs, i, msg) {
+		if (i > from && has_role(&msg, "tool")) {
+			if (n++ > 0)
+				out = jv_string_append_str(out, "; ");
+			out = jv_string_concat(out, text_of(&msg));
+		}
+		jv_free(msg);
+	}
+	jv_free(msgs);
+	return out;
+}
+
+/* Which placeholder ("{{user}}", "{{tool}}", …) starts at s[i], or -1. */
 static int
 placeholder_at(const char *s, int n, int i)
 {
@@ -321,7 +344,7 @@ placeholder_at(const char *s, int n, int i)
 
 	if (n - i < 4 || s[i] != '{' || s[i + 1] != '{')
 		return -1;
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < NPLACEHOLDERS; k++) {
 		len = (int)strlen(placeholders[k]);
 		if (i + len + 4 <= n &&
 		    memcmp(s + i + 2, placeholders[k], (size_t)len) == 0 &&
@@ -345,7 +368,7 @@ fill(jv text, const jv *request)
 			continue;
 		}
 		out = jv_string_append_buf(out, s + start, i - start);
-		out = jv_string_concat(out,
+		out = jv_string_concat(out, k == 2 ? tools_text(request) :
 		    last_text(request, placeholders[k]));
 		i += (int)strlen(placeholders[k]) + 4;
 		start = i;

@@ -1,8 +1,10 @@
 /* propose.c - what an ordinary tool loop would do next, per trigger */
 #include "propose.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "ids.h"
 #include "json.h"
 
 static jv
@@ -55,11 +57,134 @@ art_propose_tool(const jv *config, const char *name)
 }
 
 jv
+art_propose_sub_agent(const jv *config, const char *name)
+{
+	jv subs = art_json_field(config, "sub_agents"), found = jv_null(), e;
+	const char *id;
+
+	if (jv_get_kind(subs) == JV_KIND_ARRAY) {
+		jv_array_foreach(subs, i, sa) {
+			e = jv_get_kind(sa) == JV_KIND_STRING ? jv_object_set(
+			    jv_object(), jv_string("id"), jv_copy(sa)) :
+			    jv_copy(sa);
+			id = art_json_str(&e, "id");
+			if (jv_get_kind(found) == JV_KIND_NULL && id != NULL &&
+			    strcmp(id, name) == 0) {
+				jv_free(found);
+				found = e;
+			} else
+				jv_free(e);
+			jv_free(sa);
+		}
+	}
+	jv_free(subs);
+	return found;
+}
+
+int
+art_propose_asks_user(const jv *config)
+{
+	jv v = art_json_field(config, "ask_user");
+	int yes = jv_get_kind(v) == JV_KIND_TRUE;
+
+	jv_free(v);
+	return yes;
+}
+
+jv
+art_propose_ask_user_tool(void)
+{
+	return art_json_parse_str("{\"name\":\"ask_user\",\"description\":"
+	    "\"Ask the user a question and wait for the answer. Use it when "
+	    "only the user can give the information or make the decision.\","
+	    "\"input\":{\"type\":\"object\",\"properties\":{"
+	    "\"question\":{\"type\":\"string\"},"
+	    "\"options\":{\"type\":\"array\",\"items\":{\"type\":"
+	    "\"string\"}},\"allow_text\":{\"type\":\"boolean\"}},"
+	    "\"required\":[\"question\"]}}", NULL);
+}
+
+void
+art_propose_child_id(const char *decision_id, const char *tool_call_id,
+    char out[37])
+{
+	char name[512];
+	int n = snprintf(name, sizeof(name), "%s:%s", decision_id,
+	    tool_call_id);
+
+	art_ids_v5(ART_UUID_NS_AGENTRT, name, n < (int)sizeof(name) ?
+	    (size_t)n : sizeof(name) - 1, out);
+}
+
+/* A sub-agent as the tool the model sees: one "message" argument. */
+static jv
+sub_agent_tool(const jv *sa)
+{
+	const char *id = art_json_str(sa, "id");
+	jv t = jv_object_set(jv_object(), jv_string("name"), jv_string(id));
+	jv msg, in;
+
+	t = jv_object_set(t, jv_string("description"),
+	    art_json_str(sa, "description") != NULL ? art_json_field(sa,
+	    "description") : jv_string_fmt("Delegate a task to the %s agent "
+	    "and get its answer", id));
+	msg = jv_object_set(jv_object(), jv_string("type"), jv_string("string"));
+	msg = jv_object_set(msg, jv_string("description"), jv_string_fmt(
+	    "What to ask the %s agent", id));
+	in = jv_object_set(jv_object(), jv_string("type"), jv_string("object"));
+	in = jv_object_set(in, jv_string("properties"), jv_object_set(
+	    jv_object(), jv_string("message"), msg));
+	in = jv_object_set(in, jv_string("required"), jv_array_append(
+	    jv_array(), jv_string("message")));
+	return jv_object_set(t, jv_string("input"), in);
+}
+
+/* AgentTools, then the sub-agents and ask_user as tools: an array. */
+static jv
+all_tools(const jv *config)
+{
+	jv tools = art_json_field(config, "tools"), subs, sa, decl;
+
+	if (jv_get_kind(tools) != JV_KIND_ARRAY) {
+		jv_free(tools);
+		tools = jv_array();
+	}
+	subs = art_json_field(config, "sub_agents");
+	if (jv_get_kind(subs) == JV_KIND_ARRAY) {
+		jv_array_foreach(subs, i, e) {
+			const char *id = jv_get_kind(e) == JV_KIND_STRING ?
+			    jv_string_value(e) : art_json_str(&e, "id");
+
+			sa = id != NULL ? art_propose_sub_agent(config, id) :
+			    jv_null();
+			decl = id != NULL ? art_propose_tool(config, id) :
+			    jv_null();
+			/* A declared tool of the same name wins. */
+			if (jv_get_kind(sa) == JV_KIND_OBJECT &&
+			    jv_get_kind(decl) == JV_KIND_NULL)
+				tools = jv_array_append(tools, sub_agent_tool(&sa));
+			jv_free(sa);
+			jv_free(decl);
+			jv_free(e);
+		}
+	}
+	jv_free(subs);
+	decl = art_propose_tool(config, "ask_user");
+	if (art_propose_asks_user(config) && jv_get_kind(decl) == JV_KIND_NULL)
+		tools = jv_array_append(tools, art_propose_ask_user_tool());
+	jv_free(decl);
+	return tools;
+}
+
+jv
 art_propose_llm_tools(const jv *config)
 {
 	jv tools = art_json_field(config, "tools"), out, lt;
+	int none = jv_get_kind(tools) != JV_KIND_ARRAY;
 
-	if (jv_get_kind(tools) != JV_KIND_ARRAY) {
+	jv_free(tools);
+	tools = all_tools(config);
+	if (none && jv_array_length(jv_copy(tools)) == 0) {
 		jv_free(tools);
 		return jv_null();
 	}
@@ -246,7 +371,9 @@ tool_finished(const struct art_propose_in *in)
 	}
 	msg = jv_object_set(msg, jv_string("role"), jv_string("tool"));
 	msg = jv_object_set(msg, jv_string("tool_call_id"), jv_string(id));
-	msg = with_field(msg, "name", art_json_field(in->trigger, "name"));
+	msg = with_field(msg, "name", art_json_field(in->trigger,
+	    art_json_str(in->trigger, "agent_id") != NULL ? "agent_id" :
+	    "name"));
 	msg = jv_object_set(msg, jv_string("content"), art_json_field(
 	    in->trigger, ok ? "result" : "error"));
 	msgs = jv_array_append(jv_copy(*in->path), jv_copy(msg));
@@ -308,6 +435,58 @@ tool_call_for(const jv *config, const jv *tc)
 	return a;
 }
 
+/*
+ * A call of a sub-agent: sub_agent.spawn and message.send with its
+ * message (the "message" argument, else the raw arguments) appended.
+ */
+static jv
+delegate(const struct art_propose_in *in, const jv *tc, jv actions)
+{
+	jv fn = art_json_field(tc, "function"), args, a, m;
+	const char *id = art_json_str(tc, "id"), *name = art_json_str(&fn,
+	    "name"), *raw = art_json_str(&fn, "arguments");
+	char child[37];
+
+	art_propose_child_id(in->decision_id != NULL ? in->decision_id : "",
+	    id != NULL ? id : "", child);
+	a = jv_object_set(action("sub_agent.spawn"), jv_string("session_id"),
+	    jv_string(child));
+	a = jv_object_set(a, jv_string("agent_id"), jv_string(name));
+	a = jv_object_set(a, jv_string("tool_call_id"), jv_string(id != NULL ?
+	    id : ""));
+	actions = jv_array_append(actions, a);
+	args = art_json_parse_str(raw != NULL ? raw : "", NULL);
+	m = jv_object_set(jv_object(), jv_string("role"), jv_string("user"));
+	m = jv_object_set(m, jv_string("content"), art_json_str(&args,
+	    "message") != NULL ? art_json_field(&args, "message") :
+	    jv_string(raw != NULL ? raw : ""));
+	a = jv_object_set(action("message.send"), jv_string("session_id"),
+	    jv_string(child));
+	actions = jv_array_append(actions, jv_object_set(a,
+	    jv_string("message"), m));
+	jv_free(args);
+	jv_free(fn);
+	return actions;
+}
+
+/* Does tool call tc name one of the config's sub-agents? */
+static int
+is_delegation(const jv *config, const jv *tc)
+{
+	jv fn = art_json_field(tc, "function"), sa, decl;
+	const char *name = art_json_str(&fn, "name");
+	int yes;
+
+	sa = name != NULL ? art_propose_sub_agent(config, name) : jv_null();
+	decl = name != NULL ? art_propose_tool(config, name) : jv_null();
+	yes = jv_get_kind(sa) == JV_KIND_OBJECT &&
+	    jv_get_kind(decl) == JV_KIND_NULL && art_json_str(tc, "id") != NULL;
+	jv_free(sa);
+	jv_free(decl);
+	jv_free(fn);
+	return yes;
+}
+
 static jv
 llm_finished(const struct art_propose_in *in)
 {
@@ -324,8 +503,11 @@ llm_finished(const struct art_propose_in *in)
 	if (jv_get_kind(calls) == JV_KIND_ARRAY &&
 	    jv_array_length(jv_copy(calls)) > 0) {
 		jv_array_foreach(calls, i, tc) {
-			actions = jv_array_append(actions,
-			    tool_call_for(in->config, &tc));
+			if (is_delegation(in->config, &tc))
+				actions = delegate(in, &tc, actions);
+			else
+				actions = jv_array_append(actions,
+				    tool_call_for(in->config, &tc));
 			jv_free(tc);
 		}
 	} else
@@ -335,17 +517,25 @@ llm_finished(const struct art_propose_in *in)
 	return response(jv_array_append(jv_copy(*in->path), msg), actions);
 }
 
-/* A failed model call, resumed: call the model again over the transcript. */
+/*
+ * An interrupt resumed.  One that held a call (approval, input_required)
+ * was answered by the engine, which runs or settles the call: nothing
+ * more to do, said as the transcript alone.  Any other (a failed model
+ * call, one a worker raised) calls the model again over the transcript,
+ * so the turn goes on from where it stopped.
+ */
 static jv
 interrupt_resumed(const struct art_propose_in *in)
 {
 	jv p = art_json_field(in->interrupt, "payload");
 	const char *t = art_json_str(&p, "type");
-	int again = t != NULL && strcmp(t, "llm.failed") == 0 &&
-	    jv_get_kind(*in->config) == JV_KIND_OBJECT;
+	int held = t != NULL && (strcmp(t, "approval") == 0 ||
+	    strcmp(t, "input_required") == 0);
 
 	jv_free(p);
-	if (!again)
+	if (held)
+		return response(jv_copy(*in->path), jv_invalid());
+	if (jv_get_kind(*in->config) != JV_KIND_OBJECT)
 		return jv_object();
 	return response(jv_copy(*in->path), jv_array_append(jv_array(),
 	    art_propose_llm_call(in->config, jv_copy(*in->path))));
@@ -366,7 +556,8 @@ art_propose(const struct art_propose_in *in)
 		return client_messages(in);
 	if (strcmp(type, "tool.execute") == 0)
 		return tool_execute(in);
-	if (strcmp(type, "tool.finished") == 0)
+	if (strcmp(type, "tool.finished") == 0 ||
+	    strcmp(type, "sub_agent.finished") == 0)
 		return tool_finished(in);
 	if (strcmp(type, "llm.finished") == 0)
 		return llm_finished(in);

@@ -14,6 +14,7 @@ struct art_propose_in {
 	const jv	*config;	/* the resolved AgentConfig, or null */
 	const jv	*file_config;	/* session.start: the agent file's */
 	const jv	*interrupt;	/* interrupt.resumed: the interrupt */
+	const char	*decision_id;	/* names the children it spawns */
 	int64_t		 pending_calls;
 	/* The stored llm call (id = an assistant message id), or jv_null(). */
 	jv		(*llm_call)(void *ctx, const char *id);
@@ -37,5 +38,20 @@ jv	art_propose_llm_call(const jv *config, jv view);
 jv	art_propose_llm_tools(const jv *config);
 /* The config's tool named name, or jv_null(). */
 jv	art_propose_tool(const jv *config, const char *name);
+/*
+ * The config's sub-agent named name ({id, description?}; the config may
+ * write it as a bare id string), or jv_null().
+ */
+jv	art_propose_sub_agent(const jv *config, const char *name);
+/* Does the config turn on the built-in ask_user tool ("ask_user": true)? */
+int	art_propose_asks_user(const jv *config);
+/* The built-in ask_user tool's declaration, as an AgentTool. */
+jv	art_propose_ask_user_tool(void);
+/*
+ * A sub-agent's session id: the UUIDv5 of "<decision_id>:<tool_call_id>"
+ * in agentrt's namespace, so a redelivered decision opens the same child.
+ */
+void	art_propose_child_id(const char *decision_id, const char *tool_call_id,
+	    char out[37]);
 
 #endif

@@ -58,7 +58,8 @@ call_requested(struct art_txn *t, const char *sid, const jv *ev,
 	static const char *const keys[] = { "attempt", "anchor", "handler",
 	    "stream", "retry", "mock", "name", "arguments",
 	    "decision_id", "format", "providers", "fallback", "input_error",
-	    "output_schema", NULL };
+	    "output_schema", "hold", "ask", "session_id", "agent_id",
+	    "tool_call_id", NULL };
 	const char *id = art_json_str(p, "id");
 	jv c, req;
 
@@ -98,7 +99,8 @@ call_step(struct art_txn *t, const char *sid, const jv *ev, const jv *p,
     const char *status, struct art_err *err)
 {
 	static const char *const keys[] = { "deadline", "response", "result",
-	    "error", "retryable", "code", "next_at", NULL };
+	    "error", "retryable", "code", "next_at", "interrupt_id", "approved",
+	    "message", "usage", "cost", NULL };
 	const char *id = art_json_str(p, "id");
 	jv c, first;
 
@@ -183,13 +185,17 @@ add_cost(jv a, jv b)
 	return jv_string(buf);
 }
 
-/* A completed model call adds its usage and cost to its turn. */
+/*
+ * A completed model call adds its usage and cost to its turn, and counts
+ * as one model call; a finished sub-agent adds its child turn's totals
+ * (from holds them: the response, or the event itself).
+ */
 static int
-turn_usage(struct art_txn *t, const char *sid, const jv *ev, const jv *p,
-    struct art_err *err)
+turn_usage(struct art_txn *t, const char *sid, const jv *ev, const jv *from,
+    int llm, struct art_err *err)
 {
 	const char *tid = art_json_str(ev, "turn_id");
-	jv turn, resp, usage;
+	jv turn, usage;
 	int64_t n = 0;
 
 	if (tid == NULL)
@@ -199,19 +205,25 @@ turn_usage(struct art_txn *t, const char *sid, const jv *ev, const jv *p,
 		jv_free(turn);
 		return 0;
 	}
-	resp = art_json_field(p, "response");
 	usage = art_json_field(&turn, "usage");
 	if (jv_get_kind(usage) != JV_KIND_OBJECT) {
 		jv_free(usage);
 		usage = jv_object();
 	}
 	turn = jv_object_set(turn, jv_string("usage"), sum_numbers(usage,
-	    art_json_field(&resp, "usage")));
+	    art_json_field(from, "usage")));
 	turn = jv_object_set(turn, jv_string("cost"), add_cost(
-	    art_json_field(&turn, "cost"), art_json_field(&resp, "cost")));
-	art_json_get_int(&turn, "llm_calls", 0, &n, NULL);
-	turn = jv_object_set(turn, jv_string("llm_calls"), jv_number(n + 1));
-	jv_free(resp);
+	    art_json_field(&turn, "cost"), art_json_field(from, "cost")));
+	if (llm) {
+		art_json_get_int(&turn, "llm_calls", 0, &n, NULL);
+		turn = jv_object_set(turn, jv_string("llm_calls"),
+		    jv_number(n + 1));
+	} else {
+		jv sub = art_json_field(&turn, "sub_agent_cost");
+
+		turn = jv_object_set(turn, jv_string("sub_agent_cost"),
+		    add_cost(sub, art_json_field(from, "cost")));
+	}
 	return art_store_put(t, ART_DB_TURNS, sid, tid, strlen(tid), turn, err);
 }
 
@@ -238,23 +250,38 @@ track_open(jv *s, const jv *p, const char *kind, int open)
 	*s = jv_object_set(*s, jv_string("open"), o);
 }
 
+/*
+ * A call event's kind and step: llm.call.STEP, tool.call.STEP and
+ * sub_agent.STEP (call.voided names no kind: it is the caller's).
+ */
+static const char *
+call_kind(const char *type, const char **step)
+{
+	if (strncmp(type, "llm.call.", 9) == 0)
+		return *step = type + 9, "llm_call";
+	if (strncmp(type, "tool.call.", 10) == 0)
+		return *step = type + 10, "tool_call";
+	if (strncmp(type, "sub_agent.", 10) == 0)
+		return *step = type + 10, "sub_agent";
+	return *step = type, NULL;
+}
+
 static int
 calls_apply(struct art_txn *t, const char *sid, jv *s, const jv *ev,
     const jv *p, const char *type, struct art_err *err)
 {
 	int r = calls_step(t, sid, ev, p, type, err);
-	const char *kind = strncmp(type, "llm.", 4) == 0 ? "llm_call" :
-	    "tool_call";
+	const char *step, *kind = call_kind(type, &step);
 	jv next;
 
 	if (r == -1)
 		return -1;
-	if (strcmp(type + strlen(type) - 10, ".requested") == 0)
+	if (strcmp(step, "requested") == 0)
 		track_open(s, p, kind, 1);
-	else if (strcmp(type + strlen(type) - 10, ".completed") == 0 ||
+	else if (strcmp(step, "completed") == 0 ||
 	    strcmp(type, "call.voided") == 0)
 		track_open(s, p, kind, 0);
-	else if (strcmp(type + strlen(type) - 8, ".errored") == 0) {
+	else if (strcmp(step, "errored") == 0) {
 		next = art_json_field(p, "next_at");
 		if (jv_get_kind(next) == JV_KIND_NULL)
 			track_open(s, p, kind, 0);
@@ -267,9 +294,8 @@ static int
 calls_step(struct art_txn *t, const char *sid, const jv *ev, const jv *p,
     const char *type, struct art_err *err)
 {
-	const char *kind = strncmp(type, "llm.", 4) == 0 ? "llm_call" :
-	    "tool_call";
-	const char *step = type + (strncmp(type, "llm.", 4) == 0 ? 9 : 10);
+	const char *step, *kind = call_kind(type, &step);
+	int r;
 
 	if (strcmp(type, "call.voided") == 0)
 		return call_step(t, sid, ev, p, "failed", err);
@@ -277,11 +303,35 @@ calls_step(struct art_txn *t, const char *sid, const jv *ev, const jv *p,
 		return call_requested(t, sid, ev, p, kind, err);
 	if (strcmp(step, "dispatched") == 0)
 		return call_step(t, sid, ev, p, "pending", err);
+	/* A gated call waits for a person; approved, it is queued again. */
+	if (strcmp(step, "held") == 0)
+		return call_step(t, sid, ev, p, "held", err);
+	if (strcmp(step, "approved") == 0)
+		return call_step(t, sid, ev, p, "queued", err);
+	/* A child's first message, kept until the child is opened. */
+	if (strcmp(step, "messaged") == 0) {
+		const char *id = art_json_str(p, "id");
+		jv c = id != NULL ? get_call(t, sid, id, err) : jv_invalid();
+
+		if (!jv_is_valid(c))
+			return id != NULL ? -1 : art_err_set(err, "bad_field",
+			    "call event without id");
+		c = jv_object_set(c, jv_string("message"), art_json_field(p,
+		    "message"));
+		return put_call(t, sid, id, c, err);
+	}
 	if (strcmp(step, "completed") == 0) {
-		if (call_step(t, sid, ev, p, "completed", err) == -1)
+		jv resp = art_json_field(p, "response");
+
+		if (call_step(t, sid, ev, p, "completed", err) == -1) {
+			jv_free(resp);
 			return -1;
-		return strcmp(kind, "llm_call") == 0 ?
-		    turn_usage(t, sid, ev, p, err) : 0;
+		}
+		r = strcmp(kind, "tool_call") == 0 ? 0 : turn_usage(t, sid, ev,
+		    strcmp(kind, "llm_call") == 0 ? &resp : p,
+		    strcmp(kind, "llm_call") == 0, err);
+		jv_free(resp);
+		return r;
 	}
 	if (strcmp(step, "errored") == 0)
 		return call_errored(t, sid, ev, p, err);
@@ -413,6 +463,7 @@ art_views_apply(struct art_txn *t, const char *sid, jv *s, const jv *ev,
 {
 	if (strncmp(type, "llm.call.", 9) == 0 ||
 	    strncmp(type, "tool.call.", 10) == 0 ||
+	    strncmp(type, "sub_agent.", 10) == 0 ||
 	    strcmp(type, "call.voided") == 0)
 		return calls_apply(t, sid, s, ev, p, type, err);
 	if (strcmp(type, "decision.queued") == 0)
@@ -425,7 +476,8 @@ art_views_apply(struct art_txn *t, const char *sid, jv *s, const jv *ev,
 		return decision_ended(t, sid, s, p, err);
 	if (strcmp(type, "session.interrupted") == 0)
 		return interrupts_apply(s, ev, p, 1);
-	if (strcmp(type, "session.interrupt_resumed") == 0)
+	if (strcmp(type, "session.interrupt_resumed") == 0 ||
+	    strcmp(type, "session.interrupt_cancelled") == 0)
 		return interrupts_apply(s, ev, p, 0);
 	return 0;
 }

@@ -349,13 +349,138 @@ test_a_resumed_model_failure_calls_the_model_again(void)
 	    LLM_TOOLS ",\"stream\":true,\"handler\":\"server\"}]}"),
 	    "an llm.failed interrupt: the model again over the transcript");
 	ok(is_json(propose_with(RESUMED, "[" U1 "]", CONFIG, "null", 0, NULL,
-	    "{\"interrupt_id\":\"i1\",\"reason\":\"approve?\"}"), "{}"),
-	    "any other interrupt: only the worker knows");
+	    "{\"interrupt_id\":\"i1\",\"reason\":\"look\"}"),
+	    "{\"messages\":[" U1 "],\"actions\":[{\"type\":\"llm.call\","
+	    "\"model\":\"mock/calc\",\"messages\":[" SYS "," U1 "],\"tools\":"
+	    LLM_TOOLS ",\"stream\":true,\"handler\":\"server\"}]}"),
+	    "any other interrupt: the turn goes on, the model again");
+	ok(is_json(propose_with(RESUMED, "[" U1 "]", CONFIG, "null", 0, NULL,
+	    "{\"interrupt_id\":\"i1\",\"payload\":{\"type\":\"approval\"}}"),
+	    "{\"messages\":[" U1 "]}") && is_json(propose_with(RESUMED, "["
+	    U1 "]", CONFIG, "null", 0, NULL, "{\"interrupt_id\":\"i1\","
+	    "\"payload\":{\"type\":\"input_required\"}}"),
+	    "{\"messages\":[" U1 "]}"),
+	    "a held call's interrupt: the engine answered it; the transcript "
+	    "alone (not empty, so a decide stage answers it)");
 	ok(is_json(propose_with(RESUMED, "[" U1 "]", "null", "null", 0, NULL,
 	    "{\"interrupt_id\":\"i1\",\"payload\":{\"type\":\"llm.failed\"}}"),
 	    "{}"), "no config: no proposal");
-	ok(is_json(propose(RESUMED, "[" U1 "]", CONFIG, "null", 0, NULL), "{}"),
-	    "no interrupt record: no proposal");
+}
+
+#define TEAM "{\"model\":\"mock/boss\",\"tools\":[{\"name\":\"add\"}]," \
+	"\"sub_agents\":[\"alpha\",{\"id\":\"beta\",\"description\":\"B\"}," \
+	"{\"id\":\"add\"}],\"ask_user\":true}"
+
+static void
+test_sub_agents_and_ask_user_are_tools(void)
+{
+	jv cfg = J(TEAM), tools = art_propose_llm_tools(&cfg), t;
+
+	ok(is_json(jv_copy(tools), "[{\"name\":\"add\",\"description\":\"\"},"
+	    "{\"name\":\"alpha\",\"description\":\"Delegate a task to the "
+	    "alpha agent and get its answer\",\"input\":{\"type\":\"object\","
+	    "\"properties\":{\"message\":{\"type\":\"string\",\"description\":"
+	    "\"What to ask the alpha agent\"}},\"required\":[\"message\"]}},"
+	    "{\"name\":\"beta\",\"description\":\"B\",\"input\":{\"type\":"
+	    "\"object\",\"properties\":{\"message\":{\"type\":\"string\","
+	    "\"description\":\"What to ask the beta agent\"}},\"required\":"
+	    "[\"message\"]}},{\"name\":\"ask_user\",\"description\":\"Ask the "
+	    "user a question and wait for the answer. Use it when only the "
+	    "user can give the information or make the decision.\",\"input\":"
+	    "{\"type\":\"object\",\"properties\":{\"question\":{\"type\":"
+	    "\"string\"},\"options\":{\"type\":\"array\",\"items\":{\"type\":"
+	    "\"string\"}},\"allow_text\":{\"type\":\"boolean\"}},\"required\":"
+	    "[\"question\"]}}]"),
+	    "sub-agents are tools with one message argument (a declared tool "
+	    "of the same name wins), then ask_user");
+	t = art_propose_sub_agent(&cfg, "alpha");
+	ok(is_json(t, "{\"id\":\"alpha\"}") && is_json(
+	    art_propose_sub_agent(&cfg, "gamma"), "null"),
+	    "sub_agent: a bare id reads as {id}; an unknown one is null");
+	ok(art_propose_asks_user(&cfg) && !art_propose_asks_user(&tools),
+	    "asks_user: only \"ask_user\": true");
+	jv_free(tools);
+	jv_free(cfg);
+}
+
+static void
+test_a_call_of_a_sub_agent_spawns_and_sends(void)
+{
+	char child[37], again[37];
+	const char *msg = "{\"id\":\"a2\",\"role\":\"assistant\","
+	    "\"tool_calls\":[{\"id\":\"t1\",\"type\":\"function\","
+	    "\"function\":{\"name\":\"beta\",\"arguments\":"
+	    "\"{\\\"message\\\":\\\"hi\\\"}\"}},{\"id\":\"t2\",\"type\":"
+	    "\"function\",\"function\":{\"name\":\"add\",\"arguments\":"
+	    "\"{}\"}},{\"id\":\"t3\",\"type\":\"function\",\"function\":{"
+	    "\"name\":\"alpha\",\"arguments\":\"plain\"}}]}";
+	jv tr = jv_object_set(J("{\"type\":\"llm.finished\",\"id\":\"a2\","
+	    "\"ok\":true,\"truncated\":false}"), jv_string("message"), J(msg));
+	jv p = J("[" U1 "]"), cfg = J(TEAM), f = jv_null(), it = jv_null(), out;
+	jv cs = J("{}"), want;
+	struct art_propose_in in = { .trigger = &tr, .path = &p,
+	    .config = &cfg, .file_config = &f, .interrupt = &it,
+	    .decision_id = "d1", .pending_calls = 0, .llm_call = llm_call_cb,
+	    .ctx = &cs };
+
+	art_propose_child_id("d1", "t1", child);
+	art_propose_child_id("d1", "t1", again);
+	ok(strcmp(child, again) == 0 && strlen(child) == 36 &&
+	    child[14] == '5', "child id: a UUIDv5, the same every time");
+	art_propose_child_id("d2", "t1", again);
+	ok(strcmp(child, again) != 0, "child id: another decision, another "
+	    "child");
+	out = art_propose(&in);
+	art_propose_child_id("d1", "t1", child);
+	art_propose_child_id("d1", "t3", again);
+	want = jv_string_fmt("[{\"type\":\"sub_agent.spawn\",\"session_id\":"
+	    "\"%s\",\"agent_id\":\"beta\",\"tool_call_id\":\"t1\"},{\"type\":"
+	    "\"message.send\",\"session_id\":\"%s\",\"message\":{\"role\":"
+	    "\"user\",\"content\":\"hi\"}},{\"type\":\"tool.call\",\"id\":"
+	    "\"t2\",\"name\":\"add\",\"arguments\":\"{}\"},{\"type\":"
+	    "\"sub_agent.spawn\",\"session_id\":\"%s\",\"agent_id\":\"alpha\","
+	    "\"tool_call_id\":\"t3\"},{\"type\":\"message.send\",\"session_id\":"
+	    "\"%s\",\"message\":{\"role\":\"user\",\"content\":\"plain\"}}]",
+	    child, child, again, again);
+	ok(is_json(art_json_field(&out, "actions"), jv_string_value(want)),
+	    "llm.finished: a sub-agent call is spawn + message.send (the "
+	    "message argument, else the raw arguments); a declared tool of "
+	    "the same name stays a tool call");
+	jv_free(want);
+	jv_free(out);
+	jv_free(tr);
+	jv_free(p);
+	jv_free(cfg);
+	jv_free(cs);
+}
+
+static void
+test_sub_agent_finished_folds_in_like_a_tool(void)
+{
+	const char *fin = "{\"type\":\"sub_agent.finished\",\"id\":\"t1\","
+	    "\"ok\":true,\"session_id\":\"s2\",\"agent_id\":\"beta\","
+	    "\"result\":\"beta says hi\"}";
+	const char *path = "[" U1 ",{\"id\":\"a2\",\"role\":\"assistant\","
+	    "\"tool_calls\":[{\"id\":\"t1\",\"type\":\"function\","
+	    "\"function\":{\"name\":\"beta\",\"arguments\":\"{}\"}}]}]";
+	jv out = propose(fin, path, TEAM, "null", 1, NULL);
+	jv m = art_json_field(&out, "messages");
+
+	ok(is_json(jv_array_get(m, 2), "{\"role\":\"tool\",\"tool_call_id\":"
+	    "\"t1\",\"name\":\"beta\",\"content\":\"beta says hi\"}") &&
+	    is_json(art_json_field(&out, "actions"), "[]"),
+	    "sub_agent.finished: a tool message named by the agent; waits "
+	    "for the siblings");
+	jv_free(out);
+	out = propose("{\"type\":\"sub_agent.finished\",\"id\":\"t1\","
+	    "\"ok\":false,\"session_id\":\"s2\",\"agent_id\":\"beta\","
+	    "\"error\":\"sub-agent beta failed: boom\"}", path, TEAM, "null", 1,
+	    NULL);
+	m = jv_array_get(art_json_field(&out, "messages"), 2);
+	ok(is_json(art_json_field(&m, "content"),
+	    "\"sub-agent beta failed: boom\""), "a failed child: its error");
+	jv_free(m);
+	jv_free(out);
 }
 
 static void
@@ -399,5 +524,8 @@ main(void)
 	test_a_failed_or_truncated_model_call_interrupts();
 	test_a_resumed_model_failure_calls_the_model_again();
 	test_the_helpers();
+	test_sub_agents_and_ask_user_are_tools();
+	test_a_call_of_a_sub_agent_spawns_and_sends();
+	test_sub_agent_finished_folds_in_like_a_tool();
 	return tap_done();
 }
