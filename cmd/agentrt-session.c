@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jv.h>
 
 #include "clock.h"
 #include "diag.h"
+#include "engine.h"
 #include "err.h"
 #include "ids.h"
 #include "json.h"
@@ -43,7 +45,7 @@ struct cmd {
 static volatile sig_atomic_t stopping;
 
 enum { OPT_ID = 256, OPT_IDENTITY, OPT_AFTER, OPT_TURN_ID, OPT_INPUT,
-    OPT_EVENTS, OPT_AGENTS, OPT_TOOLS, OPT_MAX_LINE };
+    OPT_EVENTS, OPT_AGENTS, OPT_TOOLS, OPT_MAX_LINE, OPT_RESUME, OPT_PAYLOAD };
 
 static const struct option longopts[] = {
 	{ "db",		required_argument,	NULL, 'd' },
@@ -61,6 +63,8 @@ static const struct option longopts[] = {
 	{ "agents",	required_argument,	NULL, OPT_AGENTS },
 	{ "tools",	required_argument,	NULL, OPT_TOOLS },
 	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
+	{ "resume",	required_argument,	NULL, OPT_RESUME },
+	{ "payload",	required_argument,	NULL, OPT_PAYLOAD },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "version",	no_argument,		NULL, 'V' },
 	{ NULL,		0,			NULL, 0 }
@@ -81,8 +85,10 @@ help(void)
 "  show SESSION        print one session as JSON\n"
 "  log [--after SEQ] [-f] SESSION\n"
 "                      print the session's event log as NDJSON\n"
-"  rm SESSION...       delete sessions and everything recorded of them\n"
+"  rm SESSION...       delete sessions and everything recorded of them;\n"
+"                      their running sub-agents are cancelled first\n"
 "  run [-a AGENT | -s SESSION] [-m TEXT] [--input JSON] [--events FILE]\n"
+"      [--resume ID [--payload JSON]]\n"
 "                      drive a session on a ring of filters (stdin and\n"
 "                      stdout are the ring)\n"
 "\n"
@@ -101,6 +107,10 @@ help(void)
 "  -m, --message TEXT  (run) send a user message\n"
 "      --turn-id ID    (run) the message's turn id, for idempotency\n"
 "      --input JSON    (run) send client input lines; @FILE, @- read them\n"
+"      --resume ID     (run) resume interrupt ID (of the session or of a\n"
+"                      sub-agent it waits on)\n"
+"      --payload JSON  (run) the resume's payload, e.g. {\"approved\":true};\n"
+"                      @FILE reads it from FILE, @- from stdin\n"
 "      --events FILE   (run) append client events to FILE as NDJSON\n"
 "      --agents DIR    (run) look for agents/NAME.json in DIR first\n"
 "      --tools DIR     (run) where an agent's tools named by name alone are\n"
@@ -264,6 +274,10 @@ prepare(struct opts *o, const struct cmd *c)
 	check_name("--turn-id", o->turn_id);
 	check_name("--id", o->id);
 	check_name("agent", o->agent);
+	if (o->payload != NULL && o->resume == NULL)
+		art_die(ART_EXIT_USAGE, "run: --payload goes with --resume ID");
+	if (o->resume != NULL && o->session == NULL)
+		art_die(ART_EXIT_USAGE, "run: --resume needs -s SESSION");
 	o->identity_v = o->identity != NULL ? parse_identity(o->identity) :
 	    jv_null();
 	o->after_seq = o->after != NULL ? parse_seq(o->after) : 0;
@@ -483,6 +497,21 @@ struct rm_ctx {
 
 /* All or nothing: one unknown session and none is removed. */
 static int
+exists_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct rm_ctx *c = ctx;
+	jv s;
+	int i;
+
+	for (i = 0; i < c->argc; i++) {
+		if (!jv_is_valid(s = art_session_get(t, c->argv[i], err)))
+			return -1;
+		jv_free(s);
+	}
+	return 0;
+}
+
+static int
 rm_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
 	struct rm_ctx *c = ctx;
@@ -498,10 +527,23 @@ static int
 cmd_rm(struct env *e, const struct opts *o, int argc, char **argv)
 {
 	struct rm_ctx c = { argc, argv };
+	struct art_engine_opts eo = { e->store, &e->ids, &e->clock, NULL, NULL,
+	    (long)getpid() };
+	struct art_engine *en;
 	struct art_err err;
+	int i, r = 0;
 
 	(void)o;
-	if (art_store_write(e->store, rm_fn, &c, &err) == -1)
+	if (art_store_read(e->store, exists_fn, &c, &err) == -1)
+		return failed(&err);
+	/* A parent's running children stop before it goes (PROTOCOL §7). */
+	if ((en = art_engine_new(&eo)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	for (i = 0; i < argc && r == 0; i++)
+		r = art_engine_cancel(en, argv[i], "cancelled: the session was "
+		    "removed", &err);
+	art_engine_free(en);
+	if (r == -1 || art_store_write(e->store, rm_fn, &c, &err) == -1)
 		return failed(&err);
 	return ART_EXIT_OK;
 }
@@ -516,8 +558,8 @@ static const struct cmd cmds[] = {
 	{ "log",  cmd_log,  "log [--after SEQ] [-f] SESSION", "f", false, 1, 1 },
 	{ "rm",   cmd_rm,   "rm SESSION...", "", false, 1, -1 },
 	{ "run",  session_run, "run [-a AGENT | -s SESSION] [-m TEXT] "
-	    "[--turn-id ID] [--input JSON] [--events FILE]", "a:s:m:", true, 0,
-	    0 },
+	    "[--turn-id ID] [--input JSON] [--events FILE] [--resume ID "
+	    "[--payload JSON]]", "a:s:m:", true, 0, 0 },
 };
 
 static const struct cmd *
@@ -545,7 +587,8 @@ cmd_takes(const struct cmd *c, int opt)
 	case 'f': case OPT_AFTER:
 		return strcmp(c->name, "log") == 0;
 	case 's': case 'm': case OPT_TURN_ID: case OPT_INPUT: case OPT_EVENTS:
-	case OPT_AGENTS: case OPT_TOOLS: case OPT_MAX_LINE:
+	case OPT_AGENTS: case OPT_TOOLS: case OPT_MAX_LINE: case OPT_RESUME:
+	case OPT_PAYLOAD:
 		return strcmp(c->name, "run") == 0;
 	}
 	return true;
@@ -592,6 +635,8 @@ parse(int argc, char **argv, const char *shortopts, const struct cmd *c,
 		case OPT_MAX_LINE:
 			o->max_line = parse_size("--max-line", optarg);
 			break;
+		case OPT_RESUME: o->resume = optarg; break;
+		case OPT_PAYLOAD: o->payload = optarg; break;
 		case 'h': help();
 		case 'V': version();
 		default: usage(c != NULL ? c->usage : NULL);

@@ -38,6 +38,8 @@ struct opts {
 	const char	*tool_dirs[MAX_AGENT_DIRS];
 	int		 ntool_dirs;
 	size_t		 max_line;
+	const char	*resume;	/* --resume: an interrupt id */
+	const char	*payload;
 };
 
 /* The world a command runs in, made once in main and passed down. */

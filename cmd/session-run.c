@@ -102,6 +102,43 @@ declare_tools(struct agents *a, const char *agent, jv config,
 	return jv_object_set(config, jv_string("tools"), out);
 }
 
+/*
+ * A sub-agent's description, when its entry gives none, is the child
+ * agent file's own "description" (the model sees it on the tool).
+ */
+static jv
+describe_sub_agents(struct agents *a, jv config)
+{
+	jv subs = art_json_field(&config, "sub_agents"), out = jv_array(), e, f;
+	struct art_err err;
+	const char *id;
+
+	if (jv_get_kind(subs) != JV_KIND_ARRAY) {
+		jv_free(subs);
+		jv_free(out);
+		return config;
+	}
+	jv_array_foreach(subs, i, sa) {
+		(void)i;
+		e = jv_get_kind(sa) == JV_KIND_STRING ? jv_object_set(jv_object(),
+		    jv_string("id"), jv_copy(sa)) : jv_copy(sa);
+		id = art_json_str(&e, "id");
+		if (id != NULL && art_json_str(&e, "description") == NULL &&
+		    art_id_is_valid(id)) {
+			f = art_agent_load(a->dirs, a->n, id, &err);
+			if (jv_is_valid(f) && art_json_str(&f, "description") !=
+			    NULL)
+				e = jv_object_set(e, jv_string("description"),
+				    art_json_field(&f, "description"));
+			jv_free(f);
+		}
+		out = jv_array_append(out, e);
+		jv_free(sa);
+	}
+	jv_free(subs);
+	return jv_object_set(config, jv_string("sub_agents"), out);
+}
+
 static jv
 load_agent(void *ctx, const char *name, struct art_err *err)
 {
@@ -110,6 +147,8 @@ load_agent(void *ctx, const char *name, struct art_err *err)
 
 	if (jv_is_valid(config))
 		config = declare_tools(a, name, config, err);
+	if (jv_is_valid(config))
+		config = describe_sub_agents(a, config);
 	if (!jv_is_valid(config) || a->warned)
 		return config;
 	/* What the tool schemas will not check, said once per run. */
@@ -173,6 +212,27 @@ agent_dirs(struct agents *a, const struct opts *o)
 	tool_dirs(a, o);
 }
 
+/*
+ * An input the engine refused (a message on a parked branch, a resume of
+ * no open interrupt, an answer that does not fit) is said on stderr too:
+ * the one running the ring should not need --events to see why.
+ */
+static void
+say_refusal(const jv *e)
+{
+	static const char *const codes[] = { "interrupted", "no_interrupt",
+	    "bad_input", "turn_already_active", NULL };
+	const char *type = art_json_str(e, "type"), *code = art_json_str(e,
+	    "code"), *msg = art_json_str(e, "message");
+	int i;
+
+	if (type == NULL || strcmp(type, "error") != 0 || code == NULL)
+		return;
+	for (i = 0; codes[i] != NULL; i++)
+		if (strcmp(codes[i], code) == 0)
+			art_warn("%s: %s", code, msg != NULL ? msg : "refused");
+}
+
 /* Writes what the engine produced: ring lines, then client events. */
 static int
 drain(struct ring *r)
@@ -190,6 +250,7 @@ drain(struct ring *r)
 	}
 	jv_free(out);
 	jv_array_foreach(ev, i, e) {
+		say_refusal(&e);
 		if (r->events != NULL && art_ndjson_write(r->events, e,
 		    &err) == -1) {
 			art_warn("write events: %s", err.msg);
@@ -231,6 +292,40 @@ send_inputs(struct ring *r, const struct opts *o)
 				return art_warn("%s", err.msg), ART_EXIT_FAIL;
 		}
 		art_ndjson_reader_free(rd);
+	}
+	return 0;
+}
+
+/* --resume ID [--payload JSON]: an interrupt.resume line. */
+static int
+send_resume(struct ring *r, const struct opts *o)
+{
+	struct art_err err;
+	jv line, text, payload = jv_null();
+
+	if (o->resume == NULL)
+		return 0;
+	if (o->payload != NULL) {
+		text = session_option_text("--payload", o->payload);
+		payload = art_json_parse_str(jv_string_value(text), &err);
+		jv_free(text);
+		if (!jv_is_valid(payload)) {
+			jv_free(payload);
+			art_warn("--payload: %s", err.msg);
+			return ART_EXIT_USAGE;
+		}
+	}
+	line = jv_object_set(jv_object(), jv_string("type"),
+	    jv_string("interrupt.resume"));
+	line = jv_object_set(line, jv_string("interrupt_id"),
+	    jv_string(o->resume));
+	if (jv_get_kind(payload) != JV_KIND_NULL)
+		line = jv_object_set(line, jv_string("payload"), payload);
+	else
+		jv_free(payload);
+	if (art_engine_input(r->engine, r->sid, line, &err) == -1) {
+		art_warn("%s", err.msg);
+		return ART_EXIT_FAIL;
 	}
 	return 0;
 }
@@ -394,6 +489,8 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 		if (o->session == NULL)
 			art_warn("session %s", r.sid);
 		status = send_inputs(&r, o);
+		if (status == 0)
+			status = send_resume(&r, o);
 		if (status == 0)
 			status = send_message(&r, o);
 		if (status == 0)

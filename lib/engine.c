@@ -23,12 +23,14 @@
 #include "reconcile.h"
 #include "schema.h"
 #include "session.h"
+#include "sha.h"
 #include "tree.h"
 #include "views.h"
 #include "wire.h"
 
 #define MAX_SESSIONS		64
 #define DECISION_ATTEMPTS	10
+#define SUB_AGENT_DEPTH		5	/* max_subagent_depth's default */
 
 struct art_engine {
 	struct art_engine_opts	 o;
@@ -52,11 +54,57 @@ struct cx {
 	jv			 events;
 	int64_t			 wake;
 	jv			 sum;		/* the summary, until the next rec */
+	jv			 adopt;		/* sessions to drive from now on */
+	const struct cx		*up;		/* the step this one runs within */
 };
 
 static int	plan(struct cx *);
 static jv	call_request(struct cx *, const jv *);
 static int	rec_error(struct cx *, const char *, const char *, const jv *);
+static enum art_engine_state session_state(struct cx *, int);
+static int	outside_call(struct cx *, const jv *, int);
+
+/*
+ * Runs fn in session sid inside the same transaction (a sub-agent, the
+ * parent it reports to, the target of a message.send), then plans sid
+ * unless a step of sid is already under way further up: that step plans
+ * it when it ends.  Lines, events and wakes join c's.
+ */
+static int
+with_session(struct cx *c, const char *sid, int (*fn)(struct cx *, void *),
+    void *arg)
+{
+	struct cx s = *c;
+	const struct cx *u;
+	int r, busy = 0;
+
+	if (strcmp(sid, c->sid) == 0)
+		return fn(c, arg);
+	for (u = c; u != NULL; u = u->up)
+		if (strcmp(u->sid, sid) == 0)
+			busy = 1;
+	s.sid = sid;
+	s.sum = jv_invalid();
+	s.up = c;
+	r = fn(&s, arg);
+	if (r == 0 && !busy)
+		r = plan(&s);
+	jv_free(s.sum);
+	c->out = s.out;
+	c->events = s.events;
+	c->adopt = s.adopt;
+	c->wake = s.wake;
+	jv_free(c->sum);	/* sid's step may have written ours too */
+	c->sum = jv_invalid();
+	return r;
+}
+
+/* sid is driven by this engine from now on (once the step commits). */
+static void
+adopt(struct cx *c, const char *sid)
+{
+	c->adopt = jv_array_append(c->adopt, jv_string(sid));
+}
 
 /* --- small things --------------------------------------------------- */
 
@@ -404,7 +452,7 @@ wire_call(const jv *call)
 {
 	static const char *const keys[] = { "id", "kind", "status", "attempt",
 	    "deadline", "anchor", "name", "arguments", "handler", "stream",
-	    NULL };
+	    "agent_id", "session_id", NULL };
 	const char *const *k;
 	jv w = jv_object();
 
@@ -425,8 +473,10 @@ passes_park(const jv *q)
 	jv tr = art_json_field(q, "trigger");
 	const char *t = art_json_str(&tr, "type");
 	jv esc = art_json_field(q, "escapes");
+	/* Tools already started keep running (PROTOCOL-NOTES §7). */
 	int ok = t != NULL && (strcmp(t, "interrupt.resumed") == 0 ||
-	    strcmp(t, "client.action") == 0);
+	    strcmp(t, "client.action") == 0 ||
+	    strcmp(t, "tool.execute") == 0);
 
 	/* A view that leaves the parked branch (see escapes_park). */
 	ok = ok || jv_get_kind(esc) == JV_KIND_TRUE;
@@ -640,7 +690,7 @@ build_request(struct cx *c, const jv *live)
 	}
 	jv_free(calls);
 	in = (struct art_propose_in){ &trigger, &path, &config, &file, &intr,
-	    pending_calls(c, &s, id), llm_call_cb, c };
+	    id, pending_calls(c, &s, id), llm_call_cb, c };
 	r = set(obj("decision.request"), "session_id", jv_string(c->sid));
 	r = set(r, "decision_id", art_json_field(live, "id"));
 	r = set(r, "agent_id", art_json_field(&s, "agent_id"));
@@ -786,19 +836,22 @@ kind_of(const jv *call)
 
 	if (k != NULL && strcmp(k, "llm_call") == 0)
 		return ART_KIND_LLM;
+	if (k != NULL && strcmp(k, "sub_agent") == 0)
+		return ART_KIND_SUB_AGENT;
 	h = art_json_str(call, "handler");
 	return h != NULL && strcmp(h, "client") == 0 ? ART_KIND_CLIENT_TOOL :
 	    ART_KIND_TOOL;
 }
 
-/* "llm.call." or "tool.call." + step. */
+/* "llm.call.", "tool.call." or "sub_agent." + step. */
 static jv
 call_event(const jv *call, const char *step)
 {
+	enum art_call_kind k = kind_of(call);
 	char type[32];
 
-	snprintf(type, sizeof(type), "%s.call.%s", kind_of(call) ==
-	    ART_KIND_LLM ? "llm" : "tool", step);
+	snprintf(type, sizeof(type), "%s.%s", k == ART_KIND_LLM ? "llm.call" :
+	    k == ART_KIND_SUB_AGENT ? "sub_agent" : "tool.call", step);
 	return set(set(obj(type), "id", art_json_field(call, "id")),
 	    "attempt", art_json_field(call, "attempt"));
 }
@@ -852,6 +905,8 @@ struct settle {
 };
 
 static int settle(struct cx *, struct settle *, const char *, const jv *);
+static int hold_call(struct cx *, const jv *);
+static int open_child(struct cx *, const jv *);
 
 /*
  * The request a worker-run call with a format carries: the provider's own
@@ -929,9 +984,15 @@ dispatch_call(struct cx *c, const jv *call)
 	struct art_retry pol;
 	enum art_call_kind kind = kind_of(call);
 	int64_t deadline;
-	jv p = call_event(call, "dispatched"), tr;
+	jv p, tr, yes = art_json_field(call, "approved");
 	const char *args;
+	int held = art_json_str(call, "hold") != NULL &&
+	    jv_get_kind(yes) != JV_KIND_TRUE;
 
+	jv_free(yes);
+	if (held)
+		return hold_call(c, call);	/* a person answers first */
+	p = call_event(call, "dispatched");
 	call_retry(call, kind, &pol);
 	deadline = art_retry_deadline_ms(&pol, c->now);
 	if (deadline >= 0)
@@ -943,6 +1004,10 @@ dispatch_call(struct cx *c, const jv *call)
 	}
 	if (kind == ART_KIND_LLM)
 		return dispatch_llm(c, call, p);
+	if (kind == ART_KIND_SUB_AGENT) {
+		jv_free(p);
+		return open_child(c, call);
+	}
 	if (kind == ART_KIND_CLIENT_TOOL) {
 		jv_free(p);
 		return 0;	/* the client settles it */
@@ -1064,48 +1129,60 @@ check_output(const jv *call, const jv *result, struct art_err *err)
 	return r;
 }
 
-static int
-settle_tool(struct cx *c, const struct settle *st, const jv *line)
+/* The trigger a call's end queues: tool.finished or sub_agent.finished. */
+static jv
+finished_for(const jv *call)
 {
-	jv call = settle_target(c, st, "tool_call", line), p, fin;
+	if (kind_of(call) == ART_KIND_SUB_AGENT)
+		return set(set(set(obj("sub_agent.finished"), "id",
+		    art_json_field(call, "tool_call_id")), "session_id",
+		    art_json_field(call, "id")), "agent_id", art_json_field(call,
+		    "agent_id"));
+	return set(set(obj("tool.finished"), "id", art_json_field(call, "id")),
+	    "name", art_json_field(call, "name"));
+}
 
-	if (jv_get_kind(call) == JV_KIND_NUMBER)
-		return -1;
-	if (!jv_is_valid(call))
-		return 0;
-	fin = set(obj("tool.finished"), "id", jv_string(st->id));
-	fin = set(fin, "name", art_json_field(&call, "name"));
-	if (!st->ok) {
-		int r = call_failed(c, &call, st, fin);
+/* A tool call's result (borrowed), recorded and queued to fold in. */
+static int
+tool_done(struct cx *c, const jv *call, const jv *value)
+{
+	jv p, fin = finished_for(call);
 
-		jv_free(call);
-		return r;
-	}
-	if (check_output(&call, &st->value, c->err) == -1) {
+	if (check_output(call, value, c->err) == -1) {
 		/* A result the tool promised otherwise: terminal, not retried. */
-		struct settle bad = *st;
-		int r;
+		struct settle bad = { art_json_str(call, "id"), 0, 0,
+		    jv_string(c->err->msg), 0, jv_null(), 0, 1 };
+		int r = call_failed(c, call, &bad, fin);
 
-		bad.ok = 0;
-		bad.retryable = 0;
-		bad.value = jv_string(c->err->msg);
-		bad.code = jv_null();
-		r = call_failed(c, &call, &bad, fin);
 		jv_free(bad.value);
-		jv_free(call);
 		return r;
 	}
-	p = call_event(&call, "completed");
-	p = set(p, "name", art_json_field(&call, "name"));
-	p = set(p, "result", as_text(jv_copy(st->value)));
-	jv_free(call);
+	p = call_event(call, "completed");
+	p = set(p, "name", art_json_field(call, "name"));
+	p = set(p, "result", as_text(jv_copy(*value)));
 	if (rec(c, p) == -1) {
 		jv_free(fin);
 		return -1;
 	}
 	fin = set(fin, "ok", jv_true());
-	fin = set(fin, "result", as_text(jv_copy(st->value)));
+	fin = set(fin, "result", as_text(jv_copy(*value)));
 	return queue_decision(c, fin, 1, jv_null());
+}
+
+static int
+settle_tool(struct cx *c, const struct settle *st, const jv *line)
+{
+	jv call = settle_target(c, st, "tool_call", line);
+	int r;
+
+	if (jv_get_kind(call) == JV_KIND_NUMBER)
+		return -1;
+	if (!jv_is_valid(call))
+		return 0;
+	r = st->ok ? tool_done(c, &call, &st->value) : call_failed(c, &call,
+	    st, finished_for(&call));
+	jv_free(call);
+	return r;
 }
 
 /* The assistant message a model reply records, under the call's id. */
@@ -1257,14 +1334,528 @@ settle(struct cx *c, struct settle *st, const char *type, const jv *line)
 }
 
 /* Fails a call the engine itself gave up on (deadline, lost dispatch). */
+static int	refuse_call(struct cx *, const jv *, jv);
+static int	cancel_step(struct cx *, void *);
+
 static int
 fail_call(struct cx *c, const jv *call, const char *why, const char *code)
 {
 	struct settle st = { art_json_str(call, "id"), 0, 0, jv_string(why), 1,
 	    code != NULL ? jv_string(code) : jv_null(), 0, 1 };
+	const char *child = art_json_str(call, "id");
 
+	if (kind_of(call) == ART_KIND_SUB_AGENT) {
+		/* A child out of time: it stops, and the parent reads why. */
+		settle_release(&st);
+		if (refuse_call(c, call, jv_string_fmt("sub-agent %s: %s",
+		    art_json_str(call, "agent_id"), why)) == -1)
+			return -1;
+		return with_session(c, child, cancel_step, "cancelled: the "
+		    "delegation that started this session ran out of time");
+	}
 	return settle(c, &st, kind_of(call) == ART_KIND_LLM ? "llm.error" :
 	    "tool.error", NULL);
+}
+
+/* --- held calls: approval and ask_user ------------------------------- */
+
+/* The hex SHA-256 of "session:loop_iteration:tool_call_id" (seed 002). */
+static jv
+idempotency_key(const char *sid, int64_t loop, const char *id)
+{
+	unsigned char d[ART_SHA256_LEN];
+	char hex[2 * ART_SHA256_LEN + 1];
+	jv name = jv_string_fmt("%s:%lld:%s", sid, (long long)loop, id);
+
+	art_sha256(jv_string_value(name), (size_t)jv_string_length_bytes(
+	    jv_copy(name)), d);
+	jv_free(name);
+	return jv_string(art_hex(d, sizeof(d), hex));
+}
+
+/* Fails a call for good, with a message the model reads. */
+static int
+refuse_call(struct cx *c, const jv *call, jv why)
+{
+	struct settle st = { art_json_str(call, "id"), 0, 0, why, 0,
+	    jv_null(), 0, 1 };
+	int r = call_failed(c, call, &st, finished_for(call));
+
+	settle_release(&st);
+	return r;
+}
+
+/*
+ * A call that waits for a person before it runs: a tool declared
+ * requires_approval, or the built-in ask_user.  It raises an interrupt
+ * parking the head, whose payload says what to answer, and the call is
+ * held (no deadline runs) until a resume answers it.
+ */
+static int
+hold_call(struct cx *c, const jv *call)
+{
+	const char *hold = art_json_str(call, "hold"), *id = art_json_str(call,
+	    "id"), *why = art_json_str(call, "input_error");
+	const char *args = art_json_str(call, "arguments");
+	char iid[ART_ID_MAX + 1], h[ART_ID_MAX + 1];
+	int ask = strcmp(hold, "input_required") == 0, r;
+	jv v, p, ev, s, turn, opts, text;
+	int64_t loop = 0;
+
+	if (why != NULL)
+		return refuse_call(c, call, jv_string_fmt("invalid tool "
+		    "arguments: %s", why));
+	v = art_json_parse_str(args != NULL ? args : "", NULL);
+	if (ask && jv_get_kind(v) != JV_KIND_OBJECT) {
+		jv_free(v);
+		return refuse_call(c, call, jv_string("invalid tool arguments: "
+		    "not a JSON object"));
+	}
+	if (head(c, h, sizeof(h)) == -1 || mint(c, iid) == -1 ||
+	    !jv_is_valid(s = summary(c))) {
+		jv_free(v);
+		return -1;
+	}
+	turn = turn_record(c, art_json_str(&s, "turn"));
+	if (jv_is_valid(turn))
+		art_json_get_int(&turn, "llm_calls", 0, &loop, NULL);
+	jv_free(turn);
+	jv_free(s);
+	p = set(obj(hold), "tool_call_id", jv_string(id));
+	p = set(p, "tool_name", art_json_field(call, "name"));
+	p = set(p, "arguments", jv_get_kind(v) == JV_KIND_OBJECT ? jv_copy(v) :
+	    jv_string(args != NULL ? args : ""));
+	p = set(p, "idempotency_key", idempotency_key(c->sid, loop, id));
+	if (ask) {
+		opts = art_json_field(&v, "options");
+		text = art_json_field(&v, "allow_text");
+		p = set(p, "question", art_json_field(&v, "question"));
+		/* Without options, only text can answer. */
+		p = set(p, "allow_text", jv_get_kind(text) == JV_KIND_TRUE ||
+		    (jv_get_kind(text) != JV_KIND_FALSE &&
+		    jv_get_kind(opts) != JV_KIND_ARRAY) ||
+		    jv_get_kind(opts) != JV_KIND_ARRAY ||
+		    jv_array_length(jv_copy(opts)) == 0 ? jv_true() :
+		    jv_false());
+		p = set_some(p, "options", opts);
+		jv_free(text);
+	}
+	ev = set(obj("session.interrupted"), "interrupt_id", jv_string(iid));
+	ev = set(ev, "origin", jv_string("system"));
+	ev = set(ev, "reason", ask ? art_json_field(&v, "question") :
+	    jv_string_fmt("approval required: %s", art_json_str(call, "name")));
+	ev = set(ev, "payload", p);
+	ev = set(ev, "anchor", head_jv(h));
+	jv_free(v);
+	if ((r = rec(c, ev)) == 0)
+		r = rec(c, set(call_event(call, "held"), "interrupt_id",
+		    jv_string(iid)));
+	return r;
+}
+
+/* The answer a resume gives an ask_user question, or jv_invalid(). */
+static jv
+answer_of(const jv *payload, const jv *asked, char *why, size_t n)
+{
+	jv a = jv_get_kind(*payload) == JV_KIND_STRING ? jv_copy(*payload) :
+	    jv_null(), opts = art_json_field(asked, "options"), text;
+	const char *keys[] = { "answer", "text", "choice", NULL }, **k;
+	int found = 0;
+
+	for (k = keys; jv_get_kind(a) == JV_KIND_NULL && *k != NULL; k++) {
+		jv_free(a);
+		a = art_json_field(payload, *k);
+	}
+	if (jv_get_kind(a) != JV_KIND_STRING) {
+		snprintf(why, n, "an ask_user question needs an answer: a "
+		    "string payload, or {\"answer\": TEXT}");
+		jv_free(opts);
+		jv_free(a);
+		return jv_invalid();
+	}
+	text = art_json_field(asked, "allow_text");
+	if (jv_get_kind(text) == JV_KIND_FALSE &&
+	    jv_get_kind(opts) == JV_KIND_ARRAY) {
+		jv list = jv_string("");
+
+		jv_array_foreach(opts, i, o) {
+			if (jv_get_kind(o) == JV_KIND_STRING && strcmp(
+			    jv_string_value(o), jv_string_value(a)) == 0)
+				found = 1;
+			list = jv_string_concat(list, i > 0 ? jv_string(", ") :
+			    jv_string(""));
+			list = jv_string_concat(list, jv_get_kind(o) ==
+			    JV_KIND_STRING ? o : (jv_free(o), jv_string("?")));
+		}
+		if (!found) {
+			snprintf(why, n, "the answer must be one of: %s",
+			    jv_string_value(list));
+			jv_free(a);
+			a = jv_invalid();
+		}
+		jv_free(list);
+	}
+	jv_free(text);
+	jv_free(opts);
+	return a;
+}
+
+/*
+ * A resume of interrupt iid (it, borrowed) that held a call: with apply
+ * 0 checks the payload (1 and why when it cannot answer), with apply 1
+ * answers the call: approved, it runs; denied, it fails with the reason;
+ * asked, the answer is its result.  0 when it held no call (any more).
+ */
+static int
+answer_hold(struct cx *c, const jv *it, const jv *payload, const char *iid,
+    int apply, char *why, size_t n)
+{
+	jv p = art_json_field(it, "payload"), call, a, reason;
+	const char *type = art_json_str(&p, "type");
+	const char *tcid = art_json_str(&p, "tool_call_id"), *st, *held;
+	int r = 0, yes = 0;
+
+	call = type != NULL && tcid != NULL ? art_store_get(c->t, ART_DB_CALLS,
+	    c->sid, tcid, strlen(tcid), NULL) : jv_invalid();
+	st = art_json_str(&call, "status");
+	held = art_json_str(&call, "interrupt_id");
+	if (!jv_is_valid(call) || st == NULL || strcmp(st, "held") != 0 ||
+	    held == NULL || strcmp(held, iid) != 0) {
+		jv_free(call);
+		jv_free(p);
+		return 0;
+	}
+	if (strcmp(type, "approval") == 0) {
+		if (art_json_get_bool(payload, "approved", 1, &yes, NULL) == -1) {
+			snprintf(why, n, "an approval needs {\"approved\": true} "
+			    "or {\"approved\": false, \"reason\": TEXT}");
+			r = 1;
+		} else if (apply && yes)
+			r = rec(c, set(call_event(&call, "approved"), "approved",
+			    jv_true()));
+		else if (apply) {
+			reason = art_json_field(payload, "reason");
+			r = refuse_call(c, &call, jv_get_kind(reason) ==
+			    JV_KIND_STRING ? jv_string_fmt("the user did not "
+			    "approve %s: %s", art_json_str(&call, "name"),
+			    jv_string_value(reason)) : jv_string_fmt("the user "
+			    "did not approve %s", art_json_str(&call, "name")));
+			jv_free(reason);
+		}
+	} else {
+		a = answer_of(payload, &p, why, n);
+		if (!jv_is_valid(a))
+			r = 1;
+		else if (apply)
+			r = tool_done(c, &call, &a);
+		jv_free(a);
+	}
+	jv_free(call);
+	jv_free(p);
+	return r;
+}
+
+/* --- sub-agents -------------------------------------------------------- */
+
+static int	claim(struct cx *);
+static int	fail_run(struct cx *, const char *);
+static int	input_message(struct cx *, const jv *, const char *);
+static int	in_ids(const jv *, const char *);
+static int	drop_for_call(struct cx *, const char *);
+static int	deliver(struct cx *, void *);
+
+static int
+alive(long pid)
+{
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/* The pid of another process that drives sid and lives, or 0. */
+static int64_t
+driver_of(struct cx *c, const char *sid)
+{
+	jv d = art_store_get(c->t, ART_DB_DRIVERS, sid, NULL, 0, NULL);
+	int64_t pid = 0;
+
+	if (jv_is_valid(d))
+		art_json_get_int(&d, "pid", 0, &pid, NULL);
+	jv_free(d);
+	return pid != 0 && pid != c->e->o.pid && alive((long)pid) ? pid : 0;
+}
+
+static int64_t
+other_driver(struct cx *c)
+{
+	return driver_of(c, c->sid);
+}
+
+struct child_open {
+	const jv	*call;
+	jv		 file;		/* the agent file's config; null: exists */
+	jv		 ancestry;
+	jv		 identity;
+};
+
+/* In the child: created (once), driven by us, its first message sent. */
+static int
+child_open_step(struct cx *c, void *arg)
+{
+	struct child_open *co = arg;
+	jv m;
+	int r;
+
+	if (jv_get_kind(co->file) != JV_KIND_NULL) {
+		if (art_session_create(c->t, c->sid, art_json_str(co->call,
+		    "agent_id"), jv_copy(co->identity), jv_copy(co->ancestry),
+		    c->err) == -1 || claim(c) == -1)
+			return -1;
+		adopt(c, c->sid);
+		if (queue_decision(c, obj("session.start"), 1, set(jv_object(),
+		    "agent_file", jv_copy(co->file))) == -1)
+			return -1;
+		m = art_json_field(co->call, "message");
+		r = jv_get_kind(m) == JV_KIND_OBJECT ? deliver(c, &m) : 0;
+		jv_free(m);
+		return r;
+	}
+	if (claim(c) == -1)
+		return -1;
+	adopt(c, c->sid);
+	return 0;
+}
+
+/* The session's ancestry with itself appended: its child's. */
+static jv
+child_ancestry(struct cx *c)
+{
+	jv s = summary(c), a;
+
+	if (!jv_is_valid(s))
+		return s;
+	a = art_json_field(&s, "ancestry");
+	jv_free(s);
+	if (jv_get_kind(a) != JV_KIND_ARRAY) {
+		jv_free(a);
+		a = jv_array();
+	}
+	return jv_array_append(a, jv_string(c->sid));
+}
+
+/* The last id of a session's ancestry (its parent), or NULL. */
+static const char *
+parent_of(const jv *s)
+{
+	jv a = art_json_field(s, "ancestry"), last;
+	const char *p = NULL;
+	int n;
+
+	if (jv_get_kind(a) == JV_KIND_ARRAY &&
+	    (n = jv_array_length(jv_copy(a))) > 0) {
+		/* Borrowed: s's ancestry array keeps the string alive. */
+		last = jv_array_get(jv_copy(a), n - 1);
+		p = jv_get_kind(last) == JV_KIND_STRING ?
+		    jv_string_value(last) : NULL;
+		jv_free(last);
+	}
+	jv_free(a);
+	return p;
+}
+
+/*
+ * A sub-agent call goes out: its child session is opened (created with
+ * the parent's identity and ancestry + the parent, claimed, its first
+ * message sent) and driven by this engine.  A child that exists and is
+ * ours counts as opened (a redelivered spawn).
+ */
+static int
+open_child(struct cx *c, const jv *call)
+{
+	const char *child = art_json_str(call, "id");
+	const char *agent = art_json_str(call, "agent_id");
+	struct child_open co = { call, jv_null(), jv_invalid(), jv_invalid() };
+	struct art_err lerr;
+	jv cs = art_session_get(c->t, child, NULL), s;
+	const char *parent;
+	int64_t pid;
+	int r, mine;
+
+	if (jv_is_valid(cs)) {
+		parent = parent_of(&cs);
+		mine = parent != NULL && strcmp(parent, c->sid) == 0;
+		jv_free(cs);
+		if (!mine)
+			return refuse_call(c, call, jv_string_fmt("cannot start "
+			    "sub-agent %s: session %s exists and is not this "
+			    "session's child", agent, child));
+	} else {
+		jv_free(cs);
+		co.file = c->e->o.load_agent(c->e->o.agent_ctx, agent, &lerr);
+		if (!jv_is_valid(co.file)) {
+			jv_free(co.file);
+			return refuse_call(c, call, jv_string_fmt("cannot start "
+			    "sub-agent %s: %s", agent, lerr.msg));
+		}
+	}
+	if ((pid = driver_of(c, child)) != 0) {
+		struct settle st = { child, 0, 0, jv_string_fmt("sub-agent "
+		    "session %s is driven by process %lld", child,
+		    (long long)pid), 1, jv_null(), 0, 1 };
+
+		jv_free(co.file);
+		r = call_failed(c, call, &st, finished_for(call));
+		settle_release(&st);
+		return r;
+	}
+	co.ancestry = child_ancestry(c);
+	s = summary(c);
+	co.identity = jv_is_valid(s) ? art_json_field(&s, "identity") :
+	    jv_null();
+	jv_free(s);
+	r = jv_is_valid(co.ancestry) ? with_session(c, child, child_open_step,
+	    &co) : -1;
+	jv_free(co.file);
+	jv_free(co.ancestry);
+	jv_free(co.identity);
+	return r;
+}
+
+struct child_done {
+	const char	*child;
+	jv		 data, error, usage, cost;
+};
+
+/* In the parent: the child's turn ended; its result folds in. */
+static int
+child_done_step(struct cx *c, void *arg)
+{
+	struct child_done *d = arg;
+	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, d->child,
+	    strlen(d->child), NULL), p, fin;
+	const char *st = art_json_str(&call, "status");
+	int r;
+
+	if (!jv_is_valid(call) || kind_of(&call) != ART_KIND_SUB_AGENT ||
+	    st == NULL || strcmp(st, "pending") != 0) {
+		jv_free(call);
+		return 0;	/* voided, or not a delegation of ours */
+	}
+	if (jv_get_kind(d->error) != JV_KIND_NULL) {
+		r = refuse_call(c, &call, jv_string_fmt("sub-agent %s failed: "
+		    "%s", art_json_str(&call, "agent_id"), jv_get_kind(
+		    d->error) == JV_KIND_STRING ? jv_string_value(d->error) :
+		    "error"));
+		jv_free(call);
+		return r;
+	}
+	fin = finished_for(&call);
+	p = call_event(&call, "completed");
+	p = set(p, "result", as_text(jv_copy(d->data)));
+	p = set_some(p, "usage", jv_copy(d->usage));
+	p = set_some(p, "cost", jv_copy(d->cost));
+	jv_free(call);
+	if (rec(c, p) == -1) {
+		jv_free(fin);
+		return -1;
+	}
+	fin = set(fin, "ok", jv_true());
+	fin = set(fin, "result", as_text(jv_copy(d->data)));
+	return queue_decision(c, fin, 1, jv_null());
+}
+
+/* In a child whose delegation was voided: everything stops. */
+static int
+cancel_step(struct cx *c, void *arg)
+{
+	const char *why = arg, *st;
+	jv s = summary(c), live, open, all, intr;
+	int work, r = 0;
+
+	if (!jv_is_valid(s))
+		return -1;
+	live = art_json_field(&s, "live");
+	open = art_json_field(&s, "open");
+	st = art_json_str(&s, "status");
+	work = (st != NULL && strcmp(st, "running") == 0) ||
+	    (jv_get_kind(open) == JV_KIND_OBJECT &&
+	    jv_object_length(jv_copy(open)) > 0);
+	jv_free(open);
+	if (jv_get_kind(live) == JV_KIND_OBJECT && rec(c, set(
+	    obj("decision.dropped"), "id", art_json_field(&live, "id"))) == -1) {
+		jv_free(live);
+		jv_free(s);
+		return -1;
+	}
+	jv_free(live);
+	/* Its open interrupts go too: nothing is left to resume. */
+	intr = art_json_field(&s, "interrupts");
+	jv_free(s);
+	if (jv_get_kind(intr) == JV_KIND_OBJECT) {
+		jv_object_foreach(intr, k, it) {
+			if (r == 0)
+				r = rec(c, set(set(obj(
+				    "session.interrupt_cancelled"),
+				    "interrupt_id", jv_copy(k)), "reason",
+				    jv_string(why)));
+			jv_free(k);
+			jv_free(it);
+		}
+	}
+	jv_free(intr);
+	if (r == 0 && !work) {
+		if (!jv_is_valid(all = queued(c)))
+			return -1;
+		work = jv_array_length(jv_copy(all)) > 0;
+		jv_free(all);
+	}
+	return r == -1 ? -1 : work ? fail_run(c, why) : 0;
+}
+
+/* Is interrupt id open in this session? */
+static int
+interrupt_open(struct cx *c, const char *id)
+{
+	jv s = summary(c), all = art_json_field(&s, "interrupts"), it;
+	int open;
+
+	it = jv_get_kind(all) == JV_KIND_OBJECT ? jv_object_get(jv_copy(all),
+	    jv_string(id)) : jv_invalid();
+	open = jv_is_valid(it);
+	jv_free(it);
+	jv_free(all);
+	jv_free(s);
+	return open;
+}
+
+/*
+ * Abandons an open call: voided, its queued decisions dropped, and for a
+ * sub-agent its child session cancelled, and so its children (§7).
+ */
+static int
+void_call(struct cx *c, const jv *call)
+{
+	const char *id = art_json_str(call, "id");
+	const char *st = art_json_str(call, "status");
+	const char *iid = art_json_str(call, "interrupt_id");
+	jv cs;
+	int r = rec(c, set(set(obj("call.voided"), "kind", art_json_field(call,
+	    "kind")), "id", jv_string(id)));
+
+	if (r == 0)
+		r = drop_for_call(c, id);
+	/* A held call's question has nobody left to answer it. */
+	if (r == 0 && st != NULL && strcmp(st, "held") == 0 && iid != NULL &&
+	    interrupt_open(c, iid))
+		r = rec(c, set(set(obj("session.interrupt_cancelled"),
+		    "interrupt_id", jv_string(iid)), "reason", jv_string("the "
+		    "call it held was voided")));
+	if (r == 0 && kind_of(call) == ART_KIND_SUB_AGENT) {
+		cs = art_session_get(c->t, id, NULL);
+		if (jv_is_valid(cs))
+			r = with_session(c, id, cancel_step, "cancelled: the "
+			    "delegation that started this session was voided");
+		jv_free(cs);
+	}
+	return r;
 }
 
 /* --- actions ---------------------------------------------------------- */
@@ -1430,7 +2021,7 @@ act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	char id[ART_ID_MAX + 1];
 	struct art_retry pol;
 	const char *given = art_json_str(a, "id"), *name, *dh;
-	jv args = art_json_field(a, "arguments"), decl, p;
+	jv args = art_json_field(a, "arguments"), decl, p, hold = jv_null();
 	int client;
 
 	if ((name = art_json_str(a, "name")) == NULL) {
@@ -1448,6 +2039,16 @@ act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 		return -1;
 	}
 	decl = art_propose_tool(cfg, name);
+	if (jv_get_kind(decl) == JV_KIND_NULL && strcmp(name, "ask_user") == 0 &&
+	    art_propose_asks_user(cfg)) {
+		jv_free(decl);
+		decl = set(art_propose_ask_user_tool(), "hold",
+		    jv_string("input_required"));
+	} else if (jv_get_kind(hold = art_json_field(&decl,
+	    "requires_approval")) == JV_KIND_TRUE)
+		decl = set(decl, "hold", jv_string("approval"));
+	jv_free(hold);
+	hold = jv_null();
 	dh = art_json_str(&decl, "handler");
 	client = dh != NULL && strcmp(dh, "client") == 0;
 	dh = art_json_str(a, "handler");
@@ -1469,6 +2070,7 @@ act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	p = set(p, "retry", art_retry_json(&pol));
 	p = set(p, "anchor", head_jv(h));
 	p = check_tool_schemas(p, &decl);
+	p = set_some(p, "hold", art_json_field(&decl, "hold"));
 	jv_free(decl);
 	return rec(c, p);
 }
@@ -1528,8 +2130,10 @@ turn_totals(struct cx *c, jv p, const char *tid)
 static int
 end_turn(struct cx *c, jv data, jv error)
 {
-	jv s = summary(c), p;
-	const char *st, *tid;
+	jv s = summary(c), p, pv = jv_invalid();
+	struct child_done d = { NULL, jv_null(), jv_null(), jv_null(),
+	    jv_null() };
+	const char *st, *tid, *parent;
 	int r = 0;
 
 	if (!jv_is_valid(s)) {
@@ -1539,17 +2143,64 @@ end_turn(struct cx *c, jv data, jv error)
 	}
 	st = art_json_str(&s, "status");
 	tid = art_json_str(&s, "turn");
+	parent = parent_of(&s);
 	if (st != NULL && strcmp(st, "running") == 0 && tid != NULL) {
 		p = set(obj("turn.completed"), "turn_id", jv_string(tid));
-		p = set(p, "data", data);
-		p = set_some(p, "error", error);
-		r = rec(c, turn_totals(c, p, tid));
-	} else {
-		jv_free(data);
-		jv_free(error);
+		p = set(p, "data", jv_copy(data));
+		p = set_some(p, "error", jv_copy(error));
+		p = turn_totals(c, p, tid);
+		d.usage = art_json_field(&p, "usage");
+		d.cost = art_json_field(&p, "cost");
+		r = rec(c, p);
+		/* A sub-agent's turn answers the call that started it. */
+		if (r == 0 && parent != NULL && (pv = art_session_get(c->t,
+		    parent, NULL), jv_is_valid(pv))) {
+			d.child = c->sid;
+			d.data = data;
+			d.error = error;
+			r = with_session(c, parent, child_done_step, &d);
+		}
+		jv_free(pv);
 	}
+	jv_free(d.usage);
+	jv_free(d.cost);
+	jv_free(data);
+	jv_free(error);
 	jv_free(s);
 	return r == -1 ? -1 : rec(c, obj("session.done"));
+}
+
+/*
+ * Raising an interrupt voids the model calls not yet answered on the
+ * path it parks (PROTOCOL-NOTES §7); tools already started keep running.
+ */
+static int
+void_parked_llm(struct cx *c, const char *h)
+{
+	jv s = summary(c), calls, ids;
+	int r = 0;
+
+	if (!jv_is_valid(s))
+		return -1;
+	calls = open_calls(c, &s);
+	jv_free(s);
+	ids = *h != '\0' ? art_tree_path_ids(c->t, c->sid, h, c->err) :
+	    jv_array();
+	if (!jv_is_valid(ids)) {
+		jv_free(calls);
+		return -1;
+	}
+	jv_array_foreach(calls, i, call) {
+		const char *anchor = art_json_str(&call, "anchor");
+
+		if (r == 0 && kind_of(&call) == ART_KIND_LLM &&
+		    (anchor == NULL || in_ids(&ids, anchor)))
+			r = void_call(c, &call);
+		jv_free(call);
+	}
+	jv_free(calls);
+	jv_free(ids);
+	return r;
 }
 
 static int
@@ -1573,7 +2224,159 @@ act_interrupt(struct cx *c, const jv *a, const char *h)
 	    art_json_field(a, "reason") : jv_string("interrupted"));
 	p = set(p, "payload", art_json_field(a, "payload"));
 	p = set(p, "anchor", head_jv(h));
-	return rec(c, p);
+	if (rec(c, p) == -1)
+		return -1;
+	return void_parked_llm(c, h);
+}
+
+/* How deep sub-agents may nest: the config's max_subagent_depth, else 5. */
+static int64_t
+max_depth(const jv *cfg)
+{
+	int64_t n = SUB_AGENT_DEPTH;
+
+	if (art_json_get_int(cfg, "max_subagent_depth", 0, &n, NULL) == -1 ||
+	    n < 0)
+		n = SUB_AGENT_DEPTH;
+	return n;
+}
+
+/*
+ * sub_agent.spawn: a call of kind sub_agent whose id is the child's
+ * session id (the seed's Call.id), answering tool_call_id.  It goes out
+ * when planned (open_child); one that would nest deeper than the limit
+ * fails at once, as a tool error the model reads.
+ */
+static int
+act_spawn(struct cx *c, const jv *a, const jv *cfg, const char *h)
+{
+	const char *child = art_json_str(a, "session_id");
+	const char *agent = art_json_str(a, "agent_id");
+	const char *tcid = art_json_str(a, "tool_call_id");
+	struct art_retry pol;
+	jv p, s, anc, none = jv_null(), call;
+	int64_t depth = 0, max = max_depth(cfg);
+	int r;
+
+	if (child == NULL || !art_id_is_valid(child))
+		return reject(c, "sub_agent.spawn: session_id must be a session "
+		    "id%s", NULL);
+	if (agent == NULL || !art_id_is_valid(agent) || tcid == NULL)
+		return reject(c, "sub_agent.spawn needs agent_id and "
+		    "tool_call_id%s", NULL);
+	if (strcmp(child, c->sid) == 0)
+		return reject(c, "sub_agent.spawn: a session cannot be its own "
+		    "child%s", NULL);
+	if (call_exists(c, child))
+		return 0;	/* redelivered: the child is already asked for */
+	art_retry_default(&pol, ART_KIND_SUB_AGENT);
+	if (layer_retry(c, &pol, &none, a) == -1)
+		return -1;
+	p = set(obj("sub_agent.requested"), "id", jv_string(child));
+	p = set(p, "attempt", jv_number(1));
+	p = set(p, "agent_id", jv_string(agent));
+	p = set(p, "session_id", jv_string(child));
+	p = set(p, "tool_call_id", jv_string(tcid));
+	p = set(p, "name", jv_string(agent));
+	p = set(p, "retry", art_retry_json(&pol));
+	p = set(p, "anchor", head_jv(h));
+	if (rec(c, p) == -1 || !jv_is_valid(s = summary(c)))
+		return -1;
+	anc = art_json_field(&s, "ancestry");
+	if (jv_get_kind(anc) == JV_KIND_ARRAY)
+		depth = jv_array_length(jv_copy(anc));
+	jv_free(anc);
+	jv_free(s);
+	if (depth + 1 <= max)
+		return 0;
+	call = get_call(c, child);
+	if (!jv_is_valid(call))
+		return -1;
+	r = refuse_call(c, &call, jv_string_fmt("sub-agent depth limit "
+	    "reached: this session is %lld deep and max_subagent_depth is "
+	    "%lld, so %s cannot be started", (long long)depth, (long long)max,
+	    agent));
+	jv_free(call);
+	return r;
+}
+
+/* A user message (arg, borrowed) into this session, as a client's. */
+static int
+deliver(struct cx *c, void *arg)
+{
+	jv line = set(obj("client.message"), "message", jv_copy(*(jv *)arg));
+	int r = input_message(c, &line, "client.message");
+
+	jv_free(line);
+	return r;
+}
+
+/* In a session a message.send reaches: driven by us, then delivered. */
+static int
+send_step(struct cx *c, void *arg)
+{
+	if (claim(c) == -1)
+		return -1;
+	adopt(c, c->sid);
+	return deliver(c, arg);
+}
+
+/*
+ * message.send: to a child not yet opened, the message waits on its call
+ * and goes with it; to any other session (this one, another root) it is
+ * delivered now as a client.message, opening a turn there, unless a live
+ * process other than ours drives that session.
+ */
+static int
+act_send(struct cx *c, const jv *a)
+{
+	const char *to = art_json_str(a, "session_id"), *st;
+	jv m = art_json_field(a, "message"), view, call, ts;
+	int r;
+
+	view = jv_array_append(jv_array(), jv_copy(m));
+	r = to == NULL || jv_get_kind(m) != JV_KIND_OBJECT ? -1 :
+	    art_reconcile_check(&view, c->err);
+	jv_free(view);
+	if (r == -1) {
+		jv_free(m);
+		return reject(c, "message.send needs session_id and a message%s",
+		    NULL);
+	}
+	call = art_store_get(c->t, ART_DB_CALLS, c->sid, to, strlen(to), NULL);
+	st = art_json_str(&call, "status");
+	ts = art_session_get(c->t, to, NULL);
+	if (jv_is_valid(call) && kind_of(&call) == ART_KIND_SUB_AGENT &&
+	    !jv_is_valid(ts) && st != NULL) {
+		/* Not opened yet: the message goes with it; never: dropped. */
+		r = strcmp(st, "queued") == 0 || strcmp(st, "retry_scheduled") ==
+		    0 ? rec(c, set(set(obj("sub_agent.messaged"), "id",
+		    jv_string(to)), "message", jv_copy(m))) : 0;
+		jv_free(call);
+		jv_free(ts);
+		jv_free(m);
+		return r;
+	}
+	jv_free(call);
+	if (rec(c, set(set(obj("session.message_requested"), "session_id",
+	    jv_string(to)), "message", jv_copy(m))) == -1) {
+		jv_free(ts);
+		jv_free(m);
+		return -1;
+	}
+	if (!jv_is_valid(ts))
+		r = rec_error(c, "not_found", "message.send: no session with "
+		    "that id", a);
+	else if (strcmp(to, c->sid) == 0)
+		r = deliver(c, &m);
+	else if (driver_of(c, to) != 0)
+		r = rec_error(c, "busy", "message.send: another process drives "
+		    "that session", a);
+	else
+		r = with_session(c, to, send_step, &m);
+	jv_free(ts);
+	jv_free(m);
+	return r;
 }
 
 static int
@@ -1601,6 +2404,10 @@ act(struct cx *c, const jv *a, const jv *live, const jv *cfg)
 	}
 	if (strcmp(type, "interrupt") == 0)
 		return act_interrupt(c, a, h);
+	if (strcmp(type, "sub_agent.spawn") == 0)
+		return act_spawn(c, a, cfg, h);
+	if (strcmp(type, "message.send") == 0)
+		return act_send(c, a);
 	return reject(c, "unsupported action '%s'", type);
 }
 
@@ -1695,8 +2502,11 @@ drop_for_call(struct cx *c, const char *id)
 		jv_array_foreach(all, i, e) {
 			jv tr = art_json_field(&e, "trigger");
 			const char *tid = art_json_str(&tr, "id");
+			const char *cs = art_json_str(&tr, "session_id");
 
-			if (r == 0 && tid != NULL && strcmp(tid, id) == 0)
+			/* A sub-agent's finished names its child session. */
+			if (r == 0 && ((tid != NULL && strcmp(tid, id) == 0) ||
+			    (cs != NULL && strcmp(cs, id) == 0)))
 				r = rec(c, set(obj("decision.dropped"), "id",
 				    art_json_field(&e, "id")));
 			jv_free(tr);
@@ -1737,12 +2547,8 @@ void_stranded(struct cx *c, const char *old)
 		const char *id = art_json_str(&call, "id");
 
 		if (r == 0 && anchor != NULL && id != NULL &&
-		    !in_ids(&ids, anchor)) {
-			r = rec(c, set(set(obj("call.voided"), "kind",
-			    art_json_field(&call, "kind")), "id", jv_string(id)));
-			if (r == 0)
-				r = drop_for_call(c, id);
-		}
+		    !in_ids(&ids, anchor))
+			r = void_call(c, &call);
 		jv_free(call);
 	}
 	jv_free(calls);
@@ -1854,9 +2660,7 @@ fail_run(struct cx *c, const char *why)
 	jv_free(s);
 	jv_array_foreach(calls, i, call) {
 		if (r == 0)
-			r = rec(c, set(set(obj("call.voided"), "kind",
-			    art_json_field(&call, "kind")), "id",
-			    art_json_field(&call, "id")));
+			r = void_call(c, &call);
 		jv_free(call);
 	}
 	jv_free(calls);
@@ -2041,7 +2845,7 @@ waits_outside(struct cx *c)
 	if (r == 1) {
 		calls = open_calls(c, &s);
 		jv_array_foreach(calls, i, call) {
-			if (kind_of(&call) != ART_KIND_CLIENT_TOOL)
+			if (!outside_call(c, &call, 0))
 				r = 0;
 			n++;
 			jv_free(call);
@@ -2092,6 +2896,61 @@ escapes_park(struct cx *c, const jv *view)
 	return *h != '\0' ? r : 0;
 }
 
+/* The open interrupt that parks the head (a new jv), or jv_null(). */
+static jv
+parking(struct cx *c, const jv *s)
+{
+	jv all = art_json_field(s, "interrupts"), ids, found = jv_null();
+	const char *h = art_json_str(s, "head"), *anchor;
+
+	if (jv_get_kind(all) != JV_KIND_OBJECT ||
+	    jv_object_length(jv_copy(all)) == 0) {
+		jv_free(all);
+		return found;
+	}
+	ids = art_tree_path_ids(c->t, c->sid, h, c->err);
+	if (!jv_is_valid(ids))
+		ids = jv_array();
+	jv_object_foreach(all, k, it) {
+		anchor = art_json_str(&it, "anchor");
+		if (jv_get_kind(found) == JV_KIND_NULL && (anchor == NULL ||
+		    in_ids(&ids, anchor))) {
+			jv_free(found);
+			found = jv_copy(it);
+		}
+		jv_free(k);
+		jv_free(it);
+	}
+	jv_free(ids);
+	jv_free(all);
+	return found;
+}
+
+/*
+ * New user messages on a parked branch are refused (PROTOCOL-NOTES §7):
+ * 1 when line was (an error is recorded), 0 when the head is not parked.
+ */
+static int
+refuse_parked(struct cx *c, const jv *line)
+{
+	jv s = summary(c), it;
+	char msg[600];
+
+	if (!jv_is_valid(s))
+		return -1;
+	it = parking(c, &s);
+	jv_free(s);
+	if (jv_get_kind(it) == JV_KIND_NULL)
+		return 0;
+	snprintf(msg, sizeof(msg), "the branch is parked on interrupt %s "
+	    "(%.300s); resume it first (interrupt.resume, or agentrt-session "
+	    "run --resume %s)", art_json_str(&it, "interrupt_id"),
+	    art_json_str(&it, "reason") != NULL ? art_json_str(&it, "reason") :
+	    "no reason", art_json_str(&it, "interrupt_id"));
+	jv_free(it);
+	return rec_error(c, "interrupted", msg, line) == -1 ? -1 : 1;
+}
+
 static int
 input_message(struct cx *c, const jv *line, const char *type)
 {
@@ -2130,6 +2989,10 @@ input_message(struct cx *c, const jv *line, const char *type)
 		return queue_decision(c, tr, 1, set(jv_object(), "escapes",
 		    jv_true()));
 	}
+	if ((r = refuse_parked(c, line)) != 0) {
+		jv_free(m);
+		return r < 0 ? -1 : 0;
+	}
 	if (begin_turn(c, line, &skip) == -1 || skip) {
 		jv_free(m);
 		return skip ? 0 : -1;
@@ -2158,7 +3021,8 @@ static int
 input_resume(struct cx *c, const jv *line)
 {
 	const char *id = art_json_str(line, "interrupt_id");
-	jv s = summary(c), all, it;
+	jv s = summary(c), all, it, payload;
+	char why[400];
 	int parked, r;
 
 	if (!jv_is_valid(s))
@@ -2170,12 +3034,27 @@ input_resume(struct cx *c, const jv *line)
 	jv_free(all);
 	jv_free(s);
 	if (!jv_is_valid(it)) {
+		char msg[300];
+
 		jv_free(it);
-		return rec_error(c, "no_interrupt", id != NULL ? id :
-		    "interrupt.resume has no interrupt_id", line);
+		snprintf(msg, sizeof(msg), id != NULL ? "no open interrupt '%s' "
+		    "(unknown, or already resumed): nothing done" :
+		    "interrupt.resume has no interrupt_id%s", id != NULL ? id :
+		    "");
+		return rec_error(c, "no_interrupt", msg, line);
+	}
+	payload = art_json_field(line, "payload");
+	if (answer_hold(c, &it, &payload, id, 0, why, sizeof(why)) == 1) {
+		/* The answer does not fit the question: it stays open. */
+		jv_free(it);
+		jv_free(payload);
+		return rec_error(c, "bad_input", why, line);
 	}
 	r = rec(c, set(set(obj("session.interrupt_resumed"), "interrupt_id",
-	    jv_string(id)), "payload", art_json_field(line, "payload")));
+	    jv_string(id)), "payload", jv_copy(payload)));
+	if (r == 0)
+		r = answer_hold(c, &it, &payload, id, 1, why, sizeof(why));
+	jv_free(payload);
 	if (r == -1 || !parked) {
 		jv_free(it);
 		return r;
@@ -2455,7 +3334,7 @@ struct op {
 	int			(*fn)(struct cx *, void *);
 	void			*arg;
 	const jv		*line;
-	jv			 out, events;
+	jv			 out, events, adopt;
 	int64_t			 wake;
 	int			 quiet;		/* no plan: nothing goes out */
 };
@@ -2466,7 +3345,7 @@ op_txn(struct art_txn *t, void *ctx, struct art_err *err)
 	struct op *op = ctx;
 	struct cx c = { op->e, t, err, op->sid,
 	    art_clock_now_ms(op->e->o.clock), jv_array(), jv_array(), -1,
-	    jv_invalid() };
+	    jv_invalid(), jv_array(), NULL };
 	int r = op->fn != NULL ? op->fn(&c, op->arg) : 0;
 
 	if (r == 0 && !op->quiet)
@@ -2474,8 +3353,10 @@ op_txn(struct art_txn *t, void *ctx, struct art_err *err)
 	jv_free(c.sum);
 	jv_free(op->out);
 	jv_free(op->events);
+	jv_free(op->adopt);
 	op->out = c.out;	/* a rerun (the map grew) starts afresh */
 	op->events = c.events;
+	op->adopt = c.adopt;
 	op->wake = c.wake;
 	return r;
 }
@@ -2526,12 +3407,39 @@ set_wake(struct art_engine *e, const char *sid, int64_t wake)
 			e->wake = e->wakes[i];
 }
 
+/*
+ * Sessions a step started driving (sub-agents, message.send targets)
+ * join the ring's sessions; sids (consumed) may repeat or be known.
+ */
+static void
+drive(struct art_engine *e, jv sids, int64_t wake)
+{
+	int i;
+
+	jv_array_foreach(sids, k, sid) {
+		for (i = 0; i < e->nsids; i++)
+			if (strcmp(e->sids[i], jv_string_value(sid)) == 0)
+				break;
+		if (i == e->nsids && e->nsids < MAX_SESSIONS) {
+			snprintf(e->sids[e->nsids], sizeof(e->sids[0]), "%s",
+			    jv_string_value(sid));
+			set_wake(e, e->sids[e->nsids], wake);
+			e->nsids++;
+		}
+		jv_free(sid);
+		(void)k;
+	}
+	jv_free(sids);
+}
+
+static int	cancel_op(struct cx *, void *);
+
 static int
 run_op(struct art_engine *e, const char *sid, int (*fn)(struct cx *, void *),
     void *arg, struct art_err *err)
 {
-	struct op op = { e, sid, fn, arg, NULL, jv_array(), jv_array(), -1,
-	    fn == checkout_step };
+	struct op op = { e, sid, fn, arg, NULL, jv_array(), jv_array(),
+	    jv_array(), -1, fn == checkout_step || fn == cancel_op };
 	char why[sizeof(err->msg)];
 	int r;
 
@@ -2546,9 +3454,11 @@ run_op(struct art_engine *e, const char *sid, int (*fn)(struct cx *, void *),
 		e->out = jv_array_concat(e->out, op.out);
 		e->events = jv_array_concat(e->events, op.events);
 		set_wake(e, sid, op.wake);
+		drive(e, op.adopt, op.wake);
 	} else {
 		jv_free(op.out);
 		jv_free(op.events);
+		jv_free(op.adopt);
 	}
 	return r;
 }
@@ -2613,24 +3523,6 @@ struct start {
 	int		 create;
 };
 
-static int
-alive(long pid)
-{
-	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-}
-
-/* The pid of another process that drives the session and lives, or 0. */
-static int64_t
-other_driver(struct cx *c)
-{
-	jv d = art_store_get(c->t, ART_DB_DRIVERS, c->sid, NULL, 0, NULL);
-	int64_t pid = 0;
-
-	if (jv_is_valid(d))
-		art_json_get_int(&d, "pid", 0, &pid, NULL);
-	jv_free(d);
-	return pid != 0 && pid != c->e->o.pid && alive((long)pid) ? pid : 0;
-}
 
 /* Takes the session over; err code "busy" when its driver still lives. */
 static int
@@ -2677,6 +3569,39 @@ execute_waits(struct cx *c, const jv *live, const char *id)
 	return waits;
 }
 
+static int	recover(struct cx *);
+
+static int
+adopt_step(struct cx *c, void *arg)
+{
+	(void)arg;
+	if (claim(c) == -1)
+		return -1;
+	adopt(c, c->sid);
+	return recover(c);
+}
+
+/*
+ * A running child is driven again with its parent, and recovered the
+ * same way, so a ring started on the parent finishes what the children
+ * were doing (and routes a resume to the child it parks).  A child that
+ * another live process drives is left to it.
+ */
+static int
+adopt_child(struct cx *c, const char *child)
+{
+	jv cs;
+	int r = 0;
+
+	if (child == NULL || driver_of(c, child) != 0)
+		return 0;
+	cs = art_session_get(c->t, child, NULL);
+	if (jv_is_valid(cs))
+		r = with_session(c, child, adopt_step, NULL);
+	jv_free(cs);
+	return r;
+}
+
 /*
  * A driver that died left its work where it was: the live decision goes
  * out again and calls that were out fail retryably (their answers went
@@ -2704,6 +3629,9 @@ recover(struct cx *c)
 		const char *st = art_json_str(&call, "status");
 
 		if (r == 0 && st != NULL && strcmp(st, "pending") == 0 &&
+		    kind_of(&call) == ART_KIND_SUB_AGENT)
+			r = adopt_child(c, art_json_str(&call, "id"));
+		else if (r == 0 && st != NULL && strcmp(st, "pending") == 0 &&
 		    kind_of(&call) != ART_KIND_CLIENT_TOOL &&
 		    !execute_waits(c, &live, art_json_str(&call, "id")))
 			r = fail_call(c, &call, "dispatch lost on engine "
@@ -2759,7 +3687,7 @@ art_engine_start(struct art_engine *e, const char *sid, const char *agent,
 	struct start st = { agent, jv_null(), 0 };
 	struct exists x = { NULL, 0 };
 	char id[ART_ID_BUFSZ];
-	int r;
+	int r, i;
 
 	if (e->nsids >= MAX_SESSIONS)
 		return art_err_set(err, "busy", "too many sessions in one ring");
@@ -2781,13 +3709,16 @@ art_engine_start(struct art_engine *e, const char *sid, const char *agent,
 			return -1;
 		st.create = 1;
 	}
-	snprintf(e->sids[e->nsids], sizeof(e->sids[0]), "%s", sid);
-	r = run_op(e, e->sids[e->nsids], start_step, &st, err);
+	/* Its slot first: the children it adopts take the next ones. */
+	i = e->nsids++;
+	snprintf(e->sids[i], sizeof(e->sids[0]), "%s", sid);
+	r = run_op(e, e->sids[i], start_step, &st, err);
 	jv_free(st.file);
-	if (r == -1)
+	if (r == -1) {
+		e->nsids--;
 		return -1;
-	snprintf(out, ART_ID_MAX + 1, "%s", e->sids[e->nsids]);
-	e->nsids++;
+	}
+	snprintf(out, ART_ID_MAX + 1, "%s", e->sids[i]);
 	return 0;
 }
 
@@ -2897,10 +3828,57 @@ art_engine_checkout(struct art_engine *e, const char *sid, const char *node,
 	return run_op(e, sid, checkout_step, id, err);
 }
 
+/* Stops a session and, through its voided delegations, its children. */
+static int
+cancel_op(struct cx *c, void *arg)
+{
+	int64_t pid = other_driver(c);
+
+	if (pid != 0)
+		return art_err_set(c->err, "busy", "session '%s' is driven by "
+		    "process %lld", c->sid, (long long)pid);
+	return cancel_step(c, arg);
+}
+
+int
+art_engine_cancel(struct art_engine *e, const char *sid, const char *why,
+    struct art_err *err)
+{
+	return run_op(e, sid, cancel_op, (void *)why, err);
+}
+
 static int
 input_step(struct cx *c, void *arg)
 {
 	return dispatch_input(c, arg);
+}
+
+struct find_intr {
+	struct art_engine	*e;
+	const char		*id;
+	int			 at;	/* the session's index, or -1 */
+};
+
+static int
+find_intr_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct find_intr *f = ctx;
+	jv s, all, it;
+	int i;
+
+	(void)err;
+	for (i = 0; i < f->e->nsids && f->at < 0; i++) {
+		s = art_session_get(t, f->e->sids[i], NULL);
+		all = art_json_field(&s, "interrupts");
+		it = jv_get_kind(all) == JV_KIND_OBJECT ? jv_object_get(
+		    jv_copy(all), jv_string(f->id)) : jv_invalid();
+		if (jv_is_valid(it))
+			f->at = i;
+		jv_free(it);
+		jv_free(all);
+		jv_free(s);
+	}
+	return 0;
 }
 
 int
@@ -2908,10 +3886,22 @@ art_engine_input(struct art_engine *e, const char *sid, jv line,
     struct art_err *err)
 {
 	const char *named = art_json_str(&line, "session_id");
+	const char *type = art_json_str(&line, "type");
+	struct find_intr f = { e, art_json_str(&line, "interrupt_id"), -1 };
 	int i, r;
 
 	if (named != NULL)
 		sid = named;
+	else if (type != NULL && strcmp(type, "interrupt.resume") == 0 &&
+	    f.id != NULL) {
+		/* A resume naming no session: the one holding the interrupt. */
+		if (art_store_read(e->o.store, find_intr_fn, &f, err) == -1) {
+			jv_free(line);
+			return -1;
+		}
+		if (f.at >= 0)
+			sid = e->sids[f.at];
+	}
 	for (i = 0; i < e->nsids; i++)
 		if (sid != NULL && strcmp(e->sids[i], sid) == 0)
 			break;
@@ -2953,8 +3943,38 @@ struct state_q {
 	enum art_engine_state	 st;
 };
 
+/*
+ * Does an open call wait on something outside the ring: a client tool,
+ * a call held for a person, or a sub-agent whose child waits so itself?
+ */
+static int
+outside_call(struct cx *c, const jv *call, int depth)
+{
+	const char *st = art_json_str(call, "status");
+	const char *child = art_json_str(call, "id");
+	struct cx sub;
+	enum art_engine_state cs;
+
+	if (st == NULL)
+		return 0;
+	if (strcmp(st, "held") == 0)
+		return 1;
+	if (kind_of(call) == ART_KIND_CLIENT_TOOL)
+		return strcmp(st, "pending") == 0;
+	if (kind_of(call) != ART_KIND_SUB_AGENT || strcmp(st, "pending") != 0 ||
+	    child == NULL || depth > 2 * SUB_AGENT_DEPTH + 8)
+		return 0;
+	sub = *c;
+	sub.sid = child;
+	sub.sum = jv_invalid();
+	sub.up = c;
+	cs = session_state(&sub, depth + 1);
+	jv_free(sub.sum);
+	return cs != ART_ENGINE_BUSY;
+}
+
 static enum art_engine_state
-session_state(struct cx *c)
+session_state(struct cx *c, int depth)
 {
 	struct queue_scan q = { jv_null(), jv_invalid(), 0 };
 	jv s = summary(c), live, calls, turn;
@@ -2972,9 +3992,7 @@ session_state(struct cx *c)
 	jv_free(q.first);
 	calls = open_calls(c, &s);
 	jv_array_foreach(calls, i, call) {
-		status = art_json_str(&call, "status");
-		if (kind_of(&call) == ART_KIND_CLIENT_TOOL && status != NULL &&
-		    strcmp(status, "pending") == 0)
+		if (outside_call(c, &call, depth))
 			client = 1;
 		else
 			busy = 1;
@@ -3004,7 +4022,7 @@ state_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
 	struct state_q *q = ctx;
 	struct cx c = { q->e, t, err, NULL, 0, jv_null(), jv_null(), -1,
-	    jv_invalid() };
+	    jv_invalid(), jv_null(), NULL };
 	enum art_engine_state st;
 	int i;
 
@@ -3013,7 +4031,7 @@ state_fn(struct art_txn *t, void *ctx, struct art_err *err)
 		c.sid = q->e->sids[i];
 		jv_free(c.sum);
 		c.sum = jv_invalid();
-		st = session_state(&c);
+		st = session_state(&c, 0);
 		/* The first session's own result, unless another is busy. */
 		if (i == 0 || st == ART_ENGINE_BUSY)
 			q->st = st;

@@ -62,8 +62,18 @@ int	art_engine_checkout(struct art_engine *, const char *sid,
 	    const char *node, struct art_err *);
 
 /*
+ * Stops sid's work: its live decision and queue dropped, open calls
+ * voided (a voided sub-agent cancels its child session, and so on down),
+ * its running turn failed with why.  Err code "busy" when a live driver
+ * has the session.  An idle session records nothing.
+ */
+int	art_engine_cancel(struct art_engine *, const char *sid,
+	    const char *why, struct art_err *);
+
+/*
  * Takes one bus line (consumed) for session sid (when the line names
- * none).  Bad lines are recorded as error events, never fatal: -1 only
+ * none; an interrupt.resume naming none goes to the driven session that
+ * holds its interrupt).  Bad lines are recorded as error events, never fatal: -1 only
  * when the store fails (err says why).
  */
 int	art_engine_input(struct art_engine *, const char *sid, jv line,

@@ -116,7 +116,8 @@ load lib
 	[ "$status" -eq 3 ]
 	ring -s "$(the_session)" -m again
 	[ "$status" -eq 3 ]
-	events 'select(.type=="error") | .code' | grep -q turn_already_active
+	events 'select(.type=="error") | .code' | grep -q interrupted
+	[[ $output == *"interrupted: the branch is parked on interrupt"*"--resume"* ]] || fail "$output"
 	assert_eq "$(log_of '[.[].payload | select(.type=="turn.started")] | length')" 1
 }
 
