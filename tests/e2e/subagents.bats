@@ -145,3 +145,19 @@ log_for() {
 	[ "$status" -eq 0 ] || fail "$output"
 	events 'select(.type=="error") | .message' | grep -q 'message.send: no session with that id'
 }
+
+@test "malformed sub_agent.spawn and message.send actions fail the turn with the reason" {
+	for which in spawn:'sub_agent.spawn: session_id must be a session id' \
+	    spawn_agent:'sub_agent.spawn needs agent_id and tool_call_id' \
+	    spawn_self:'sub_agent.spawn: a session cannot be its own child' \
+	    send:'message.send needs session_id and a message' \
+	    send_role:'message.send needs session_id and a message'; do
+		DECIDE="-f $POLICIES/bad-action.jq --arg which ${which%%:*}"
+		ring -a echo -m hi
+		[ "$status" -eq 1 ] || fail "${which%%:*}: status $status: $output"
+		events "select(.type==\"error\" and .session_id==\"$(the_session)\") | .message" |
+			grep -qF "${which#*:}" || fail "${which%%:*}: $(cat "$EVENTS")"
+		assert_eq "$(agentrt-session show "$(the_session)" | jq -c '[.turn_status, (.calls | length)]')" '["failed",0]'
+		rm -f "$EVENTS"
+	done
+}
