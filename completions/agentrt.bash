@@ -110,7 +110,7 @@ _agentrt_dirs()
 	mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 }
 
-# Files named as @FILE, the form --input takes them in.
+# Files named as @FILE, the form --input and --payload take them in.
 _agentrt_at_files()
 {
 	local f
@@ -173,8 +173,8 @@ _agentrt_session()
 	local cmds='new ls show log rm run'
 	local gopts='-d --db -h --help -V --version'
 	local spec='-d:1 --db:1 -a:1 --agent:1 --id:1 --identity:1 --after:1
-	    -s:1 --session:1 -m:1 --message:1 --turn-id:1 --input:1 --events:1
-	    --agents:1 --tools:1 --max-line:1'
+	    -s:1 --session:1 -m:1 --message:1 --turn-id:1 --input:1 --resume:1
+	    --payload:1 --events:1 --agents:1 --tools:1 --max-line:1'
 	local cmd nargs opts
 
 	_agentrt_scan "$spec"
@@ -187,7 +187,7 @@ _agentrt_session()
 	-a|--agent) _agentrt_reply "$(_agentrt_agent_names)"; return 0 ;;
 	-s|--session) _agentrt_reply "$(_agentrt_session_ids)"; return 0 ;;
 	--events) _agentrt_files; return 0 ;;
-	--input) _agentrt_at_files; return 0 ;;
+	--input|--payload) _agentrt_at_files; return 0 ;;
 	*) return 0 ;;
 	esac
 
@@ -206,7 +206,7 @@ _agentrt_session()
 	log) opts='--after -f --follow' ;;
 	run)
 		opts='-a --agent -s --session -m --message --turn-id --input
-		    --events --agents --tools --max-line'
+		    --resume --payload --events --agents --tools --max-line'
 		;;
 	*) return 0 ;;
 	esac

@@ -125,9 +125,9 @@ function __agentrt_agent_names
     string match -r -- '^[A-Za-z0-9._:-]+$' $names | sort -u
 end
 
-# Client input for --input: JSON text, or @FILE.
+# Client input for --input, or a payload for --payload: JSON text, or @FILE.
 function __agentrt_at_files
-    set -l cur (string replace -r -- '^--input=' '' (commandline -ct))
+    set -l cur (string replace -r -- '^--(input|payload)=' '' (commandline -ct))
     switch $cur
         case '' '@*'
             printf '@%s\n' (__fish_complete_path (string sub -s 2 -- $cur))
@@ -169,6 +169,8 @@ complete -c agentrt-session -n '__agentrt_session_using run' -s s -l session -x 
 complete -c agentrt-session -n '__agentrt_session_using run' -s m -l message -x -d 'send a user message'
 complete -c agentrt-session -n '__agentrt_session_using run' -l turn-id -x -d "the message's turn id, for idempotency"
 complete -c agentrt-session -n '__agentrt_session_using run' -l input -x -a '(__agentrt_at_files)' -d 'send client input lines; @FILE, @- read them'
+complete -c agentrt-session -n '__agentrt_session_using run' -l resume -x -d 'resume interrupt ID (of the session or of a sub-agent it waits on)'
+complete -c agentrt-session -n '__agentrt_session_using run' -l payload -x -a '(__agentrt_at_files)' -d "the resume's payload, e.g. {\"approved\":true}; @FILE, @- read it"
 complete -c agentrt-session -n '__agentrt_session_using run' -l events -r -F -d 'append client events to FILE as NDJSON'
 complete -c agentrt-session -n '__agentrt_session_using run' -l agents -x -a '(__fish_complete_directories)' -d 'look for NAME.json in DIR first'
 complete -c agentrt-session -n '__agentrt_session_using run' -l tools -x -a '(__fish_complete_directories)' -d 'where tools named by name alone are declared'

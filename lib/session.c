@@ -362,6 +362,10 @@ resolve_all(struct art_txn *t, const char *sid, jv *s, struct art_err *err)
 	if ((last = art_log_last_seq(t, sid, err)) == -1)
 		goto fail;
 	*s = jv_object_set(*s, jv_string("last_seq"), jv_number(last));
+	/* Open interrupts: {} when none, never missing. */
+	v = art_json_field(s, "interrupts");
+	*s = jv_object_set(*s, jv_string("interrupts"), jv_get_kind(v) ==
+	    JV_KIND_OBJECT ? v : (jv_free(v), jv_object()));
 	if (!jv_is_valid(v = art_session_resolve(t, sid, ART_VERSION_AGENT,
 	    head, err)))
 		goto fail;
