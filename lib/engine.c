@@ -1343,6 +1343,8 @@ fail_call(struct cx *c, const jv *call, const char *why, const char *code)
 	struct settle st = { art_json_str(call, "id"), 0, 0, jv_string(why), 1,
 	    code != NULL ? jv_string(code) : jv_null(), 0, 1 };
 	const char *child = art_json_str(call, "id");
+	jv cs;
+	int r;
 
 	if (kind_of(call) == ART_KIND_SUB_AGENT) {
 		/* A child out of time: it stops, and the parent reads why. */
@@ -1350,8 +1352,12 @@ fail_call(struct cx *c, const jv *call, const char *why, const char *code)
 		if (refuse_call(c, call, jv_string_fmt("sub-agent %s: %s",
 		    art_json_str(call, "agent_id"), why)) == -1)
 			return -1;
-		return with_session(c, child, cancel_step, "cancelled: the "
-		    "delegation that started this session ran out of time");
+		cs = art_session_get(c->t, child, NULL);
+		r = jv_is_valid(cs) ? with_session(c, child, cancel_step,
+		    "cancelled: the delegation that started this session ran "
+		    "out of time") : 0;
+		jv_free(cs);
+		return r;
 	}
 	return settle(c, &st, kind_of(call) == ART_KIND_LLM ? "llm.error" :
 	    "tool.error", NULL);
@@ -1430,10 +1436,9 @@ hold_call(struct cx *c, const jv *call)
 		opts = art_json_field(&v, "options");
 		text = art_json_field(&v, "allow_text");
 		p = set(p, "question", art_json_field(&v, "question"));
-		/* Without options, only text can answer. */
+		/* Without options only text can answer; with them, by default
+		 * only they can. */
 		p = set(p, "allow_text", jv_get_kind(text) == JV_KIND_TRUE ||
-		    (jv_get_kind(text) != JV_KIND_FALSE &&
-		    jv_get_kind(opts) != JV_KIND_ARRAY) ||
 		    jv_get_kind(opts) != JV_KIND_ARRAY ||
 		    jv_array_length(jv_copy(opts)) == 0 ? jv_true() :
 		    jv_false());

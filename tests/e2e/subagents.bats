@@ -161,3 +161,14 @@ log_for() {
 		rm -f "$EVENTS"
 	done
 }
+
+@test "a child out of time is cancelled and the parent reads why" {
+	DECIDE="-f $POLICIES/spawn-timeout.jq --arg secs 0.3"
+	ring -a impatient -m go
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(events "select(.type==\"completion\" and .session_id==\"$(sid_of impatient)\") | .text")" \
+		'"gave up: sub-agent slow: deadline exceeded"'
+	assert_eq "$(show_of slow '[.turn_status, (.calls | length)]')" '["failed",0]'
+	assert_eq "$(log_for slow '[.[].payload | select(.type=="turn.completed")][0].error')" \
+		'cancelled: the delegation that started this session ran out of time'
+}
