@@ -63,6 +63,7 @@ static jv	call_request(struct cx *, const jv *);
 static int	rec_error(struct cx *, const char *, const char *, const jv *);
 static enum art_engine_state session_state(struct cx *, int);
 static int	outside_call(struct cx *, const jv *, int);
+static int	in_ids(const jv *, const char *);
 
 /*
  * Runs fn in session sid inside the same transaction (a sub-agent, the
@@ -752,34 +753,44 @@ redeliver(struct cx *c, const jv *live)
 	return send_decision(c, again);
 }
 
+/* The open interrupt that parks the head (a new jv), or jv_null(). */
+static jv
+parking(struct cx *c, const jv *s)
+{
+	jv all = art_json_field(s, "interrupts"), ids, found = jv_null();
+	const char *h = art_json_str(s, "head"), *anchor;
+
+	if (jv_get_kind(all) != JV_KIND_OBJECT ||
+	    jv_object_length(jv_copy(all)) == 0) {
+		jv_free(all);
+		return found;
+	}
+	ids = art_tree_path_ids(c->t, c->sid, h, c->err);
+	if (!jv_is_valid(ids))
+		ids = jv_array();
+	jv_object_foreach(all, k, it) {
+		anchor = art_json_str(&it, "anchor");
+		if (jv_get_kind(found) == JV_KIND_NULL && (anchor == NULL ||
+		    in_ids(&ids, anchor))) {
+			jv_free(found);
+			found = jv_copy(it);
+		}
+		jv_free(k);
+		jv_free(it);
+	}
+	jv_free(ids);
+	jv_free(all);
+	return found;
+}
+
 /* Is the active path parked on an open interrupt? */
 static int
 is_parked(struct cx *c, const jv *s)
 {
-	jv all = art_json_field(s, "interrupts"), ids = jv_null();
-	const char *h = art_json_str(s, "head"), *anchor;
-	int parked = 0;
+	jv it = parking(c, s);
+	int parked = jv_get_kind(it) != JV_KIND_NULL;
 
-	if (jv_get_kind(all) == JV_KIND_OBJECT &&
-	    jv_object_length(jv_copy(all)) > 0)
-		ids = art_tree_path_ids(c->t, c->sid, h, c->err);
-	if (jv_get_kind(ids) == JV_KIND_ARRAY) {
-		jv_object_foreach(all, k, it) {
-			anchor = art_json_str(&it, "anchor");
-			if (anchor == NULL)
-				parked = 1;
-			jv_array_foreach(ids, i, id) {
-				if (anchor != NULL &&
-				    strcmp(jv_string_value(id), anchor) == 0)
-					parked = 1;
-				jv_free(id);
-			}
-			jv_free(k);
-			jv_free(it);
-		}
-	}
-	jv_free(ids);
-	jv_free(all);
+	jv_free(it);
 	return parked;
 }
 
@@ -1565,7 +1576,6 @@ answer_hold(struct cx *c, const jv *it, const jv *payload, const char *iid,
 static int	claim(struct cx *);
 static int	fail_run(struct cx *, const char *);
 static int	input_message(struct cx *, const jv *, const char *);
-static int	in_ids(const jv *, const char *);
 static int	drop_for_call(struct cx *, const char *);
 static int	deliver(struct cx *, void *);
 
@@ -2899,36 +2909,6 @@ escapes_park(struct cx *c, const jv *view)
 		jv_free(m);
 	}
 	return *h != '\0' ? r : 0;
-}
-
-/* The open interrupt that parks the head (a new jv), or jv_null(). */
-static jv
-parking(struct cx *c, const jv *s)
-{
-	jv all = art_json_field(s, "interrupts"), ids, found = jv_null();
-	const char *h = art_json_str(s, "head"), *anchor;
-
-	if (jv_get_kind(all) != JV_KIND_OBJECT ||
-	    jv_object_length(jv_copy(all)) == 0) {
-		jv_free(all);
-		return found;
-	}
-	ids = art_tree_path_ids(c->t, c->sid, h, c->err);
-	if (!jv_is_valid(ids))
-		ids = jv_array();
-	jv_object_foreach(all, k, it) {
-		anchor = art_json_str(&it, "anchor");
-		if (jv_get_kind(found) == JV_KIND_NULL && (anchor == NULL ||
-		    in_ids(&ids, anchor))) {
-			jv_free(found);
-			found = jv_copy(it);
-		}
-		jv_free(k);
-		jv_free(it);
-	}
-	jv_free(ids);
-	jv_free(all);
-	return found;
 }
 
 /*
