@@ -615,7 +615,7 @@ sys.exit(st)' agentrt-tool -t "$fixtures/tools" --cwd "$BATS_TEST_TMPDIR/work" \
 	[ "$status" -eq 0 ]
 	assert_eq "$(settle c1 | jq -r .result)" "$(printf '%s\n' \
 	    OPENAI_API_KEY=unset ANTHROPIC_API_KEY=unset)"
-	! grep -q secret "$out" "$err"
+	! grep -q secret "$out" "$err" || false
 }
 
 @test "a tool runs with core dumps off" {
@@ -677,7 +677,7 @@ max_overlap() {
 	EOF
 	)"
 	assert_eq "$(settle c2 | jq -c '[.session_id, .attempt, .retryable]')" '["s1",1,true]'
-	! grep -q c2 "$work/hard-nap.log"
+	! grep -q c2 "$work/hard-nap.log" || false
 }
 
 @test "-j 0 lifts the limit: five calls all run at once" {
