@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <jv.h>
 
 #include "decide.h"
@@ -19,6 +21,7 @@
 #include "json.h"
 #include "ndjson.h"
 #include "opt.h"
+#include "worker.h"
 
 struct opts {
 	const char	*program;	/* --jq */
@@ -26,6 +29,9 @@ struct opts {
 	jv		 program_text;	/* -f's contents */
 	jv		 vars;		/* --arg and the like */
 	bool		 has_vars;
+	const char	*exec;		/* --exec */
+	const char	*url;		/* --url */
+	const char	*secret_env;	/* --signing-secret-env */
 	const char	**agents;	/* --agent, repeated */
 	size_t		 nagents;
 	size_t		 max_line;
@@ -34,12 +40,13 @@ struct opts {
 /* What the loop keeps across lines and inputs. */
 struct run {
 	struct art_decide	*d;
+	struct art_worker	*w;	/* --exec, --url */
 	bool			 warned_extra;
 };
 
 enum {
 	OPT_JQ = 256, OPT_ARG, OPT_ARGJSON, OPT_SLURPFILE, OPT_RAWFILE,
-	OPT_AGENT, OPT_MAX_LINE
+	OPT_AGENT, OPT_MAX_LINE, OPT_EXEC, OPT_URL, OPT_SECRET_ENV
 };
 
 static const struct option longopts[] = {
@@ -49,6 +56,9 @@ static const struct option longopts[] = {
 	{ "argjson",	required_argument,	NULL, OPT_ARGJSON },
 	{ "slurpfile",	required_argument,	NULL, OPT_SLURPFILE },
 	{ "rawfile",	required_argument,	NULL, OPT_RAWFILE },
+	{ "exec",	required_argument,	NULL, OPT_EXEC },
+	{ "url",	required_argument,	NULL, OPT_URL },
+	{ "signing-secret-env", required_argument, NULL, OPT_SECRET_ENV },
 	{ "agent",	required_argument,	NULL, OPT_AGENT },
 	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
 	{ "help",	no_argument,		NULL, 'h' },
@@ -60,15 +70,25 @@ static _Noreturn void
 help(void)
 {
 	fputs(
-"Usage: agentrt-decide [--jq PROGRAM | -f FILE] [OPTIONS] [FILE...]\n"
+"Usage: agentrt-decide [--jq PROGRAM | -f FILE | --exec COMMAND | --url URL]\n"
+"                      [OPTIONS] [FILE...]\n"
 "\n"
-"Answer decision.request lines: with each request's proposal, or with the\n"
-"first value a jq program makes of the request.  Requests left unanswered\n"
-"and every other line are passed on unchanged, in order.\n"
+"Answer decision.request lines: with each request's proposal, with the\n"
+"first value a jq program makes of the request, or with a worker's answer.\n"
+"Requests left unanswered and every other line are passed on unchanged, in\n"
+"order.\n"
 "\n"
 "Options:\n"
 "      --jq PROGRAM          answer with what the jq PROGRAM yields\n"
 "  -f, --from-file FILE      read the jq program from FILE\n"
+"      --exec COMMAND        answer with a worker process: COMMAND (run by\n"
+"                            /bin/sh, kept running) reads one request per\n"
+"                            line and writes one answer per line\n"
+"      --url URL             answer with an HTTP worker: POST each request\n"
+"                            to URL; a JSON or event-stream answer\n"
+"      --signing-secret-env VAR\n"
+"                            (--url) sign each body with the secret in $VAR:\n"
+"                            X-Agentrt-Signature: sha256=HMAC-SHA256 in hex\n"
 "      --arg NAME VALUE      set $NAME in the program to the string VALUE\n"
 "      --argjson NAME JSON   set $NAME to the JSON value\n"
 "      --slurpfile NAME FILE set $NAME to an array of the JSON values in "
@@ -76,6 +96,12 @@ help(void)
 "      --rawfile NAME FILE   set $NAME to the text of FILE\n"
 "      --agent ID            answer only requests whose agent_id is ID;\n"
 "                            repeat it for more agents\n"
+"\n"
+"A worker answers a DecisionResponse (bare or whole), null to pass the\n"
+"request on, or {\"type\":\"decision.error\",\"error\":...,\"retryable\":...}.\n"
+"A worker that dies, hangs past the request's deadline or fails (HTTP 5xx,\n"
+"no connection) gets a decision.error line sent for it, retryable; a dead\n"
+"process is started again after a backoff.\n"
 "      --max-line BYTES      the longest input line (default 64M); K, M, G\n"
 "                            and T suffixes are powers of 1024\n"
 "  -h, --help                print this help and exit\n"
@@ -99,10 +125,12 @@ version(void)
 static _Noreturn void
 usage(void)
 {
-	fputs("usage: agentrt-decide [--jq PROGRAM | -f FILE] [--arg NAME "
-	    "VALUE] [--argjson NAME JSON]\n"
-	    "                      [--agent ID] [--max-line BYTES] "
-	    "[FILE...]\n"
+	fputs("usage: agentrt-decide [--jq PROGRAM | -f FILE | --exec COMMAND "
+	    "| --url URL]\n"
+	    "                      [--arg NAME VALUE] [--argjson NAME JSON] "
+	    "[--agent ID]\n"
+	    "                      [--signing-secret-env VAR] "
+	    "[--max-line BYTES] [FILE...]\n"
 	    "Try 'agentrt-decide --help' for more information.\n", stderr);
 	exit(ART_EXIT_USAGE);
 }
@@ -228,6 +256,9 @@ parse(int argc, char **argv, struct opts *o)
 			path = second_arg(argc, argv, "rawfile");
 			set_var(o, name, read_text("--rawfile", path));
 			break;
+		case OPT_EXEC: o->exec = optarg; break;
+		case OPT_URL: o->url = optarg; break;
+		case OPT_SECRET_ENV: o->secret_env = optarg; break;
 		case OPT_AGENT: o->agents[o->nagents++] = optarg; break;
 		case OPT_MAX_LINE:
 			o->max_line = parse_size("--max-line", optarg);
@@ -243,10 +274,22 @@ parse(int argc, char **argv, struct opts *o)
 static void
 prepare(struct opts *o)
 {
-	if (o->program != NULL && o->program_file != NULL) {
-		art_warn("give --jq or -f, not both");
+	if ((o->program != NULL) + (o->program_file != NULL) +
+	    (o->exec != NULL) + (o->url != NULL) > 1) {
+		art_warn("give one of --jq, -f, --exec and --url");
 		usage();
 	}
+	if (o->secret_env != NULL && o->url == NULL) {
+		art_warn("--signing-secret-env signs --url's requests: give "
+		    "--url");
+		usage();
+	}
+	if (o->exec != NULL && o->exec[strspn(o->exec, " \t")] == '\0')
+		art_die(ART_EXIT_USAGE, "--exec: the command is empty");
+	if (o->url != NULL && strncmp(o->url, "http://", 7) != 0 &&
+	    strncmp(o->url, "https://", 8) != 0)
+		art_die(ART_EXIT_USAGE, "--url '%s': not an http:// or "
+		    "https:// URL", o->url);
 	if (o->has_vars && o->program == NULL && o->program_file == NULL) {
 		art_warn("--arg, --argjson, --slurpfile and --rawfile need a "
 		    "program (--jq or -f)");
@@ -307,7 +350,8 @@ answer(struct run *r, struct art_decide_input *in, const jv *line,
 	jv out;
 	enum art_decide_verdict v;
 
-	v = art_decide_line(r->d, line, &out, &extra, &err);
+	art_err_clear(&err);
+	v = art_decide_raw(r->d, line, raw, rawlen, &out, &extra, &err);
 	if (extra && !r->warned_extra) {
 		art_warn("%s:%zu: the program yielded more than one value; "
 		    "only the first counts", art_decide_input_name(in),
@@ -316,6 +360,10 @@ answer(struct run *r, struct art_decide_input *in, const jv *line,
 	}
 	switch (v) {
 	case ART_DECIDE_ANSWER:
+		/* A worker's bad answer is answered as an error: say why. */
+		if (err.code != NULL)
+			art_warn("%s:%zu: %s", art_decide_input_name(in),
+			    art_decide_input_lineno(in), err.msg);
 		return put_line(out);
 	case ART_DECIDE_FAIL:
 		art_warn("%s:%zu: %s", art_decide_input_name(in),
@@ -401,9 +449,60 @@ filter_all(struct run *r, const struct opts *o, int argc, char **argv)
 	return status;
 }
 
+static enum art_decide_verdict
+ask_worker(void *arg, const jv *line, const char *raw, size_t rawlen,
+    jv *out, struct art_err *err)
+{
+	return art_worker_ask(arg, line, raw, rawlen, out, err);
+}
+
+/* A streamed token delta, on the bus at once. */
+static int
+emit(void *arg, jv line)
+{
+	(void)arg;
+	return put_line(line);
+}
+
+/*
+ * The --exec or --url worker, or NULL.  The secret is read from the
+ * environment here and never said anywhere.
+ */
+static struct art_worker *
+worker(const struct opts *o)
+{
+	struct art_worker_conf conf = {
+		.exec = o->exec,
+		.url = o->url,
+		.max_line = o->max_line,
+		.clock = getenv("AGENTRT_CLOCK"),
+		.emit = emit,
+	};
+	struct art_worker *w;
+	struct art_err err;
+
+	if (o->exec == NULL && o->url == NULL)
+		return NULL;
+	if (o->secret_env != NULL) {
+		conf.secret = getenv(o->secret_env);
+		if (conf.secret == NULL || *conf.secret == '\0')
+			art_die(ART_EXIT_USAGE, "--signing-secret-env: $%s "
+			    "is not set or is empty", o->secret_env);
+	}
+	/* A worker that dies must not take us with it. */
+	if (o->exec != NULL)
+		signal(SIGPIPE, SIG_IGN);
+	if (o->url != NULL && curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+		art_die(ART_EXIT_FAIL, "libcurl would not start");
+	if ((w = art_worker_new(&conf, &err)) == NULL)
+		art_die(art_err_is(&err, "usage") ? ART_EXIT_USAGE :
+		    ART_EXIT_FAIL, "%s", err.msg);
+	return w;
+}
+
 /* The compiled decider; a program that does not compile exits 2. */
 static struct art_decide *
-decider(const struct opts *o)
+decider(const struct opts *o, struct art_worker *w)
 {
 	struct art_decide_conf conf = {
 		.program = o->program,
@@ -418,6 +517,10 @@ decider(const struct opts *o)
 
 	if (o->program_file != NULL)
 		conf.program = jv_string_value(o->program_text);
+	if (w != NULL) {
+		conf.ask = ask_worker;
+		conf.ask_arg = w;
+	}
 	d = art_decide_new(&conf, &msgs, &err);
 	if (d == NULL && art_err_is(&err, "nomem"))
 		art_die(ART_EXIT_FAIL, "out of memory");
@@ -450,9 +553,13 @@ main(int argc, char *argv[])
 		art_die(ART_EXIT_FAIL, "out of memory");
 	parse(argc, argv, &o);
 	prepare(&o);
-	r.d = decider(&o);
+	r.w = worker(&o);
+	r.d = decider(&o, r.w);
 	status = filter_all(&r, &o, argc - optind, argv + optind);
 	art_decide_free(r.d);
+	art_worker_free(r.w);
+	if (o.url != NULL)
+		curl_global_cleanup();
 	jv_free(o.vars);
 	jv_free(o.program_text);
 	free(o.agents);

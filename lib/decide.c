@@ -36,6 +36,9 @@ struct art_decide {
 	jv		 msgs;		/* jq's error messages */
 	const char *const *agents;
 	size_t		 nagents;
+	enum art_decide_verdict (*ask)(void *, const jv *, const char *,
+		    size_t, jv *, struct art_err *);
+	void		*ask_arg;
 };
 
 /* The members of a DecisionResponse: a proposal without any is empty. */
@@ -113,6 +116,8 @@ art_decide_new(const struct art_decide_conf *c, jv *msgs, struct art_err *err)
 	d->msgs = jv_array();
 	d->agents = c->agents;
 	d->nagents = c->nagents;
+	d->ask = c->ask;
+	d->ask_arg = c->ask_arg;
 	if (c->program != NULL)
 		r = compile(d, c, err);
 	if (msgs != NULL) {
@@ -184,6 +189,18 @@ check_member(const jv *resp, const char *key, const char *want,
  * The decision.response line for resp (consumed): type, session_id and
  * decision_id first, then resp's members in their order.
  */
+static enum art_decide_verdict
+complete(const jv *line, const char *did, jv resp, jv *out,
+    struct art_err *err);
+
+enum art_decide_verdict
+art_decide_complete(const jv *line, jv resp, jv *out, struct art_err *err)
+{
+	const char *did = art_json_str(line, "decision_id");
+
+	return complete(line, did != NULL ? did : "?", resp, out, err);
+}
+
 static enum art_decide_verdict
 complete(const jv *line, const char *did, jv resp, jv *out,
     struct art_err *err)
@@ -342,6 +359,30 @@ enum art_decide_verdict
 art_decide_line(struct art_decide *d, const jv *line, jv *out, bool *extra,
     struct art_err *err)
 {
+	return art_decide_raw(d, line, NULL, 0, out, extra, err);
+}
+
+/* A worker is sent the line's own bytes, or libjq's text of it. */
+static enum art_decide_verdict
+by_worker(struct art_decide *d, const jv *line, const char *raw,
+    size_t rawlen, jv *out, struct art_err *err)
+{
+	enum art_decide_verdict v;
+	jv text;
+
+	if (raw != NULL)
+		return d->ask(d->ask_arg, line, raw, rawlen, out, err);
+	text = jv_dump_string(jv_copy(*line), 0);
+	v = d->ask(d->ask_arg, line, jv_string_value(text),
+	    (size_t)jv_string_length_bytes(jv_copy(text)), out, err);
+	jv_free(text);
+	return v;
+}
+
+enum art_decide_verdict
+art_decide_raw(struct art_decide *d, const jv *line, const char *raw,
+    size_t rawlen, jv *out, bool *extra, struct art_err *err)
+{
 	const char *did;
 
 	*extra = false;
@@ -358,6 +399,8 @@ art_decide_line(struct art_decide *d, const jv *line, jv *out, bool *extra,
 		    "\"session_id\"", did);
 		return failed(line, out, err);
 	}
+	if (d->ask != NULL)
+		return by_worker(d, line, raw, rawlen, out, err);
 	if (d->jq == NULL)
 		return by_proposal(line, did, out, err);
 	return by_program(d, line, did, out, extra, err);

@@ -36,6 +36,16 @@ struct art_decide_conf {
 	 * for the decider's life); nagents 0 answers every agent. */
 	const char *const *agents;
 	size_t		 nagents;
+	/*
+	 * A worker that answers instead of the proposal or a program (then
+	 * program must be NULL): called with each request this decider
+	 * answers (checked to have string decision_id and session_id) and
+	 * its bytes (raw, rawlen; NULL when the caller has none); returns
+	 * what art_decide_line() returns.  NULL for none.
+	 */
+	enum art_decide_verdict (*ask)(void *arg, const jv *line,
+		    const char *raw, size_t rawlen, jv *out, struct art_err *);
+	void		*ask_arg;
 	/* jq's debug builtin hands its value here (consumed); may be NULL. */
 	void		(*debug)(void *arg, jv value);
 	void		*debug_arg;
@@ -65,6 +75,20 @@ void	art_decide_free(struct art_decide *);
  */
 enum art_decide_verdict art_decide_line(struct art_decide *, const jv *line,
 	    jv *out, bool *extra, struct art_err *);
+/* As art_decide_line(), with the line's bytes for a worker to be sent. */
+enum art_decide_verdict art_decide_raw(struct art_decide *, const jv *line,
+	    const char *raw, size_t rawlen, jv *out, bool *extra,
+	    struct art_err *);
+
+/*
+ * The decision.response line (*out, the caller's) for resp (consumed), a
+ * DecisionResponse, bare or with its type, answering the request line:
+ * ART_DECIDE_ANSWER, or ART_DECIDE_FAIL with *out an error line and err
+ * filled ("bad_response") when resp's type, session_id or decision_id
+ * is not the request's.
+ */
+enum art_decide_verdict art_decide_complete(const jv *line, jv resp, jv *out,
+	    struct art_err *);
 
 /*
  * A line reader for a filter that passes lines on byte for byte: it keeps

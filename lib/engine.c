@@ -296,13 +296,17 @@ static void
 project_errored(struct cx *c, const jv *ev, const jv *p, const char *what)
 {
 	jv ce = set(obj("error"), "code", jv_string(what));
-	jv next = art_json_field(p, "next_at");
+	jv next = art_json_field(p, "next_at"), again;
 
 	ce = set(ce, "id", art_json_field(p, "id"));
 	ce = set(ce, "message", art_json_field(p, "error"));
-	ce = set(ce, "retrying", jv_get_kind(next) != JV_KIND_NULL ?
-	    jv_true() : jv_false());
+	/* A call retries at next_at; a decision is sent again at once. */
+	again = art_json_field(p, "retryable");
+	ce = set(ce, "retrying", jv_get_kind(next) != JV_KIND_NULL ||
+	    (strcmp(what, "decision_error") == 0 &&
+	    jv_get_kind(again) == JV_KIND_TRUE) ? jv_true() : jv_false());
 	jv_free(next);
+	jv_free(again);
 	publish(c, ev, ce);
 }
 
@@ -3084,6 +3088,57 @@ input_response(struct cx *c, const jv *line)
 	return r;
 }
 
+/*
+ * A stage could not get a decision answered: a worker died, timed out, or
+ * refused.  A retryable error sends the live decision again, as a lapsed
+ * deadline does, until DECISION_ATTEMPTS; any other fails the run with
+ * the worker's words.  An error about a decision no longer live, or about
+ * an earlier attempt ("attempt"), is an old delivery's and changes
+ * nothing.
+ */
+static int
+input_decision_error(struct cx *c, const jv *line)
+{
+	const char *id = art_json_str(line, "decision_id"), *lid, *e;
+	jv s = summary(c), live, ev;
+	int64_t attempts = 1, sent;
+	int r, retry, again;
+	char why[600];
+
+	if (!jv_is_valid(s))
+		return -1;
+	live = art_json_field(&s, "live");
+	jv_free(s);
+	lid = art_json_str(&live, "id");
+	art_json_get_int(&live, "attempts", 0, &attempts, NULL);
+	sent = attempts;
+	art_json_get_int(line, "attempt", 0, &sent, NULL);
+	if (id == NULL || lid == NULL || strcmp(id, lid) != 0 ||
+	    sent != attempts) {
+		jv_free(live);
+		return 0;	/* about an old delivery: already dealt with */
+	}
+	if ((e = art_json_str(line, "error")) == NULL)
+		e = "the worker gave no reason";
+	retry = 0;
+	art_json_get_bool(line, "retryable", 0, &retry, NULL);
+	again = retry && attempts < DECISION_ATTEMPTS;
+	ev = set(set(set(obj("decision.errored"), "id", jv_string(id)),
+	    "error", jv_string(e)), "retryable", jv_bool(again));
+	if (art_json_str(line, "code") != NULL)
+		ev = set(ev, "code", art_json_field(line, "code"));
+	r = rec(c, ev);
+	if (r == 0 && again)
+		r = redeliver(c, &live);
+	else if (r == 0) {
+		snprintf(why, sizeof(why), "decision '%s' failed%s: %.400s", id,
+		    retry ? " too often" : "", e);
+		r = fail_run(c, why);
+	}
+	jv_free(live);
+	return r;
+}
+
 /* A request of ours came round the ring: no stage answered it. */
 static int
 input_unanswered(struct cx *c, const jv *line)
@@ -3195,6 +3250,8 @@ dispatch_input(struct cx *c, const jv *line)
 		return input_settle(c, line, type);
 	if (strcmp(type, "decision.response") == 0)
 		return input_response(c, line);
+	if (strcmp(type, "decision.error") == 0)
+		return input_decision_error(c, line);
 	if (strcmp(type, "decision.request") == 0)
 		return input_unanswered(c, line);
 	if (strcmp(type, "llm.request") == 0)

@@ -30,7 +30,7 @@ setup() {
 @test "--help prints the usage on stdout and exits 0" {
 	run agentrt-decide --help
 	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" == "Usage: agentrt-decide [--jq PROGRAM | -f FILE] [OPTIONS] [FILE...]" ]]
+	[[ "${lines[0]}" == "Usage: agentrt-decide [--jq PROGRAM | -f FILE | --exec COMMAND | --url URL]" ]]
 	[[ "$output" == *"--argjson NAME JSON"* ]]
 	run agentrt-decide -h
 	[ "$status" -eq 0 ]
@@ -60,7 +60,7 @@ setup() {
 	[[ "$output" == *"Try 'agentrt-decide --help'"* ]]
 	run agentrt-decide --jq . -f x.jq <"$in"
 	[ "$status" -eq 2 ]
-	[[ "${lines[0]}" == "agentrt-decide: give --jq or -f, not both" ]]
+	[[ "${lines[0]}" == "agentrt-decide: give one of --jq, -f, --exec and --url" ]]
 	run agentrt-decide --jq . --arg name <"$in"
 	[ "$status" -eq 2 ]
 	[[ "${lines[0]}" == "agentrt-decide: option '--arg' needs two arguments" ]]

@@ -27,6 +27,22 @@ ring() {
 	' ring "$fifo" "$@"
 }
 
+# ring_exec RUN-ARGS...: ring with agentrt-decide --exec "$DECIDE_EXEC".
+ring_exec() {
+	local fifo="$BATS_TEST_TMPDIR/ring"
+
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	export DECIDE_EXEC
+	run timeout 60 bash -c '
+		fifo=$1; shift
+		agentrt-decide --exec "$DECIDE_EXEC" <"$fifo" 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		agentrt-llm 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		agentrt-tool --tools "$top_srcdir/examples/tools" 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		AGENTRT_AGENTS="$AGENTS" agentrt-session run --events "$EVENTS" "$@" >"$fifo"
+	' ring "$fifo" "$@"
+}
+
 # The session this test made (the store holds one).
 the_session() {
 	agentrt-session ls -q | tail -1
