@@ -135,6 +135,15 @@ JQW='tee -a "$T/sent" | jq -c --unbuffered "if .trigger.type == \"llm.execute\" 
 	assert_eq "$(jq -c .body "$srv_log")" "$(jq -c . "$in")"
 }
 
+@test "--url: one kept-alive connection carries every request" {
+	start_server
+	{ req d1; req d2; req d3; } >"$in"
+	decide --url "$srv/fixture/workers/answer.json"
+	[ "$status" -eq 0 ] || fail "$(cat "$err")"
+	assert_eq "$(jq -sc 'map(.type)' "$out")" '["decision.response","decision.response","decision.response"]'
+	assert_eq "$(jq -s 'map(.peer) | [length, (unique | length)]' -c "$srv_log")" '[3,1]'
+}
+
 @test "--url --signing-secret-env: the body's HMAC-SHA256, and the secret nowhere" {
 	start_server
 	req d1 >"$in"

@@ -8,8 +8,9 @@ Listens on 127.0.0.1 on a port the kernel picks, writes that port to FILE
 serves HTTP/1.1 with keep-alive until SIGTERM.  --fixtures is the directory
 fixture/ paths read (default: tests/fixtures next to this script's
 directory).  --log appends one JSON line per request:
-{"method", "path", "headers": {lower-cased name: value}, "body"}, the body
-parsed as JSON, else its text, or null when there is none.
+{"method", "path", "headers": {lower-cased name: value}, "body", "peer"},
+the body parsed as JSON, else its text, or null when there is none; peer
+is the client's port, the same for requests on one kept-alive connection.
 
 The path scripts the answer: zero or more modifiers, one terminal, then a
 tail the terminal ignores (except loop/, which reads the API from it), so
@@ -416,7 +417,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         line = json.dumps({"method": self.command, "path": self.path,
                            "headers": self.request_headers(),
-                           "body": parse_body(body)})
+                           "body": parse_body(body),
+                           "peer": self.client_address[1]})
         with self.server.log_lock, open(path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
 
