@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <jv.h>
 
 #include "decide.h"
@@ -20,6 +19,7 @@
 #include "err.h"
 #include "json.h"
 #include "ndjson.h"
+#include "libcurl.h"
 #include "opt.h"
 #include "worker.h"
 
@@ -492,8 +492,6 @@ worker(const struct opts *o)
 	/* A worker that dies must not take us with it. */
 	if (o->exec != NULL)
 		signal(SIGPIPE, SIG_IGN);
-	if (o->url != NULL && curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-		art_die(ART_EXIT_FAIL, "libcurl would not start");
 	if ((w = art_worker_new(&conf, &err)) == NULL)
 		art_die(art_err_is(&err, "usage") ? ART_EXIT_USAGE :
 		    ART_EXIT_FAIL, "%s", err.msg);
@@ -558,8 +556,7 @@ main(int argc, char *argv[])
 	status = filter_all(&r, &o, argc - optind, argv + optind);
 	art_decide_free(r.d);
 	art_worker_free(r.w);
-	if (o.url != NULL)
-		curl_global_cleanup();
+	art_curl_unload();
 	jv_free(o.vars);
 	jv_free(o.program_text);
 	free(o.agents);

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
+#include "libcurl.h"
 #include <jv.h>
 
 #include "bus.h"
@@ -470,20 +470,13 @@ bus_now_ms(void)
 }
 
 /*
- * libcurl's process-wide setup, once, when the first HTTP provider opens:
- * a ring of mock calls never loads TLS.
+ * libcurl is opened, once, when the first HTTP provider opens: a ring of
+ * mock calls never loads it, nor TLS.
  */
-static bool curl_ready;
-
 static int
 net_init(struct art_err *err)
 {
-	if (curl_ready)
-		return 0;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return art_err_set(err, "http", "libcurl would not start");
-	curl_ready = true;
-	return 0;
+	return art_curl_load(err);
 }
 
 static int
@@ -529,8 +522,7 @@ run(const struct opts *o, int argc, char **argv)
 	art_cassette_free(lo.replay);
 	if (lo.record_fd != -1)
 		close(lo.record_fd);
-	if (curl_ready)
-		curl_global_cleanup();
+	art_curl_unload();
 	free(st.held);
 	return st.in.failed ? ART_EXIT_FAIL : ART_EXIT_OK;
 }

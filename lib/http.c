@@ -8,9 +8,9 @@
  * poll saw, then reads the finished transfers off the multi handle and calls
  * their done callbacks.
  *
- * libcurl refuses curl_multi_add_handle() while it is inside one of its own
+ * libcurl refuses art_curl.multi_add_handle() while it is inside one of its own
  * callbacks, and a data callback runs there; a transfer started then waits
- * on a queue until curl_multi_socket_action() has returned.
+ * on a queue until art_curl.multi_socket_action() has returned.
  */
 #include "http.h"
 
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
+#include "libcurl.h"
 
 #ifndef CURL_WRITEFUNC_ERROR		/* libcurl before 7.87 */
 #define CURL_WRITEFUNC_ERROR	0
@@ -53,7 +53,7 @@ struct art_http {
 	struct timespec	 deadline;
 	bool		 timer;		/* deadline is set */
 	bool		 timer_moved;	/* the timer callback ran */
-	bool		 in_curl;	/* inside curl_multi_socket_action() */
+	bool		 in_curl;	/* inside art_curl.multi_socket_action() */
 	size_t		 active;
 	struct xfer	*xfers;
 	struct xfer	*queue, *queue_tail;
@@ -164,26 +164,28 @@ art_http_new(struct art_err *err)
 {
 	struct art_http *h;
 
+	if (art_curl_load(err) == -1)
+		return NULL;
 	if ((h = calloc(1, sizeof(*h))) == NULL) {
 		art_err_set(err, "nomem", "out of memory");
 		return NULL;
 	}
-	if ((h->multi = curl_multi_init()) == NULL) {
+	if ((h->multi = art_curl.multi_init()) == NULL) {
 		free(h);
 		art_err_set(err, "http", "start libcurl: curl_multi_init "
 		    "failed");
 		return NULL;
 	}
-	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+	art_curl.multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+	art_curl.multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
+	art_curl.multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+	art_curl.multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
 	/*
 	 * Past this many connections to one host, transfers wait their turn
 	 * inside libcurl rather than flood the server's listen queue (a small
 	 * one drops them, to be retried a second later; bench/README.md).
 	 */
-	curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+	art_curl.multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
 	    (long)ART_HTTP_MAX_HOST);
 	return h;
 }
@@ -191,8 +193,8 @@ art_http_new(struct art_err *err)
 static void
 xfer_free(struct xfer *x)
 {
-	curl_easy_cleanup(x->easy);
-	curl_slist_free_all(x->hdrs);
+	art_curl.easy_cleanup(x->easy);
+	art_curl.slist_free_all(x->hdrs);
 	jv_free(x->headers);
 	free(x);
 }
@@ -202,7 +204,7 @@ static void
 unlink_xfer(struct art_http *h, struct xfer *x)
 {
 	if (x->added)
-		curl_multi_remove_handle(h->multi, x->easy);
+		art_curl.multi_remove_handle(h->multi, x->easy);
 	x->added = false;
 	if (x->prev != NULL)
 		x->prev->next = x->next;
@@ -224,7 +226,7 @@ art_http_free(struct art_http *h)
 		unlink_xfer(h, x);
 		xfer_free(x);
 	}
-	curl_multi_cleanup(h->multi);
+	art_curl.multi_cleanup(h->multi);
 	free(h->socks);
 	free(h);
 }
@@ -288,7 +290,7 @@ on_data(char *p, size_t size, size_t nmemb, void *arg)
 
 	if (x->data == NULL)
 		return n;
-	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+	art_curl.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (x->data(x->ctx, status, &x->headers, p, n) == 0)
 		return n;
 	x->stopped = true;
@@ -303,7 +305,7 @@ setup(struct xfer *x, const struct art_http_req *req)
 	CURLcode rc = CURLE_OK;
 
 #define SET(opt, val) \
-	do { if (rc == CURLE_OK) rc = curl_easy_setopt(e, opt, val); } while (0)
+	do { if (rc == CURLE_OK) rc = art_curl.easy_setopt(e, opt, val); } while (0)
 	SET(CURLOPT_URL, req->url);
 	SET(CURLOPT_PROTOCOLS_STR, "http,https");
 	SET(CURLOPT_NOSIGNAL, 1L);
@@ -336,11 +338,11 @@ header_list(struct xfer *x, const char *const *headers)
 	size_t i;
 
 	for (i = 0; headers != NULL && headers[i] != NULL; i++) {
-		if ((l = curl_slist_append(x->hdrs, headers[i])) == NULL)
+		if ((l = art_curl.slist_append(x->hdrs, headers[i])) == NULL)
 			return -1;
 		x->hdrs = l;
 	}
-	if ((l = curl_slist_append(x->hdrs, "Expect:")) == NULL)
+	if ((l = art_curl.slist_append(x->hdrs, "Expect:")) == NULL)
 		return -1;
 	x->hdrs = l;
 	return 0;
@@ -357,7 +359,7 @@ xfer_new(const struct art_http_req *req, struct art_err *err)
 		return NULL;
 	}
 	x->headers = jv_object();
-	if ((x->easy = curl_easy_init()) == NULL ||
+	if ((x->easy = art_curl.easy_init()) == NULL ||
 	    header_list(x, req->headers) == -1) {
 		xfer_free(x);
 		art_err_set(err, "nomem", "out of memory");
@@ -366,7 +368,7 @@ xfer_new(const struct art_http_req *req, struct art_err *err)
 	if ((rc = setup(x, req)) != CURLE_OK) {
 		xfer_free(x);
 		art_err_set(err, rc == CURLE_OUT_OF_MEMORY ? "nomem" : "http",
-		    "set up request: %s", curl_easy_strerror(rc));
+		    "set up request: %s", art_curl.easy_strerror(rc));
 		return NULL;
 	}
 	return x;
@@ -377,9 +379,9 @@ add(struct art_http *h, struct xfer *x, struct art_err *err)
 {
 	CURLMcode mc;
 
-	if ((mc = curl_multi_add_handle(h->multi, x->easy)) != CURLM_OK)
+	if ((mc = art_curl.multi_add_handle(h->multi, x->easy)) != CURLM_OK)
 		return art_err_set(err, mc == CURLM_OUT_OF_MEMORY ? "nomem" :
-		    "http", "start request: %s", curl_multi_strerror(mc));
+		    "http", "start request: %s", art_curl.multi_strerror(mc));
 	x->added = true;
 	return 0;
 }
@@ -503,7 +505,7 @@ finish(struct art_http *h, struct xfer *x, CURLcode rc, const char *why)
 	unlink_xfer(h, x);
 	d.result = result_of(x, rc);
 	d.status = 0;
-	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &d.status);
+	art_curl.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &d.status);
 	d.headers = &x->headers;
 	if (rc == CURLE_OK)
 		d.message = "";
@@ -511,7 +513,7 @@ finish(struct art_http *h, struct xfer *x, CURLcode rc, const char *why)
 		d.message = why;
 	else
 		d.message = x->errbuf[0] != '\0' ? x->errbuf :
-		    curl_easy_strerror(rc);
+		    art_curl.easy_strerror(rc);
 	if (x->done != NULL)
 		x->done(x->ctx, &d);
 	xfer_free(x);
@@ -539,7 +541,7 @@ act(struct art_http *h, curl_socket_t fd, int ev)
 	int running;
 
 	h->in_curl = true;
-	curl_multi_socket_action(h->multi, fd, ev, &running);
+	art_curl.multi_socket_action(h->multi, fd, ev, &running);
 	h->in_curl = false;
 	add_queued(h);
 }
@@ -572,7 +574,7 @@ run_timer(struct art_http *h)
 	act(h, CURL_SOCKET_TIMEOUT, 0);
 	if (h->timer_moved)
 		return;
-	curl_multi_timeout(h->multi, &ms);
+	art_curl.multi_timeout(h->multi, &ms);
 	h->timer = ms >= 0;
 	if (h->timer)
 		h->deadline = after_ms(ms);
@@ -594,11 +596,11 @@ art_http_work(struct art_http *h, const struct pollfd *pfd, size_t n)
 	}
 	if (timer_is_due(h))
 		run_timer(h);
-	while ((m = curl_multi_info_read(h->multi, &left)) != NULL) {
+	while ((m = art_curl.multi_info_read(h->multi, &left)) != NULL) {
 		if (m->msg != CURLMSG_DONE)
 			continue;
 		x = NULL;
-		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &x);
+		art_curl.easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &x);
 		if (x != NULL)
 			finish(h, (struct xfer *)(void *)x, m->data.result,
 			    NULL);

@@ -40,8 +40,8 @@ struct art_worker_conf {
 };
 
 /*
- * A worker; an --exec process starts with the first request.  The caller
- * has called curl_global_init() when url is set.  NULL with err ("usage"
+ * A worker; an --exec process starts with the first request, and a --url
+ * worker loads libcurl here (see lib/libcurl.h).  NULL with err ("usage"
  * for a bad conf, "nomem", "http").
  */
 struct art_worker *art_worker_new(const struct art_worker_conf *,

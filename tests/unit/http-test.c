@@ -17,7 +17,7 @@
 #include <sys/prctl.h>
 #endif
 
-#include <curl/curl.h>
+#include "libcurl.h"
 #include <jv.h>
 
 #include "json.h"
@@ -1255,11 +1255,10 @@ main(void)
 		return 0;
 	}
 	setenv("no_proxy", "*", 1);	/* the server is local, always */
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (!ok(start_server(&r) == 0, "the test server starts") ||
 	    !ok((r.h = art_http_new(&err)) != NULL, "art_http_new")) {
 		stop_server(&r);
-		curl_global_cleanup();
+		art_curl_unload();
 		return tap_done();
 	}
 	test_echo_shows_the_post_the_server_got(&r);
@@ -1289,6 +1288,6 @@ main(void)
 
 	art_http_free(r.h);
 	stop_server(&r);
-	curl_global_cleanup();
+	art_curl_unload();
 	return tap_done();
 }
