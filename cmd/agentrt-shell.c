@@ -1,11 +1,481 @@
-/* agentrt-shell - placeholder until the REPL lands */
+/* agentrt-shell - talk to an agent: a REPL, or one turn with -c
+ *
+ * Each turn is the ring a user would type in bash (decide | llm | tool |
+ * session run, closed on itself), run by shell-proc.c; shell-render.c
+ * shows its client events, shell-cmds.c holds the slash commands and the
+ * interrupts a person answers, and shell-edit.c the line editor.
+ */
 #include <config.h>
 
-#include <stdio.h>
+#include "shell.h"
 
-int
-main(void)
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "diag.h"
+#include "err.h"
+#include "json.h"
+
+volatile sig_atomic_t shell_sigint;
+volatile sig_atomic_t shell_sigwinch;
+
+enum { OPT_AGENTS = 256, OPT_TOOLS, OPT_MCP, OPT_DECIDE_JQ, OPT_EXEC,
+    OPT_URL, OPT_RECORD, OPT_REPLAY };
+
+static const struct option longopts[] = {
+	{ "db",		required_argument,	NULL, 'd' },
+	{ "agent",	required_argument,	NULL, 'a' },
+	{ "session",	required_argument,	NULL, 's' },
+	{ "command",	required_argument,	NULL, 'c' },
+	{ "agents",	required_argument,	NULL, OPT_AGENTS },
+	{ "tools",	required_argument,	NULL, OPT_TOOLS },
+	{ "mcp",	required_argument,	NULL, OPT_MCP },
+	{ "decide-jq",	required_argument,	NULL, OPT_DECIDE_JQ },
+	{ "exec",	required_argument,	NULL, OPT_EXEC },
+	{ "url",	required_argument,	NULL, OPT_URL },
+	{ "model",	required_argument,	NULL, 'm' },
+	{ "record",	required_argument,	NULL, OPT_RECORD },
+	{ "replay",	required_argument,	NULL, OPT_REPLAY },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ "version",	no_argument,		NULL, 'V' },
+	{ NULL,		0,			NULL, 0 }
+};
+
+static _Noreturn void
+help(void)
+{
+	fputs(
+"Usage: agentrt-shell [OPTIONS] [-a AGENT | -s SESSION] [-c TEXT]\n"
+"\n"
+"Talk to an agent.  On a terminal, a REPL with line editing, history and\n"
+"completion; with -c TEXT, one turn whose reply is printed; with the\n"
+"standard input not a terminal, one turn per line.  Each turn runs the\n"
+"ring agentrt-decide | agentrt-llm | agentrt-tool | agentrt-session run.\n"
+"\n"
+"Options:\n"
+"  -d, --db DIR          use the store in DIR (default: $AGENTRT_DB, else\n"
+"                        $XDG_DATA_HOME/agentrt)\n"
+"  -a, --agent AGENT     start a new session of AGENT\n"
+"  -s, --session SESSION continue SESSION (an id or a prefix of one);\n"
+"                        with neither, the most recent session\n"
+"  -c, --command TEXT    send TEXT, print the reply and exit\n"
+"      --agents DIR      look for agents/NAME.json in DIR first\n"
+"      --tools DIR       look for tools in DIR too (agentrt-tool's);\n"
+"                        repeatable\n"
+"      --mcp 'COMMAND ARGS'\n"
+"                        serve the tools of an MCP server (agentrt-tool's);\n"
+"                        repeatable\n"
+"      --decide-jq PROGRAM\n"
+"                        decide with a jq program (agentrt-decide's)\n"
+"      --exec 'COMMAND'  decide with a worker process (agentrt-decide's)\n"
+"      --url URL         decide with an HTTP worker (agentrt-decide's)\n"
+"  -m, --model MODEL     answer every model call with MODEL\n"
+"      --record FILE     keep every model exchange in the cassette FILE\n"
+"      --replay FILE     answer model calls from the cassette FILE\n"
+"  -h, --help            print this help and exit\n"
+"  -V, --version         print the version and exit\n"
+"\n"
+"Commands (in the REPL):\n",
+	    stdout);
+	shell_slash_help(stdout, "  ");
+	fputs(
+"\n"
+"A line ending in \\ goes on on the next.  Ctrl-C stops a turn or clears\n"
+"the line; Ctrl-D leaves.  History: $XDG_STATE_HOME/agentrt/history.\n"
+"Exit status: 0 success, 1 failure, 2 usage error, 3 the turn is waiting\n"
+"for an answer (an approval, a question), 130 the turn was stopped.\n",
+	    stdout);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+static _Noreturn void
+version(void)
 {
 	printf("agentrt-shell %s\n", PACKAGE_VERSION);
-	return 0;
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+static _Noreturn void
+usage(void)
+{
+	fprintf(stderr, "usage: agentrt-shell [OPTIONS] "
+	    "[-a AGENT | -s SESSION] [-c TEXT]\n"
+	    "Try 'agentrt-shell --help' for more information.\n");
+	exit(ART_EXIT_USAGE);
+}
+
+static void
+add_dir(const char **v, int *n, const char *s)
+{
+	if (*n == SHELL_MAX_DIRS)
+		usage();
+	v[(*n)++] = s;
+}
+
+static void
+parse(int argc, char **argv, struct opts *o)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, "d:a:s:c:m:hV", longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'd': o->db = optarg; break;
+		case 'a': o->agent = optarg; break;
+		case 's': o->session = optarg; break;
+		case 'c': o->command = optarg; break;
+		case 'm': o->model = optarg; break;
+		case OPT_AGENTS:
+			add_dir(o->agent_dirs, &o->nagent_dirs, optarg);
+			break;
+		case OPT_TOOLS:
+			add_dir(o->tool_dirs, &o->ntool_dirs, optarg);
+			break;
+		case OPT_MCP: add_dir(o->mcps, &o->nmcps, optarg); break;
+		case OPT_DECIDE_JQ: o->decide_jq = optarg; break;
+		case OPT_EXEC: o->exec = optarg; break;
+		case OPT_URL: o->url = optarg; break;
+		case OPT_RECORD: o->record = optarg; break;
+		case OPT_REPLAY: o->replay = optarg; break;
+		case 'h': help();
+		case 'V': version();
+		default: usage();
+		}
+	}
+	if (optind < argc) {
+		art_warn("unexpected argument '%s'", argv[optind]);
+		usage();
+	}
+	if (o->agent != NULL && o->session != NULL) {
+		art_warn("-a and -s: give one");
+		usage();
+	}
+}
+
+/* --- setting up ---------------------------------------------------------- */
+
+/* Fds 0-2 open, so no pipe of ours lands on one and gets dup2'd away. */
+static void
+std_fds(void)
+{
+	int fd;
+
+	while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd <= 2)
+		;
+	if (fd > 2)
+		close(fd);
+}
+
+/* The siblings live where we do: a build tree, or the install's bin. */
+static void
+find_bindir(struct shell *sh)
+{
+	char buf[4096];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	snprintf(sh->bindir, sizeof(sh->bindir), "%s", dirname(buf));
+}
+
+/* --agents, $AGENTRT_AGENTS, $XDG_CONFIG_HOME/agentrt/agents, ./agents:
+ * as agentrt-session run looks. */
+static void
+agent_dirs(struct shell *sh)
+{
+	const char *v;
+	char *p, *save;
+	int i;
+
+	for (i = 0; i < sh->o->nagent_dirs; i++)
+		sh->dirs[sh->ndirs++] = sh->o->agent_dirs[i];
+	if ((v = getenv("AGENTRT_AGENTS")) != NULL && *v != '\0') {
+		snprintf(sh->agents_env, sizeof(sh->agents_env), "%s", v);
+		for (p = strtok_r(sh->agents_env, ":", &save); p != NULL &&
+		    sh->ndirs < SHELL_MAX_DIRS + 1; p = strtok_r(NULL, ":",
+		    &save))
+			sh->dirs[sh->ndirs++] = p;
+	}
+	if ((v = getenv("XDG_CONFIG_HOME")) != NULL && *v == '/')
+		snprintf(sh->agents_xdg, sizeof(sh->agents_xdg),
+		    "%s/agentrt/agents", v);
+	else if ((v = getenv("HOME")) != NULL && *v != '\0')
+		snprintf(sh->agents_xdg, sizeof(sh->agents_xdg),
+		    "%s/.config/agentrt/agents", v);
+	if (sh->agents_xdg[0] != '\0')
+		sh->dirs[sh->ndirs++] = sh->agents_xdg;
+	sh->dirs[sh->ndirs++] = "agents";
+}
+
+static void
+on_signal(int sig)
+{
+	if (sig == SIGINT)
+		shell_sigint = 1;
+	else
+		shell_sigwinch = 1;
+}
+
+/* No SA_RESTART: a read or poll that Ctrl-C interrupts must return. */
+static void
+signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGWINCH, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* The newest session that is not a sub-agent's; false when none. */
+static bool
+most_recent(struct shell *sh)
+{
+	struct args a;
+	jv all = shell_sessions(sh), keys = jv_array(), s, show, anc;
+	int i;
+	bool found = false;
+
+	jv_array_foreach(all, j, x) {
+		keys = jv_array_append(keys, art_json_field(&x, "created"));
+		jv_free(x);
+	}
+	all = jv_sort(all, keys);
+	for (i = jv_array_length(jv_copy(all)) - 1; i >= 0 && !found; i--) {
+		s = jv_array_get(jv_copy(all), i);
+		a = (struct args){ .n = 0 };
+		args_add(&a, "agentrt-session"), args_add(&a, "show");
+		args_add(&a, art_json_str(&s, "id"));
+		show = shell_json(sh, &a, true);
+		show = jv_is_valid(show) ? jv_array_get(show, 0) : show;
+		anc = jv_is_valid(show) ? art_json_field(&show, "ancestry") :
+		    jv_null();
+		if (jv_get_kind(anc) != JV_KIND_ARRAY ||
+		    jv_array_length(jv_copy(anc)) == 0)
+			found = shell_switch(sh, art_json_str(&s, "id")) == 0;
+		jv_free(anc);
+		jv_free(show);
+		jv_free(s);
+	}
+	jv_free(all);
+	return found;
+}
+
+/* The session to talk to: -s, -a, else the newest, else the first agent. */
+static void
+choose(struct shell *sh)
+{
+	struct art_err err;
+	jv v;
+
+	if (sh->o->session != NULL) {
+		if (shell_switch(sh, sh->o->session) == -1)
+			exit(ART_EXIT_FAIL);
+		return;
+	}
+	if (sh->o->agent != NULL) {
+		v = art_agent_load(sh->dirs, sh->ndirs, sh->o->agent, &err);
+		if (!jv_is_valid(v))
+			art_die(ART_EXIT_FAIL, "%s", err.msg);
+		jv_free(v);
+		snprintf(sh->agent, sizeof(sh->agent), "%s", sh->o->agent);
+		return;
+	}
+	if (most_recent(sh))
+		return;
+	v = shell_agents(sh);
+	if (jv_array_length(jv_copy(v)) > 0) {
+		jv_free(v);
+		v = jv_array_get(shell_agents(sh), 0);
+		snprintf(sh->agent, sizeof(sh->agent), "%s",
+		    jv_string_value(v));
+	}
+	jv_free(v);
+}
+
+/* --- the three ways to run ------------------------------------------------ */
+
+static int
+one_turn(struct shell *sh, const char *text)
+{
+	struct turn t = { .message = text };
+	jv reply = jv_null();
+	int st;
+
+	if (sh->agent[0] == '\0' && sh->sid[0] == '\0')
+		art_die(ART_EXIT_FAIL, "no agent: name one with -a AGENT");
+	st = shell_send(sh, &t, &reply);
+	if (st == ART_EXIT_OK && jv_get_kind(reply) == JV_KIND_STRING)
+		printf("%s\n", jv_string_value(reply));
+	jv_free(reply);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		art_die(ART_EXIT_FAIL, "write: %s", strerror(errno));
+	return st;
+}
+
+/* One turn per line of stdin, all in one session. */
+static int
+lines(struct shell *sh)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int st, worst = ART_EXIT_OK;
+
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if (n == 0)
+			continue;
+		st = one_turn(sh, line);
+		if (st != ART_EXIT_OK)
+			worst = st;
+		if (st == 3 || st == SHELL_STOPPED)
+			break;
+	}
+	free(line);
+	return worst;
+}
+
+static void
+set_prompt(struct shell *sh, char *buf, size_t n)
+{
+	if (sh->agent[0] == '\0')
+		snprintf(buf, n, "agentrt> ");
+	else if (sh->sid[0] == '\0')
+		snprintf(buf, n, "%s (new)> ", sh->agent);
+	else
+		snprintf(buf, n, "%s %.8s> ", sh->agent, sh->sid);
+}
+
+/* A message or command; lines ending in '\' go on.  NULL at EOF. */
+static char *
+read_input(struct shell *sh)
+{
+	char p[512], *text, *more, *t;
+	size_t n;
+
+	set_prompt(sh, p, sizeof(p));
+	if ((text = edit_line(sh, p, NULL)) == NULL)
+		return NULL;
+	while (!sh->interrupted && (n = strlen(text)) > 0 &&
+	    text[n - 1] == '\\') {
+		text[n - 1] = '\n';
+		if ((more = edit_line(sh, "... ", NULL)) == NULL ||
+		    sh->interrupted) {
+			free(more);
+			return text;
+		}
+		if ((t = realloc(text, n + strlen(more) + 1)) == NULL)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		text = t;
+		strcpy(text + n, more);
+		free(more);
+	}
+	return text;
+}
+
+static void
+greet(struct shell *sh)
+{
+	jv names = shell_agents(sh);
+	int n = 0;
+
+	printf("agentrt-shell %s; /help lists the commands\n", PACKAGE_VERSION);
+	jv_array_foreach(names, i, name) {
+		printf("%s%s", n++ == 0 ? "agents: " : ", ",
+		    jv_string_value(name));
+		jv_free(name);
+	}
+	jv_free(names);
+	printf("%s", n > 0 ? "\n" : "no agents found (--agents DIR, "
+	    "$AGENTRT_AGENTS)\n");
+	if (sh->sid[0] != '\0')
+		printf("session %s (%s)\n", sh->sid, sh->agent);
+	else if (sh->agent[0] != '\0')
+		printf("new session of %s\n", sh->agent);
+	else
+		printf("start a session with /new AGENT\n");
+}
+
+static void
+dispatch(struct shell *sh, char *text)
+{
+	struct turn t = { .message = text };
+	size_t n;
+
+	if (text[0] != '/') {
+		shell_send(sh, &t, NULL);
+		return;
+	}
+	if (!shell_slash(sh, text)) {
+		n = strcspn(text, " \t");
+		render_error(sh, "unknown command '%.*s': /help lists them",
+		    (int)n, text);
+	}
+}
+
+static int
+repl(struct shell *sh)
+{
+	char *text;
+
+	edit_init(sh);
+	greet(sh);
+	while (!sh->quit && (text = read_input(sh)) != NULL) {
+		if (!sh->interrupted && text[strspn(text, " \t")] != '\0') {
+			edit_remember(sh, text);
+			dispatch(sh, text);
+		}
+		free(text);
+	}
+	if (!sh->quit)
+		putchar('\n');
+	edit_end(sh);
+	return fflush(stdout) == EOF ? ART_EXIT_FAIL : ART_EXIT_OK;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o = { .db = NULL };
+	struct shell sh = { .o = &o };
+	const char *nc;
+
+	/* Only the shell sets a locale: libedit needs it for wide input. */
+	setlocale(LC_CTYPE, "");
+	art_diag_init(argv[0]);
+	parse(argc, argv, &o);
+	std_fds();
+	if (o.db != NULL && setenv("AGENTRT_DB", o.db, 1) == -1)
+		art_die(ART_EXIT_FAIL, "setenv: %s", strerror(errno));
+	if (o.model != NULL)
+		snprintf(sh.model, sizeof(sh.model), "%s", o.model);
+	find_bindir(&sh);
+	agent_dirs(&sh);
+	signals();
+	nc = getenv("NO_COLOR");
+	sh.color = isatty(STDOUT_FILENO) && (nc == NULL || *nc == '\0');
+	sh.tty = o.command == NULL && isatty(STDIN_FILENO);
+	choose(&sh);
+	if (o.command != NULL)
+		return one_turn(&sh, o.command);
+	if (!sh.tty)
+		return lines(&sh);
+	return repl(&sh);
 }

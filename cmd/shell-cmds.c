@@ -1,0 +1,805 @@
+/* shell-cmds.c - agentrt-shell's sessions, interrupts and slash commands
+ *
+ * Everything here asks the other binaries (agentrt-session, agentrt-tree)
+ * rather than opening the store: the shell forks a ring every turn, and
+ * LMDB environments must not cross a fork.
+ */
+#include <config.h>
+
+#include "shell.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "diag.h"
+#include "err.h"
+#include "json.h"
+
+struct slash {
+	const char	*name;
+	void		(*run)(struct shell *, char *arg);
+	const char	*args;
+	const char	*help;
+};
+
+static const struct slash slashes[];
+
+/* --- what the store and the agent files hold ---------------------------- */
+
+jv
+shell_sessions(const struct shell *sh)
+{
+	struct args a = { .n = 0 };
+	jv v;
+
+	args_add(&a, "agentrt-session"), args_add(&a, "ls");
+	v = shell_json(sh, &a, true);
+	return jv_is_valid(v) ? v : (jv_free(v), jv_array());
+}
+
+static jv
+show(const struct shell *sh, const char *sid)
+{
+	struct args a = { .n = 0 };
+	jv v;
+
+	args_add(&a, "agentrt-session"), args_add(&a, "show");
+	args_add(&a, sid);
+	v = shell_json(sh, &a, true);
+	return jv_is_valid(v) ? jv_array_get(v, 0) : v;
+}
+
+/* The active path's messages, root to head (an array, maybe empty). */
+static jv
+path(const struct shell *sh)
+{
+	struct args a = { .n = 0 };
+	jv v;
+
+	args_add(&a, "agentrt-tree"), args_add(&a, "path");
+	args_add(&a, sh->sid);
+	v = shell_json(sh, &a, false);
+	return jv_is_valid(v) ? v : (jv_free(v), jv_array());
+}
+
+static bool
+contains(const jv *names, const char *name)
+{
+	bool found = false;
+
+	jv_array_foreach(*names, i, n) {
+		found = found || strcmp(jv_string_value(n), name) == 0;
+		jv_free(n);
+	}
+	return found;
+}
+
+/* Names of NAME.json files in dir, appended to names unless there. */
+static jv
+agents_in(const char *dir, jv names)
+{
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+	jv found;
+	size_t len;
+
+	if (dp == NULL)
+		return names;
+	found = jv_array();
+	while ((d = readdir(dp)) != NULL) {
+		len = strlen(d->d_name);
+		if (len > 5 && d->d_name[0] != '.' &&
+		    strcmp(d->d_name + len - 5, ".json") == 0)
+			found = jv_array_append(found,
+			    jv_string_sized(d->d_name, (int)len - 5));
+	}
+	closedir(dp);
+	found = jv_sort(found, jv_copy(found));
+	jv_array_foreach(found, i, name) {
+		if (!contains(&names, jv_string_value(name)))
+			names = jv_array_append(names, jv_copy(name));
+		jv_free(name);
+	}
+	jv_free(found);
+	return names;
+}
+
+jv
+shell_agents(const struct shell *sh)
+{
+	jv names = jv_array();
+	size_t i;
+
+	for (i = 0; i < sh->ndirs; i++)
+		names = agents_in(sh->dirs[i], names);
+	return names;
+}
+
+/* The session's agent config, else its agent file's; null when neither. */
+jv
+shell_config(const struct shell *sh)
+{
+	struct art_err err;
+	jv s, c = jv_null();
+
+	if (sh->sid[0] != '\0') {
+		s = show(sh, sh->sid);
+		c = jv_is_valid(s) ? art_json_field(&s, "config") : jv_null();
+		jv_free(s);
+	}
+	if (jv_get_kind(c) == JV_KIND_NULL && sh->agent[0] != '\0') {
+		jv_free(c);
+		c = art_agent_load(sh->dirs, sh->ndirs, sh->agent, &err);
+		if (!jv_is_valid(c))
+			c = (jv_free(c), jv_null());
+	}
+	return c;
+}
+
+/* Ids of the messages on the active path and at every leaf. */
+jv
+shell_node_ids(const struct shell *sh)
+{
+	struct args a = { .n = 0 };
+	jv ids = jv_array(), p, b;
+	const char *id;
+
+	if (sh->sid[0] == '\0')
+		return ids;
+	p = path(sh);
+	args_add(&a, "agentrt-tree"), args_add(&a, "branches");
+	args_add(&a, sh->sid);
+	b = shell_json(sh, &a, true);
+	if (jv_is_valid(b))
+		p = jv_array_concat(p, b);
+	else
+		jv_free(b);
+	jv_array_foreach(p, i, m) {
+		id = art_json_str(&m, "id");
+		if (id != NULL && !contains(&ids, id))
+			ids = jv_array_append(ids, jv_string(id));
+		jv_free(m);
+	}
+	jv_free(p);
+	return ids;
+}
+
+int
+shell_switch(struct shell *sh, const char *id)
+{
+	jv all = shell_sessions(sh), hit = jv_null();
+	size_t len = strlen(id);
+	int n = 0;
+	const char *sid, *agent;
+
+	jv_array_foreach(all, i, s) {
+		sid = art_json_str(&s, "id");
+		if (sid != NULL && strncmp(sid, id, len) == 0 && len > 0 &&
+		    (n++ == 0 || strcmp(sid, id) == 0)) {
+			jv_free(hit);
+			hit = jv_copy(s);
+			if (strcmp(sid, id) == 0)
+				n = 1;
+		}
+		jv_free(s);
+	}
+	jv_free(all);
+	if (n != 1) {
+		jv_free(hit);
+		if (n == 0)
+			art_warn("no session '%s'", id);
+		else
+			art_warn("session '%s' is ambiguous: %d sessions start "
+			    "with it", id, n);
+		return -1;
+	}
+	agent = art_json_str(&hit, "agent_id");
+	snprintf(sh->sid, sizeof(sh->sid), "%s", art_json_str(&hit, "id"));
+	snprintf(sh->agent, sizeof(sh->agent), "%s", agent != NULL ? agent :
+	    "");
+	jv_free(hit);
+	return 0;
+}
+
+/* --- turns and their interrupts ---------------------------------------- */
+
+/* Asks a question on the terminal; NULL at EOF or Ctrl-C. */
+static char *
+ask(struct shell *sh, const char *question)
+{
+	char *line = edit_line(sh, question, NULL);
+
+	if (line != NULL && sh->interrupted) {
+		free(line);
+		return NULL;
+	}
+	return line;
+}
+
+static char *
+approval(struct shell *sh, const jv *payload)
+{
+	const char *tool = art_json_str(payload, "tool_name");
+	jv args = art_json_field(payload, "arguments");
+	char q[1024], *line, *out = NULL;
+
+	args = jv_dump_string(args, 0);
+	snprintf(q, sizeof(q), "Allow %s %s? [y/n] ", tool != NULL ? tool :
+	    "the tool", jv_string_value(args));
+	jv_free(args);
+	while (out == NULL && (line = ask(sh, q)) != NULL) {
+		if (line[0] == 'y' || line[0] == 'Y')
+			out = strdup("{\"approved\":true}");
+		else if (line[0] == 'n' || line[0] == 'N')
+			out = strdup("{\"approved\":false,"
+			    "\"reason\":\"denied in the shell\"}");
+		free(line);
+	}
+	return out;
+}
+
+static char *
+answer(struct shell *sh, const jv *payload)
+{
+	const char *q = art_json_str(payload, "question");
+	jv opts = art_json_field(payload, "options"), a;
+	char *line, *out;
+
+	printf("%s\n", q != NULL ? q : "The agent asks for input.");
+	if (jv_get_kind(opts) == JV_KIND_ARRAY)
+		jv_array_foreach(opts, i, o) {
+			if (jv_get_kind(o) == JV_KIND_STRING)
+				printf("  %d. %s\n", i + 1, jv_string_value(o));
+			jv_free(o);
+		}
+	jv_free(opts);
+	fflush(stdout);
+	if ((line = ask(sh, "answer> ")) == NULL)
+		return NULL;
+	a = jv_object_set(jv_object(), jv_string("answer"), jv_string(line));
+	free(line);
+	a = jv_dump_string(a, 0);
+	out = strdup(jv_string_value(a));
+	jv_free(a);
+	return out;
+}
+
+/* The open interrupt: the last one the turn saw, else the session's. */
+static jv
+open_interrupt(struct shell *sh, const jv *seen)
+{
+	jv s, all, keys, k, v = jv_null();
+
+	if (jv_get_kind(*seen) == JV_KIND_OBJECT)
+		return jv_copy(*seen);
+	if (sh->sid[0] == '\0')
+		return v;
+	s = show(sh, sh->sid);
+	all = jv_is_valid(s) ? art_json_field(&s, "interrupts") : jv_null();
+	jv_free(s);
+	if (jv_get_kind(all) == JV_KIND_OBJECT &&
+	    jv_object_length(jv_copy(all)) > 0) {
+		keys = jv_keys(jv_copy(all));
+		k = jv_array_get(keys, 0);
+		v = jv_object_get(all, jv_copy(k));
+		v = jv_object_set(v, jv_string("id"), k);
+	} else
+		jv_free(all);
+	return v;
+}
+
+/* The payload a person gives the interrupt (caller frees); NULL: none. */
+static char *
+resolve(struct shell *sh, const jv *intr)
+{
+	jv payload = art_json_field(intr, "payload");
+	const char *type = art_json_str(&payload, "type"),
+	    *reason = art_json_str(intr, "reason");
+	char *out = NULL;
+
+	if (sh->tty && type != NULL && strcmp(type, "approval") == 0)
+		out = approval(sh, &payload);
+	else if (sh->tty && type != NULL && strcmp(type, "input_required") == 0)
+		out = answer(sh, &payload);
+	else if (sh->tty)
+		render_dim(sh, "waiting: %s; /resume [PAYLOAD] goes on",
+		    reason != NULL ? reason : "an interrupt");
+	else
+		art_warn("session %s is waiting: %s; resume it with "
+		    "agentrt-shell -s %s and /resume", sh->sid, reason != NULL ?
+		    reason : "an interrupt", sh->sid);
+	jv_free(payload);
+	return out;
+}
+
+static int
+turn_once(struct shell *sh, const struct turn *t, jv *reply, jv *intr)
+{
+	struct render r;
+	int status;
+
+	render_init(&r, sh);
+	status = shell_turn(sh, t, &r);
+	render_end(&r, status);
+	if (reply != NULL && jv_get_kind(r.completion) == JV_KIND_OBJECT) {
+		jv_free(*reply);
+		*reply = art_json_field(&r.completion, "text");
+	}
+	*intr = jv_copy(r.interrupt);
+	render_release(&r);
+	return status;
+}
+
+int
+shell_send(struct shell *sh, const struct turn *t, jv *reply)
+{
+	struct turn next;
+	jv intr = jv_null(), open, id;
+	char *payload;
+	int status;
+
+	if (sh->sid[0] == '\0' && sh->agent[0] == '\0') {
+		art_warn("no agent: start a session with /new AGENT");
+		return ART_EXIT_FAIL;
+	}
+	status = turn_once(sh, t, reply, &intr);
+	while (status == 3) {
+		open = open_interrupt(sh, &intr);
+		jv_free(intr);
+		intr = jv_null();
+		if (jv_get_kind(open) != JV_KIND_OBJECT ||
+		    (payload = resolve(sh, &open)) == NULL) {
+			jv_free(open);
+			break;
+		}
+		id = art_json_field(&open, "id");
+		next = (struct turn){ .resume = jv_string_value(id),
+		    .payload = payload };
+		status = turn_once(sh, &next, reply, &intr);
+		free(payload);
+		jv_free(id);
+		jv_free(open);
+	}
+	jv_free(intr);
+	return status;
+}
+
+/* --- slash commands ------------------------------------------------------ */
+
+static bool
+need_session(const struct shell *sh)
+{
+	if (sh->sid[0] != '\0')
+		return true;
+	render_error(sh, "no session yet: send a message first");
+	return false;
+}
+
+/* Runs a sibling with its output on our stdout. */
+static void
+run_out(struct shell *sh, struct args *a)
+{
+	fflush(stdout);
+	shell_run(sh, a, -1, false);
+}
+
+static void
+cmd_new(struct shell *sh, char *arg)
+{
+	struct art_err err;
+	jv cfg;
+
+	if (*arg == '\0' && sh->agent[0] == '\0') {
+		render_error(sh, "usage: /new AGENT");
+		return;
+	}
+	if (*arg != '\0') {
+		cfg = art_agent_load(sh->dirs, sh->ndirs, arg, &err);
+		if (!jv_is_valid(cfg)) {
+			render_error(sh, "%s", err.msg);
+			jv_free(cfg);
+			return;
+		}
+		jv_free(cfg);
+		snprintf(sh->agent, sizeof(sh->agent), "%s", arg);
+	}
+	sh->sid[0] = '\0';
+	printf("new session of %s: it starts with your next message\n",
+	    sh->agent);
+}
+
+static void
+cmd_sessions(struct shell *sh, char *arg)
+{
+	jv all = shell_sessions(sh);
+	const char *sid, *agent, *status;
+
+	(void)arg;
+	if (jv_array_length(jv_copy(all)) == 0)
+		printf("no sessions\n");
+	jv_array_foreach(all, i, s) {
+		sid = art_json_str(&s, "id");
+		agent = art_json_str(&s, "agent_id");
+		status = art_json_str(&s, "status");
+		printf("%c %s  %-12s %s\n", sid != NULL &&
+		    strcmp(sid, sh->sid) == 0 ? '*' : ' ', sid != NULL ? sid :
+		    "?", agent != NULL ? agent : "-", status != NULL ? status :
+		    "");
+		jv_free(s);
+	}
+	jv_free(all);
+}
+
+static void
+cmd_switch(struct shell *sh, char *arg)
+{
+	if (*arg == '\0') {
+		render_error(sh, "usage: /switch SESSION");
+		return;
+	}
+	if (shell_switch(sh, arg) == 0)
+		printf("session %s (%s)\n", sh->sid, sh->agent);
+}
+
+static void
+cmd_tree(struct shell *sh, char *arg)
+{
+	struct args a = { .n = 0 };
+
+	(void)arg;
+	if (!need_session(sh))
+		return;
+	args_add(&a, "agentrt-tree"), args_add(&a, "show");
+	args_add(&a, sh->sid);
+	run_out(sh, &a);
+}
+
+static void
+cmd_checkout(struct shell *sh, char *arg)
+{
+	struct args a = { .n = 0 };
+	int null;
+
+	if (*arg == '\0') {
+		render_error(sh, "usage: /checkout NODE");
+		return;
+	}
+	if (!need_session(sh))
+		return;
+	args_add(&a, "agentrt-tree"), args_add(&a, "checkout");
+	args_add(&a, sh->sid), args_add(&a, arg);
+	if ((null = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
+		return;
+	if (shell_run(sh, &a, null, false) == 0)
+		printf("head moved to %s: the next message continues there\n",
+		    arg);
+	close(null);
+}
+
+/* A client.messages input: the view msgs (consumed), as JSON text. */
+static void
+send_view(struct shell *sh, jv msgs)
+{
+	jv in = jv_object_set(jv_object(), jv_string("type"),
+	    jv_string("client.messages"));
+	struct turn t = { .input = NULL };
+
+	in = jv_object_set(in, jv_string("messages"), msgs);
+	in = jv_dump_string(in, 0);
+	t.input = jv_string_value(in);
+	shell_send(sh, &t, NULL);
+	jv_free(in);
+}
+
+/* The index on p of the last user message, or -1 (said). */
+static int
+last_user(const struct shell *sh, const jv *p)
+{
+	int i = jv_array_length(jv_copy(*p));
+	const char *role;
+	jv m;
+
+	while (--i >= 0) {
+		m = jv_array_get(jv_copy(*p), i);
+		role = art_json_str(&m, "role");
+		if (role != NULL && strcmp(role, "user") == 0) {
+			jv_free(m);
+			return i;
+		}
+		jv_free(m);
+	}
+	render_error(sh, "no user message on this branch");
+	return -1;
+}
+
+static void
+cmd_retry(struct shell *sh, char *arg)
+{
+	jv p;
+	int i;
+
+	(void)arg;
+	if (!need_session(sh))
+		return;
+	p = path(sh);
+	if ((i = last_user(sh, &p)) < 0) {
+		jv_free(p);
+		return;
+	}
+	/* The view ends on a recorded message: a sibling reply under it. */
+	send_view(sh, jv_array_slice(p, 0, i + 1));
+}
+
+static void
+cmd_edit(struct shell *sh, char *arg)
+{
+	jv p, m;
+	char *text = NULL;
+	int i;
+
+	if (!need_session(sh))
+		return;
+	p = path(sh);
+	if ((i = last_user(sh, &p)) < 0) {
+		jv_free(p);
+		return;
+	}
+	if (*arg == '\0' && sh->tty) {
+		m = jv_array_get(jv_copy(p), i);
+		text = edit_line(sh, "edit> ", art_json_str(&m, "content"));
+		jv_free(m);
+		if (text == NULL || sh->interrupted || *text == '\0') {
+			free(text);
+			jv_free(p);
+			return;
+		}
+		arg = text;
+	} else if (*arg == '\0') {
+		render_error(sh, "usage: /edit TEXT");
+		jv_free(p);
+		return;
+	}
+	/* A message with no id after the recorded ones: a fork there. */
+	m = jv_object_set(jv_object(), jv_string("role"), jv_string("user"));
+	m = jv_object_set(m, jv_string("content"), jv_string(arg));
+	send_view(sh, jv_array_append(jv_array_slice(p, 0, i), m));
+	free(text);
+}
+
+static void
+cmd_agent(struct shell *sh, char *arg)
+{
+	jv c = shell_config(sh);
+	const char *model = art_json_str(&c, "model"),
+	    *desc = art_json_str(&c, "description");
+
+	(void)arg;
+	if (sh->agent[0] == '\0')
+		printf("no agent: start a session with /new AGENT\n");
+	else
+		printf("%s: %s%s%s%s\n", sh->agent, model != NULL ? model : "?",
+		    sh->model[0] != '\0' ? " (this shell uses " : "",
+		    sh->model, sh->model[0] != '\0' ? ")" : "");
+	if (desc != NULL)
+		printf("%s\n", desc);
+	jv_free(c);
+}
+
+static void
+cmd_model(struct shell *sh, char *arg)
+{
+	if (*arg != '\0')
+		snprintf(sh->model, sizeof(sh->model), "%s", arg);
+	if (sh->model[0] != '\0')
+		printf("model: %s\n", sh->model);
+	else
+		printf("model: the agent's (no override)\n");
+}
+
+static void
+cmd_tools(struct shell *sh, char *arg)
+{
+	jv c = shell_config(sh), tools = art_json_field(&c, "tools");
+	const char *name, *desc;
+	int n = 0;
+
+	(void)arg;
+	if (jv_get_kind(tools) == JV_KIND_ARRAY)
+		jv_array_foreach(tools, i, t) {
+			name = art_json_str(&t, "name");
+			desc = art_json_str(&t, "description");
+			printf("%-16s %s\n", name != NULL ? name : "?",
+			    desc != NULL ? desc : "");
+			n++;
+			jv_free(t);
+		}
+	if (n == 0)
+		printf("no tools\n");
+	jv_free(tools);
+	jv_free(c);
+}
+
+static void
+cmd_state(struct shell *sh, char *arg)
+{
+	jv s, st;
+	const char *status, *turn;
+
+	(void)arg;
+	if (!need_session(sh))
+		return;
+	s = show(sh, sh->sid);
+	if (!jv_is_valid(s)) {
+		render_error(sh, "no session '%s'", sh->sid);
+		jv_free(s);
+		return;
+	}
+	status = art_json_str(&s, "status");
+	turn = art_json_str(&s, "turn_status");
+	printf("session %s: %s, last turn %s\n", sh->sid, status != NULL ?
+	    status : "?", turn != NULL ? turn : "none");
+	st = art_json_field(&s, "state");
+	jv_dumpf(st, stdout, JV_PRINT_PRETTY | JV_PRINT_SPACE1);
+	putchar('\n');
+	jv_free(s);
+}
+
+static void
+cmd_log(struct shell *sh, char *arg)
+{
+	struct args a = { .n = 0 };
+
+	(void)arg;
+	if (!need_session(sh))
+		return;
+	args_add(&a, "agentrt-session"), args_add(&a, "log");
+	args_add(&a, sh->sid);
+	run_out(sh, &a);
+}
+
+static void
+cmd_export(struct shell *sh, char *arg)
+{
+	struct args a = { .n = 0 };
+	size_t n = strlen(arg);
+	int fd;
+
+	if (*arg == '\0') {
+		render_error(sh, "usage: /export FILE");
+		return;
+	}
+	if (!need_session(sh))
+		return;
+	if ((fd = open(arg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0666)) == -1) {
+		render_error(sh, "open '%s': %s", arg, strerror(errno));
+		return;
+	}
+	args_add(&a, "agentrt-tree"), args_add(&a, "export");
+	args_add(&a, "--format");
+	args_add(&a, n > 3 && strcmp(arg + n - 3, ".md") == 0 ? "markdown" :
+	    "ndjson");
+	args_add(&a, sh->sid);
+	if (shell_run(sh, &a, fd, false) == 0)
+		printf("wrote %s\n", arg);
+	close(fd);
+}
+
+static void
+cmd_resume(struct shell *sh, char *arg)
+{
+	jv none = jv_null(), intr, id;
+	struct turn t = { .resume = NULL };
+	char *payload;
+
+	if (!need_session(sh))
+		return;
+	intr = open_interrupt(sh, &none);
+	if (jv_get_kind(intr) != JV_KIND_OBJECT) {
+		render_error(sh, "session %s has no open interrupt", sh->sid);
+		jv_free(intr);
+		return;
+	}
+	payload = *arg != '\0' ? strdup(arg) : resolve(sh, &intr);
+	id = art_json_field(&intr, "id");
+	t.resume = jv_string_value(id);
+	t.payload = payload;
+	if (*arg != '\0' || payload != NULL)
+		shell_send(sh, &t, NULL);
+	free(payload);
+	jv_free(id);
+	jv_free(intr);
+}
+
+static void
+cmd_help(struct shell *sh, char *arg)
+{
+	(void)sh, (void)arg;
+	printf("Type a message to send it; end a line with \\ to go on "
+	    "on the next.\nCommands:\n");
+	shell_slash_help(stdout, "  ");
+}
+
+static void
+cmd_quit(struct shell *sh, char *arg)
+{
+	(void)arg;
+	sh->quit = true;
+}
+
+static const struct slash slashes[] = {
+	{ "new", cmd_new, "[AGENT]", "start a new session (of AGENT)" },
+	{ "sessions", cmd_sessions, "", "list the sessions" },
+	{ "switch", cmd_switch, "SESSION", "continue another session (an id "
+	    "or a prefix)" },
+	{ "tree", cmd_tree, "", "draw the session's message tree" },
+	{ "checkout", cmd_checkout, "NODE", "move the head to NODE" },
+	{ "retry", cmd_retry, "", "regenerate the last reply" },
+	{ "edit", cmd_edit, "[TEXT]", "edit the last message and fork" },
+	{ "agent", cmd_agent, "", "show the agent and its model" },
+	{ "model", cmd_model, "[MODEL]", "show or set the model of the next "
+	    "turns" },
+	{ "tools", cmd_tools, "", "list the agent's tools" },
+	{ "state", cmd_state, "", "show the session's status and state" },
+	{ "log", cmd_log, "", "print the session's event log" },
+	{ "export", cmd_export, "FILE", "write the transcript (FILE.md: "
+	    "Markdown, else NDJSON)" },
+	{ "resume", cmd_resume, "[PAYLOAD]", "resume the open interrupt" },
+	{ "help", cmd_help, "", "list the commands" },
+	{ "quit", cmd_quit, "", "leave (so does Ctrl-D)" },
+	{ NULL, NULL, NULL, NULL }
+};
+
+void
+shell_slash_help(FILE *f, const char *indent)
+{
+	const struct slash *s;
+	char head[64];
+
+	for (s = slashes; s->name != NULL; s++) {
+		snprintf(head, sizeof(head), "/%s%s%s", s->name,
+		    *s->args != '\0' ? " " : "", s->args);
+		fprintf(f, "%s%-20s %s\n", indent, head, s->help);
+	}
+}
+
+const char *const *
+shell_slash_names(void)
+{
+	static const char *names[sizeof(slashes) / sizeof(slashes[0])];
+	size_t i;
+
+	for (i = 0; slashes[i].name != NULL; i++)
+		names[i] = slashes[i].name;
+	names[i] = NULL;
+	return names;
+}
+
+bool
+shell_slash(struct shell *sh, char *line)
+{
+	const struct slash *s;
+	char *arg = line + 1, *end;
+	size_t n = strcspn(arg, " \t");
+
+	for (end = arg + n; *end == ' ' || *end == '\t'; end++)
+		;
+	for (s = slashes; s->name != NULL; s++)
+		if (strlen(s->name) == n && strncmp(s->name, arg, n) == 0)
+			break;
+	if (s->name == NULL)
+		return false;
+	/* The argument, without trailing blanks. */
+	n = strlen(end);
+	while (n > 0 && (end[n - 1] == ' ' || end[n - 1] == '\t'))
+		end[--n] = '\0';
+	s->run(sh, end);
+	fflush(stdout);
+	return true;
+}

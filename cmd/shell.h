@@ -1,0 +1,136 @@
+/* shell.h - what agentrt-shell's files share: the shell, a turn, its view */
+#ifndef ART_SHELL_H
+#define ART_SHELL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <histedit.h>
+#include <jv.h>
+
+#define SHELL_MAX_DIRS	16
+#define SHELL_MAX_ARGS	80
+/* The status of a turn stopped by Ctrl-C, as a shell reports SIGINT. */
+#define SHELL_STOPPED	130
+
+/* Settings from the command line; built in main, read-only after. */
+struct opts {
+	const char	*db;
+	const char	*agent;
+	const char	*session;
+	const char	*command;
+	const char	*agent_dirs[SHELL_MAX_DIRS];
+	int		 nagent_dirs;
+	const char	*tool_dirs[SHELL_MAX_DIRS];
+	int		 ntool_dirs;
+	const char	*mcps[SHELL_MAX_DIRS];
+	int		 nmcps;
+	const char	*decide_jq;
+	const char	*exec;
+	const char	*url;
+	const char	*model;
+	const char	*record;
+	const char	*replay;
+};
+
+struct shell {
+	const struct opts *o;
+	char		 bindir[4096];	/* the siblings' home; "": PATH */
+	char		 sid[64];	/* the session; "" before a turn */
+	char		 agent[256];	/* its agent; "" when there is none */
+	char		 model[256];	/* the -m or /model override; "" none */
+	const char	*dirs[SHELL_MAX_DIRS + 3];	/* where agents are */
+	size_t		 ndirs;
+	char		 agents_env[4096];	/* $AGENTRT_AGENTS, split */
+	char		 agents_xdg[4096];
+	bool		 tty;		/* an interactive REPL on a terminal */
+	bool		 color;		/* ANSI colour on stdout */
+	bool		 quit;
+	EditLine	*el;
+	History		*hist;
+	char		 histfile[4096];
+	char		 prompt[512];
+	bool		 interrupted;	/* Ctrl-C came while reading a line */
+};
+
+/* A command line for a sibling binary; v[0] is its name. */
+struct args {
+	const char	*v[SHELL_MAX_ARGS + 1];
+	int		 n;
+};
+
+/* One turn's input: message, input (client input JSON) or resume. */
+struct turn {
+	const char	*message;
+	const char	*input;
+	const char	*resume;
+	const char	*payload;	/* resume's JSON, or NULL */
+};
+
+/* What a turn shows as it runs, and what it leaves for the caller. */
+struct render {
+	struct shell	*sh;
+	char		 root[64];	/* the session the turn drives */
+	bool		 midline;	/* the cursor is not at column 0 */
+	jv		 streamed;	/* ids of messages shown as tokens */
+	jv		 names;		/* child session id -> agent */
+	jv		 completion;	/* the root's completion, or null */
+	jv		 interrupt;	/* last suspension: id, reason, … */
+	char		 lasterr[256];	/* the last error, said once */
+	char		*errline;	/* stage stderr not yet a whole line */
+	size_t		 errlen;
+};
+
+/* The flags the signal handlers set; everything else is passed down. */
+extern volatile sig_atomic_t shell_sigint;
+extern volatile sig_atomic_t shell_sigwinch;
+
+/* shell-proc.c: running siblings */
+void	args_add(struct args *, const char *);
+/* Runs a; its stdout to outfd (-1: ours), stderr ours or (quiet) none.
+ * Returns its exit status, or -1 (said) when it could not run. */
+int	shell_run(const struct shell *, struct args *, int outfd, bool quiet);
+/* Runs a and returns its stdout parsed as JSON values, one array; a
+ * jv_invalid() when it failed (its stderr said why, unless quiet). */
+jv	shell_json(const struct shell *, struct args *, bool quiet);
+/* Runs one turn on a ring, rendered through r; the session's status. */
+int	shell_turn(struct shell *, const struct turn *, struct render *);
+
+/* shell-render.c: showing a turn */
+void	render_init(struct render *, struct shell *);
+void	render_release(struct render *);
+void	render_event(struct render *, jv ev);
+void	render_stderr(struct render *, const char *, size_t, bool eof);
+void	render_end(struct render *, int status);
+/* The whole of s on one line, cut to fit the terminal after used columns;
+ * the caller frees it. */
+char	*render_line(const char *s, size_t used);
+void	render_dim(const struct shell *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	render_error(const struct shell *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+/* shell-cmds.c: sessions, interrupts and slash commands */
+/* Runs a turn and deals with what it parks on; the turn's status. */
+int	shell_send(struct shell *, const struct turn *, jv *reply);
+/* Runs a line starting with '/'; false when there is no such command. */
+bool	shell_slash(struct shell *, char *line);
+void	shell_slash_help(FILE *, const char *indent);
+jv	shell_sessions(const struct shell *);
+jv	shell_agents(const struct shell *);
+jv	shell_config(const struct shell *);
+jv	shell_node_ids(const struct shell *);
+/* The session whose id is or starts with id, into sh; -1 (said) if none. */
+int	shell_switch(struct shell *, const char *id);
+const char *const *shell_slash_names(void);
+
+/* shell-edit.c: the line editor */
+void	edit_init(struct shell *);
+void	edit_end(struct shell *);
+/* The next line, prompt shown (malloc'd, no newline); NULL at EOF.  After
+ * Ctrl-C, "" with sh->interrupted set.  prefill is typed in first. */
+char	*edit_line(struct shell *, const char *prompt, const char *prefill);
+void	edit_remember(struct shell *, const char *line);
+
+#endif

@@ -1,0 +1,416 @@
+#!/usr/bin/env bats
+# shell.bats - agentrt-shell: one-shot turns, piped turns, and the REPL
+# driven through a real pseudo-terminal (tests/helpers/pty.py)
+
+load lib
+bats_require_minimum_version 1.5.0
+
+setup() {
+	command -v python3 >/dev/null || skip "no python3"
+	export AGENTRT_AGENTS="$AGENTS"
+	PTY_LOG="$BATS_TEST_TMPDIR/pty.log"
+	TOOLS=(--tools "$top_srcdir/examples/tools" --tools "$fixtures/tools")
+}
+
+# pty COMMAND...: runs COMMAND on a terminal, the steps read from stdin;
+# sets status and output as run does, the whole transcript in $PTY_LOG.
+pty() {
+	run python3 "$top_srcdir/tests/helpers/pty.py" --log "$PTY_LOG" \
+	    - -- "$@"
+}
+
+# The session of agent $1 (the newest one).
+sid_of() {
+	agentrt-session ls | jq -rs --arg a "$1" \
+	    '[.[] | select(.agent_id == $a)] | sort_by(.created) | last | .id'
+}
+
+# The contents of the active path of session $1, as a JSON array.
+contents() {
+	agentrt-tree path "$1" | jq -sc 'map(.content)'
+}
+
+P='[0-9a-f]{8}> '
+
+@test "--help lists every option and slash command; --version" {
+	run agentrt-shell --help
+	[ "$status" -eq 0 ] || fail "$output"
+	for o in --db --agent --session --command --agents --tools --mcp \
+	    --decide-jq --exec --url --model --record --replay --help \
+	    --version /new /sessions /switch /tree /checkout /retry /edit \
+	    /agent /model /tools /state /log /export /resume /help /quit; do
+		[[ $output == *" $o"* ]] || fail "--help does not list $o"
+	done
+	run agentrt-shell --version
+	assert_eq "$output" "agentrt-shell $(agentrt-session --version | cut -d' ' -f2)"
+}
+
+@test "-c prints the reply and exits 0; the turn is in the store" {
+	run agentrt-shell -a calc "${TOOLS[@]}" -c 'What is 17*23?'
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$output" "17*23 = 391"
+	assert_eq "$(agentrt-session ls -q | wc -l)" 1
+	assert_eq "$(contents "$(sid_of calc)")" \
+	    '["What is 17*23?",null,"391","17*23 = 391"]'
+}
+
+@test "-c: a failing turn exits 1 and says why on stderr, nothing on stdout" {
+	run --separate-stderr agentrt-shell -a echo --decide-jq \
+	    'if .trigger.type == "client.messages" then {actions: [{type: "message.send", session_id: .session_id}]} else .proposed end' \
+	    -c hi
+	[ "$status" -eq 1 ] || fail "status $status: $output $stderr"
+	assert_eq "$output" ""
+	assert_eq "$stderr" "agentrt-shell: error: message.send needs session_id and a message"
+}
+
+@test "usage errors exit 2; an unknown agent or session is one line, exit 1" {
+	run agentrt-shell --bogus
+	[ "$status" -eq 2 ] && [[ $output == *"usage: agentrt-shell"* ]] || fail "$output"
+	run agentrt-shell -a echo extra
+	[ "$status" -eq 2 ] && [[ $output == *"unexpected argument 'extra'"* ]] || fail "$output"
+	run agentrt-shell -a echo -s x -c hi
+	[ "$status" -eq 2 ] && [[ $output == *"-a and -s: give one"* ]] || fail "$output"
+	run agentrt-shell -a nosuch -c hi
+	[ "$status" -eq 1 ] || fail "status $status"
+	[[ $output == "agentrt-shell: no agent 'nosuch' (looked in "* ]] || fail "$output"
+	[ "${#lines[@]}" -eq 1 ] || fail "$output"
+	run agentrt-shell -s 0190nosuch -c hi
+	[ "$status" -eq 1 ] || fail "status $status"
+	assert_eq "$output" "agentrt-shell: no session '0190nosuch'"
+	assert_eq "$(agentrt-session ls -q | wc -l)" 0
+}
+
+@test "-c on an approval exits 3 and says how to go on" {
+	run agentrt-shell -a guarded "${TOOLS[@]}" -c go
+	[ "$status" -eq 3 ] || fail "status $status: $output"
+	[[ $output == *"is waiting: approval required: calc"* ]] || fail "$output"
+}
+
+@test "piped stdin: one turn per line, two replies, one session" {
+	run agentrt-shell -a echo < <(printf 'to Paris\nbook it\n')
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$output" $'to Paris\nbook it'
+	assert_eq "$(agentrt-session ls -q | wc -l)" 1
+	assert_eq "$(contents "$(the_session)")" \
+	    '["to Paris","to Paris","book it","book it"]'
+}
+
+@test "REPL: a message shows the streamed reply and the usage line" {
+	# A cassette whose stream says other words than its reply, so the
+	# screen shows which of the two was drawn.
+	tape="$BATS_TEST_TMPDIR/tape"
+	agentrt-shell -a stream --record "$tape.0" -c 'hello there world' >/dev/null
+	jq -c '.deltas = [{text: "from "}, {text: "the stream"}]' "$tape.0" >"$tape"
+	pty agentrt-shell -a stream --replay "$tape" <<-EOF
+	expect agents: [^\r]*stream
+	expect stream \(new\)> 
+	send hello there world\r
+	expect \r\nfrom the stream\r\n
+	expect \[5 in · 5 out · \\\$0 · \d+ ms\]
+	expect stream $P
+	send \x04
+	wait 0
+	absent \nhello there world
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	sid=$(sid_of stream)
+	# The prompt names the session once it exists.
+	grep -q "stream ${sid:0:8}> " "$PTY_LOG" || fail "$(cat "$PTY_LOG")"
+	assert_eq "$(contents "$sid")" '["hello there world","hello there world"]'
+}
+
+@test "REPL: /sessions, /tree and /help; an unknown command says so" {
+	agentrt-shell -a echo -c 'first words' >/dev/null
+	sid=$(the_session)
+	pty agentrt-shell -s "${sid:0:20}" <<-EOF
+	expect session $sid \(echo\)
+	expect echo $P
+	send /sessions\r
+	expect \* $sid  echo
+	expect echo $P
+	send /tree\r
+	expect assistant [0-9a-f-]+ first words \(head\)
+	expect echo $P
+	send /help\r
+	expect /checkout NODE +move the head to NODE
+	expect echo $P
+	send /frobnicate now\r
+	expect unknown command '/frobnicate': /help lists them
+	expect echo $P
+	send /quit\r
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+}
+
+@test "REPL: with neither -a nor -s it continues the newest session" {
+	agentrt-shell -a echo -c one >/dev/null
+	agentrt-shell -a stream -c two >/dev/null
+	sid=$(sid_of stream)
+	pty agentrt-shell <<-EOF
+	expect session $sid \(stream\)
+	expect stream $P
+	send three\r
+	expect stream $P
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(contents "$sid")" '["two","two","three","three"]'
+}
+
+@test "REPL: tab completes a slash command" {
+	agentrt-shell -a echo -c 'tabbed' >/dev/null
+	pty agentrt-shell -s "$(the_session)" <<-EOF
+	expect echo $P
+	send /tr\t
+	sleep 0.3
+	send \r
+	expect assistant [0-9a-f-]+ tabbed \(head\)
+	expect echo $P
+	send /new ech\t
+	sleep 0.3
+	send \r
+	expect new session of echo: it starts with your next message
+	expect echo \(new\)> 
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+}
+
+@test "REPL: /retry makes a sibling reply under the same user message" {
+	pty agentrt-shell -a echo <<-EOF
+	expect echo \(new\)> 
+	send say it twice\r
+	expect echo $P
+	send /retry\r
+	expect \r\nsay it twice\r\n
+	expect echo $P
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	sid=$(the_session)
+	assert_eq "$(agentrt-tree branches "$sid" | jq -sc 'map(.text)')" \
+	    '["say it twice","say it twice"]'
+	# Both replies hang under the one user message.
+	assert_eq "$(agentrt-session log "$sid" | jq -sc '[.[].payload |
+	    select(.type == "message.new")] | map(.parent_id) | .[1:] | unique | length')" 1
+	assert_eq "$(agentrt-tree path "$sid" | jq -sc 'length')" 2
+}
+
+@test "REPL: /edit pre-fills the last message and forks; /edit TEXT too" {
+	pty agentrt-shell -a echo <<-EOF
+	expect echo \(new\)> 
+	send to Paris\r
+	expect echo $P
+	send /edit\r
+	expect edit> 
+	send  and Rome\r
+	expect \r\nto Paris and Rome\r\n
+	expect echo $P
+	send /edit LA instead\r
+	expect \r\nLA instead\r\n
+	expect echo $P
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	sid=$(the_session)
+	assert_eq "$(contents "$sid")" '["LA instead","LA instead"]'
+	assert_eq "$(agentrt-tree branches "$sid" | jq -sc 'map(.text) | sort')" \
+	    '["LA instead","to Paris","to Paris and Rome"]'
+}
+
+@test "REPL: an approval answered y runs the tool; n denies it" {
+	pty agentrt-shell -a guarded "${TOOLS[@]}" <<-EOF
+	expect guarded \(new\)> 
+	send go\r
+	expect → calc \{"expr":"6\*7"\}
+	expect Allow calc \{"expr":"6\*7"\}\? \[y/n\] 
+	send y\r
+	expect ← calc: 42
+	expect calc said: 42
+	expect guarded $P
+	send go\r
+	expect \[y/n\] 
+	send n\r
+	expect calc said: the user did not approve calc: denied in the shell
+	expect guarded $P
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	sid=$(the_session)
+	# Approved, the tool ran once; denied, it never ran.
+	assert_eq "$(agentrt-session log "$sid" | jq -sc '[.[].payload.type |
+	    select(startswith("tool.call.") and . != "tool.call.requested" and
+	    . != "tool.call.held")]')" \
+	    '["tool.call.approved","tool.call.dispatched","tool.call.completed","tool.call.errored"]'
+	assert_eq "$(agentrt-session show "$sid" | jq -c '.interrupts')" '{}'
+}
+
+@test "REPL: an ask_user question is asked with its options and answered" {
+	pty agentrt-shell -a asker <<-EOF
+	expect asker \(new\)> 
+	send go\r
+	expect Which colour\?\r\n  1\. red\r\n  2\. blue
+	expect answer> 
+	send blue\r
+	expect colour: blue
+	expect asker $P
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(agentrt-session log "$(the_session)" | jq -sc '[.[].payload |
+	    select(.type == "tool.call.completed") | .result]')" '["blue"]'
+}
+
+@test "REPL: history is kept across runs; up-arrow recalls the last line" {
+	pty agentrt-shell -a echo <<-EOF
+	expect echo \(new\)> 
+	send remember me\r
+	expect echo $P
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	hist="$XDG_STATE_HOME/agentrt/history"
+	[ -f "$hist" ] || fail "no history file"
+	grep -q 'remember' "$hist" || fail "$(cat "$hist")"
+	pty agentrt-shell -a stream <<-EOF
+	expect stream \(new\)> 
+	send \x1b[A
+	sleep 0.3
+	send \r
+	expect stream $P
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(contents "$(sid_of stream)")" '["remember me","remember me"]'
+}
+
+@test "REPL: Ctrl-C stops a turn, leaves no stage behind, and the shell goes on" {
+	# A tools path of this test's own names its ring's processes.
+	ln -s "$fixtures/tools" "$BATS_TEST_TMPDIR/tools"
+	pty agentrt-shell -a slow --tools "$BATS_TEST_TMPDIR/tools" <<-EOF
+	expect slow \(new\)> 
+	send hi\r
+	expect → nap
+	sendnow \x03
+	expect \[stopped\]
+	expect slow $P
+	send /sessions\r
+	expect slow +(idle|running)
+	expect slow $P
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	run pgrep -f "$BATS_TEST_TMPDIR/tools"
+	[ "$status" -ne 0 ] || fail "a stage is still running: $(ps -fp ${output//$'\n'/,})"
+	# The session never completed the turn that was stopped.
+	assert_eq "$(agentrt-session log "$(sid_of slow)" | jq -sc '[.[].payload |
+	    select(.type == "turn.completed")] | length')" 0
+}
+
+@test "REPL: Ctrl-C at the prompt clears the line; Ctrl-D exits 0" {
+	pty agentrt-shell -a echo <<-EOF
+	expect echo \(new\)> 
+	send never sent\x03
+	expect echo \(new\)> 
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(agentrt-session ls -q | wc -l)" 0
+}
+
+@test "NO_COLOR=1 gives no colour; a terminal without it does" {
+	pty env NO_COLOR=1 agentrt-shell -a echo <<-EOF
+	expect echo \(new\)> 
+	send plain\r
+	expect \[\d+ in
+	expect echo $P
+	send /nope\r
+	expect unknown command
+	expect echo $P
+	send \x04
+	wait 0
+	absent \x1b\[[0-9;]*m
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	pty agentrt-shell -a echo <<-EOF
+	expect echo \(new\)> 
+	send coloured\r
+	expect \x1b\[2m\[\d+ in
+	expect echo $P
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+}
+
+@test "REPL: /switch, /checkout, /export, /agent, /model, /tools, /state, /resume" {
+	agentrt-shell -a echo -c 'older' >/dev/null
+	old=$(the_session)
+	first=$(agentrt-tree path "$old" | jq -rs '.[0].id')
+	pty env NO_COLOR=1 agentrt-shell -a calc "${TOOLS[@]}" <<-EOF
+	expect calc \(new\)> 
+	send What is 17*23?\r
+	expect → calc \{"expr":"17\*23"\}\r\n
+	expect ← calc: 391
+	expect 17\*23 = 391
+	expect calc $P
+	send /agent\r
+	expect calc: mock/script
+	expect calc $P
+	send /tools\r
+	expect calc +Evaluate an integer arithmetic expression
+	expect calc $P
+	send /model mock/echo\r
+	expect model: mock/echo
+	expect calc $P
+	send /state\r
+	expect : idle, last turn completed\r\nnull
+	expect calc $P
+	send /resume\r
+	expect has no open interrupt
+	expect calc $P
+	send /export $BATS_TEST_TMPDIR/t.md\r
+	expect wrote .*t\.md
+	expect calc $P
+	send /switch ${old:0:13}\r
+	expect session $old \(echo\)
+	expect echo $P
+	send /checkout ${first:0:30}\t
+	sleep 0.3
+	send \r
+	expect head moved to
+	expect echo $P
+	send /quit\r
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -qx '17\*23 = 391' "$BATS_TEST_TMPDIR/t.md" || fail "$(cat "$BATS_TEST_TMPDIR/t.md")"
+	# /checkout completed the old session's first node, the user message.
+	assert_eq "$(agentrt-session show "$old" | jq -r .head)" "$first"
+}
+
+@test "REPL: a sub-agent's lines are prefixed by its agent" {
+	pty env NO_COLOR=1 agentrt-shell -a boss <<-EOF
+	expect boss \(new\)> 
+	send go\r
+	expect \[(alpha|beta)\] (alpha|beta) got
+	expect combined: 
+	expect boss $P
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -q '\[alpha\] alpha got first' "$PTY_LOG" || fail "$(cat "$PTY_LOG")"
+	grep -q '\[beta\] beta got second' "$PTY_LOG" || fail "$(cat "$PTY_LOG")"
+}
