@@ -87,6 +87,8 @@ help(void)
 "                      print the session's event log as NDJSON\n"
 "  rm SESSION...       delete sessions and everything recorded of them;\n"
 "                      their running sub-agents are cancelled first\n"
+"  cancel SESSION...   stop the sessions' running turns (they fail, saying\n"
+"                      so) and their sub-agents; what is recorded stays\n"
 "  run [-a AGENT | -s SESSION] [-m TEXT] [--input JSON] [--events FILE]\n"
 "      [--resume ID [--payload JSON]]\n"
 "                      drive a session on a ring of filters (stdin and\n"
@@ -548,6 +550,35 @@ cmd_rm(struct env *e, const struct opts *o, int argc, char **argv)
 	return ART_EXIT_OK;
 }
 
+/* --- cancel --------------------------------------------------------- */
+
+/*
+ * Stops what the sessions are doing: each running turn fails, saying it
+ * was cancelled, with its decision dropped, its calls voided and its
+ * running sub-agents cancelled too.  What was recorded stays.  A session
+ * a live ring drives is left alone (busy): stop that ring first.
+ */
+static int
+cmd_cancel(struct env *e, const struct opts *o, int argc, char **argv)
+{
+	struct rm_ctx c = { argc, argv };
+	struct art_engine_opts eo = { e->store, &e->ids, &e->clock, NULL, NULL,
+	    (long)getpid() };
+	struct art_engine *en;
+	struct art_err err;
+	int i, r = 0;
+
+	(void)o;
+	if (art_store_read(e->store, exists_fn, &c, &err) == -1)
+		return failed(&err);
+	if ((en = art_engine_new(&eo)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	for (i = 0; i < argc && r == 0; i++)
+		r = art_engine_cancel(en, argv[i], "cancelled", &err);
+	art_engine_free(en);
+	return r == -1 ? failed(&err) : ART_EXIT_OK;
+}
+
 /* --- main ----------------------------------------------------------- */
 
 static const struct cmd cmds[] = {
@@ -557,6 +588,7 @@ static const struct cmd cmds[] = {
 	{ "show", cmd_show, "show SESSION", "", false, 1, 1 },
 	{ "log",  cmd_log,  "log [--after SEQ] [-f] SESSION", "f", false, 1, 1 },
 	{ "rm",   cmd_rm,   "rm SESSION...", "", false, 1, -1 },
+	{ "cancel", cmd_cancel, "cancel SESSION...", "", false, 1, -1 },
 	{ "run",  session_run, "run [-a AGENT | -s SESSION] [-m TEXT] "
 	    "[--turn-id ID] [--input JSON] [--events FILE] [--resume ID "
 	    "[--payload JSON]]", "a:s:m:", true, 0, 0 },

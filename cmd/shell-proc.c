@@ -403,7 +403,7 @@ read_stderr(struct ring *r, struct render *rn)
 
 /*
  * Ctrl-C stops the ring: SIGTERM to its group, SIGKILL after a grace.
- * The session is left to be resumed by the next turn, as after any kill.
+ * shell_turn() then cancels the turn the ring left running.
  */
 static void
 stop(struct ring *r, int64_t *deadline, bool *killed)
@@ -456,6 +456,21 @@ ring_loop(struct ring *r, struct render *rn, bool *stopped)
 	art_ndjson_reader_free(rd);
 }
 
+/*
+ * A stopped turn is over: without this the session would take up the
+ * turn again on the next run, and refuse the next message meanwhile.
+ * What the turn recorded stays (agentrt-session cancel).
+ */
+static void
+cancel(const struct shell *sh)
+{
+	struct args a = { .n = 0 };
+
+	args_add(&a, "agentrt-session"), args_add(&a, "cancel");
+	args_add(&a, sh->sid);
+	shell_run(sh, &a, -1, false);
+}
+
 int
 shell_turn(struct shell *sh, const struct turn *t, struct render *rn)
 {
@@ -471,5 +486,7 @@ shell_turn(struct shell *sh, const struct turn *t, struct render *rn)
 	ring_loop(&r, rn, &stopped);
 	if (rn->root[0] != '\0')
 		snprintf(sh->sid, sizeof(sh->sid), "%s", rn->root);
+	if (stopped && sh->sid[0] != '\0')
+		cancel(sh);
 	return stopped ? SHELL_STOPPED : r.status;
 }

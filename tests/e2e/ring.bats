@@ -301,3 +301,40 @@ park_on_client_tool() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"agent 'calc-by-name': tool 'calc' is in no tools directory"* ]]
 }
+
+@test "cancel: a turn a dead ring left running ends, failed, saying so" {
+	local fifo="$BATS_TEST_TMPDIR/ring" p="$BATS_TEST_TMPDIR/pid"
+
+	rm -f "$fifo" && mkfifo "$fifo"
+	( agentrt-decide <"$fifo" | agentrt-llm |
+	    agentrt-tool --tools "$top_srcdir/tests/fixtures/tools" |
+	    AGENTRT_AGENTS="$AGENTS" sh -c 'echo $$ >"$1"; exec agentrt-session run -a slow -m go' \
+		pid "$p" >"$fifo" ) 2>/dev/null 3>&- &
+	for i in $(seq 1 400); do
+		sid=$(agentrt-session ls -q 2>/dev/null | tail -1)
+		[ -n "$sid" ] && [ "$(agentrt-session log "$sid" 2>/dev/null |
+		    jq -s '[.[] | select(.payload.type == "tool.call.dispatched")] | length')" -ge 1 ] && break
+		sleep 0.02
+	done
+	# While its ring lives, the session is not ours to cancel.
+	run agentrt-session cancel "$sid"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$sid"* ]] || fail "$output"
+	kill -9 "$(cat "$p")"
+	wait || true
+	run agentrt-session cancel "$sid"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(log_of '[.[].payload | select(.type == "turn.completed") | .error]')" '["cancelled"]'
+	assert_eq "$(log_of '[.[].payload | select(.type == "call.voided")] | length')" 1
+	assert_eq "$(agentrt-session show "$sid" | jq -c '[.status, (.open | length)]')" '["idle",0]'
+	# Cancelling an idle session records nothing; the next turn runs.
+	seq=$(agentrt-session show "$sid" | jq .last_seq)
+	run agentrt-session cancel "$sid"
+	[ "$status" -eq 0 ]
+	assert_eq "$(agentrt-session show "$sid" | jq .last_seq)" "$seq"
+	ring -s "$sid" -m again
+	[ "$status" -eq 0 ] || fail "$output"
+	run agentrt-session cancel no-such-session
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no session 'no-such-session'"* ]]
+}

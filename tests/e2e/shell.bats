@@ -304,17 +304,23 @@ P='[0-9a-f]{8}> '
 	expect \[stopped\]
 	expect slow $P
 	send /sessions\r
-	expect slow +(idle|running)
+	expect slow +idle
+	expect slow $P
+	send again\r
+	expect \[[0-9]+ in
 	expect slow $P
 	send \x04
 	wait 0
 	EOF
 	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" != *turn_already_active* ]] || fail "$output"
 	run pgrep -f "$BATS_TEST_TMPDIR/tools"
 	[ "$status" -ne 0 ] || fail "a stage is still running: $(ps -fp ${output//$'\n'/,})"
-	# The session never completed the turn that was stopped.
+	# The stopped turn was cancelled: it ended, failed, saying so, and
+	# nothing of it is left running.
 	assert_eq "$(agentrt-session log "$(sid_of slow)" | jq -sc '[.[].payload |
-	    select(.type == "turn.completed")] | length')" 0
+	    select(.type == "turn.completed") | .error]')" '["cancelled",null]'
+	assert_eq "$(agentrt-session show "$(sid_of slow)" | jq -c '[.status, (.open | length)]')" '["idle",0]'
 }
 
 @test "REPL: Ctrl-C at the prompt clears the line; Ctrl-D exits 0" {
