@@ -96,16 +96,16 @@ help(void)
 "      --rawfile NAME FILE   set $NAME to the text of FILE\n"
 "      --agent ID            answer only requests whose agent_id is ID;\n"
 "                            repeat it for more agents\n"
+"      --max-line BYTES      the longest input line (default 64M); K, M, G\n"
+"                            and T suffixes are powers of 1024\n"
+"  -h, --help                print this help and exit\n"
+"  -V, --version             print the version and exit\n"
 "\n"
 "A worker answers a DecisionResponse (bare or whole), null to pass the\n"
 "request on, or {\"type\":\"decision.error\",\"error\":...,\"retryable\":...}.\n"
 "A worker that dies, hangs past the request's deadline or fails (HTTP 5xx,\n"
 "no connection) gets a decision.error line sent for it, retryable; a dead\n"
 "process is started again after a backoff.\n"
-"      --max-line BYTES      the longest input line (default 64M); K, M, G\n"
-"                            and T suffixes are powers of 1024\n"
-"  -h, --help                print this help and exit\n"
-"  -V, --version             print the version and exit\n"
 "\n"
 "With no FILE, or when FILE is -, read the standard input.\n"
 "Exit status: 0 end of input, 1 failure, 2 usage error or a program that\n"
@@ -360,7 +360,7 @@ answer(struct run *r, struct art_decide_input *in, const jv *line,
 	}
 	switch (v) {
 	case ART_DECIDE_ANSWER:
-		/* A worker's bad answer is answered as an error: say why. */
+		/* A worker that failed is answered for: say how. */
 		if (err.code != NULL)
 			art_warn("%s:%zu: %s", art_decide_input_name(in),
 			    art_decide_input_lineno(in), err.msg);

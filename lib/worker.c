@@ -722,6 +722,9 @@ interpret(const jv *line, jv v, const char *who, jv *out,
 		snprintf(msg, sizeof(msg), "%s: %s", who, e != NULL ? e :
 		    "decision.error without a message");
 		*out = art_worker_error_line(line, msg, retry);
+		if (art_json_str(&v, "code") != NULL)
+			*out = jv_object_set(*out, jv_string("code"),
+			    art_json_field(&v, "code"));
 		jv_free(v);
 		return ART_DECIDE_ANSWER;
 	}
@@ -765,9 +768,10 @@ art_worker_ask(struct art_worker *w, const jv *line, const char *raw,
 	w->fails++;
 	w->not_before = art_tools_mono_ms() + (back < BACKOFF_MAX_MS ? back :
 	    BACKOFF_MAX_MS);
-	if (o.bad)
-		art_err_set(err, "bad_response", "decision '%s': %s",
-		    art_json_str(line, "decision_id"), o.why);
+	/* Said on stderr too: whoever runs the ring sees the worker fail. */
+	art_err_set(err, o.bad ? "bad_response" : "worker", "decision '%s': "
+	    "%s%s", art_json_str(line, "decision_id"), o.why, o.retryable ?
+	    " (retryable)" : "");
 	*out = art_worker_error_line(line, o.why, o.retryable);
 	return ART_DECIDE_ANSWER;
 }

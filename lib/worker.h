@@ -58,9 +58,10 @@ void	art_worker_free(struct art_worker *);
  * are), waiting no longer than the request's deadline.  ART_DECIDE_PASS
  * when it answered null; otherwise ART_DECIDE_ANSWER with *out (the
  * caller's) a decision.response or decision.error line.  A bad answer is
- * a decision.error too (not retryable), and its words are also put in
- * err (code "bad_response") so that the caller can say them on stderr;
- * err's code is "" otherwise.
+ * a decision.error too (not retryable).  Whenever the worker failed
+ * (not when it answered a decision.error itself), err says how (code
+ * "bad_response" for a bad answer, "worker" for the rest), for the
+ * caller to say on stderr; err's code is NULL otherwise.
  */
 enum art_decide_verdict art_worker_ask(struct art_worker *, const jv *line,
 	    const char *raw, size_t rawlen, jv *out, struct art_err *);

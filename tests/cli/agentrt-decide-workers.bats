@@ -64,10 +64,12 @@ JQW='tee -a "$T/sent" | jq -c --unbuffered "if .trigger.type == \"llm.execute\" 
 
 @test "--exec: a worker's decision.error goes to the engine as it said" {
 	req d1 >"$in"
-	decide --exec 'read -r l; echo "{\"type\":\"decision.error\",\"error\":\"no budget\",\"retryable\":true}"; read -r l'
+	decide --exec 'read -r l; echo "{\"type\":\"decision.error\",\"error\":\"no budget\",\"code\":\"quota\",\"retryable\":true}"; read -r l'
 	[ "$status" -eq 0 ] || fail "$(cat "$err")"
-	assert_eq "$(line 1 '[.type, .decision_id, .attempt, .retryable]')" '["decision.error","d1",1,true]'
-	[[ "$(line 1 .error)" == *"no budget"* ]]
+	assert_eq "$(line 1 '[.type, .decision_id, .attempt, .retryable, .code]')" '["decision.error","d1",1,true,"quota"]'
+	assert_eq "$(line 1 .error)" '"worker: no budget"'
+	# The worker said it: nothing failed, nothing to say on stderr.
+	assert_eq "$(cat "$err")" ""
 }
 
 @test "--exec: a worker that dies is started again; its request gets a retryable error" {
@@ -76,6 +78,7 @@ JQW='tee -a "$T/sent" | jq -c --unbuffered "if .trigger.type == \"llm.execute\" 
 	[ "$status" -eq 0 ] || fail "$(cat "$err")"
 	assert_eq "$(line 1 '[.type, .decision_id, .retryable]')" '["decision.error","d1",true]'
 	[[ "$(line 1 .error)" == *"exited with status 7 before answering"* ]]
+	assert_eq "$(cat "$err")" "agentrt-decide: <stdin>:1: decision 'd1': $(sed -n 1p "$out" | jq -r .error) (retryable)"
 	# The second request went to a new worker, which answered it.
 	assert_eq "$(line 2 '[.type, .decision_id]')" '["decision.response","d2"]'
 	assert_eq "$(wc -l <"$out")" 2
