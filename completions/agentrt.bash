@@ -110,6 +110,16 @@ _agentrt_dirs()
 	mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 }
 
+# A command for --exec: a command name, or a path when the word has a /.
+_agentrt_command()
+{
+	if [[ $cur == */* ]]; then
+		_agentrt_files
+	else
+		mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u)
+	fi
+}
+
 # Files named as @FILE, the form --input and --payload take them in.
 _agentrt_at_files()
 {
@@ -225,17 +235,26 @@ _agentrt_session()
 
 _agentrt_decide()
 {
-	_agentrt_scan '--jq:1 -f:1 --from-file:1 --arg:2 --argjson:2
-	    --slurpfile:2 --rawfile:2 --agent:1 --max-line:1'
+	_agentrt_scan '--jq:1 -f:1 --from-file:1 --exec:1 --url:1
+	    --signing-secret-env:1 --arg:2 --argjson:2 --slurpfile:2 --rawfile:2
+	    --agent:1 --max-line:1'
 	case $opt:$argn in
 	:0) ;;
 	-f:1|--from-file:1|--slurpfile:2|--rawfile:2) _agentrt_files; return ;;
+	--exec:1) _agentrt_command; return ;;
+	--url:1)
+		_agentrt_reply 'http:// https://'
+		compopt -o nospace 2>/dev/null
+		return
+		;;
+	--signing-secret-env:1) _agentrt_reply "$(compgen -e)"; return ;;
 	--agent:1) _agentrt_reply "$(_agentrt_agent_names)"; return ;;
 	*) return 0 ;;
 	esac
 	if [[ $cur == -* ]]; then
-		_agentrt_reply '--jq -f --from-file --arg --argjson --slurpfile
-		    --rawfile --agent --max-line -h --help -V --version'
+		_agentrt_reply '--jq -f --from-file --exec --url --signing-secret-env
+		    --arg --argjson --slurpfile --rawfile --agent --max-line
+		    -h --help -V --version'
 	else
 		_agentrt_files
 	fi

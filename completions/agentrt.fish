@@ -182,6 +182,9 @@ complete -c agentrt-session -n __agentrt_session_wants_session -a '(__agentrt_se
 
 complete -c agentrt-decide -l jq -x -d 'answer with what the jq PROGRAM yields'
 complete -c agentrt-decide -s f -l from-file -r -F -d 'read the jq program from FILE'
+complete -c agentrt-decide -l exec -x -a '(__fish_complete_command)' -d 'answer with a worker process run by /bin/sh'
+complete -c agentrt-decide -l url -x -a 'http:// https://' -d 'answer with an HTTP worker: POST each request to URL'
+complete -c agentrt-decide -l signing-secret-env -x -a '(set -nx)' -d '(--url) sign each body with the secret in $VAR'
 complete -c agentrt-decide -l arg -x -d 'set $NAME in the program to the string VALUE'
 complete -c agentrt-decide -l argjson -x -d 'set $NAME to the JSON value'
 complete -c agentrt-decide -l slurpfile -x -d 'set $NAME to an array of the JSON values in FILE'
