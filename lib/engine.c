@@ -22,6 +22,7 @@
 #include "propose.h"
 #include "reconcile.h"
 #include "schema.h"
+#include "log.h"
 #include "session.h"
 #include "sha.h"
 #include "tree.h"
@@ -3562,7 +3563,7 @@ art_engine_wake(const struct art_engine *e)
 struct start {
 	const char	*agent;
 	jv		 file;		/* the agent file's config */
-	int		 create;
+	int		 create;	/* 1: make the session; 2: only start it */
 };
 
 
@@ -3692,8 +3693,8 @@ start_step(struct cx *c, void *arg)
 	jv trigger;
 
 	if (st->create) {
-		if (art_session_create(c->t, c->sid, st->agent, jv_null(),
-		    jv_array(), c->err) == -1)
+		if (st->create == 1 && art_session_create(c->t, c->sid,
+		    st->agent, jv_null(), jv_array(), c->err) == -1)
 			return -1;
 		trigger = obj("session.start");
 		if (claim(c) == -1)
@@ -3709,6 +3710,8 @@ start_step(struct cx *c, void *arg)
 struct exists {
 	const char	*sid;
 	int		 found;
+	/* Made (agentrt-session new) and never started: its agent's id. */
+	char		 unstarted[ART_ID_MAX + 1];
 };
 
 static int
@@ -3716,8 +3719,11 @@ exists_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
 	struct exists *x = ctx;
 	jv s = art_session_get(t, x->sid, err);
+	const char *a = art_json_str(&s, "agent_id");
 
 	x->found = jv_is_valid(s);
+	if (x->found && a != NULL && art_log_last_seq(t, x->sid, err) == 1)
+		snprintf(x->unstarted, sizeof(x->unstarted), "%s", a);
 	jv_free(s);
 	return 0;
 }
@@ -3727,7 +3733,7 @@ art_engine_start(struct art_engine *e, const char *sid, const char *agent,
     char *out, struct art_err *err)
 {
 	struct start st = { agent, jv_null(), 0 };
-	struct exists x = { NULL, 0 };
+	struct exists x = { NULL, 0, "" };
 	char id[ART_ID_BUFSZ];
 	int r, i;
 
@@ -3750,6 +3756,12 @@ art_engine_start(struct art_engine *e, const char *sid, const char *agent,
 		if (!jv_is_valid(st.file))
 			return -1;
 		st.create = 1;
+	} else if (x.unstarted[0] != '\0') {
+		/* Its first run starts it, with the agent it was made for. */
+		st.file = e->o.load_agent(e->o.agent_ctx, x.unstarted, err);
+		if (!jv_is_valid(st.file))
+			return -1;
+		st.create = 2;
 	}
 	/* Its slot first: the children it adopts take the next ones. */
 	i = e->nsids++;

@@ -338,3 +338,15 @@ park_on_client_tool() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"no session 'no-such-session'"* ]]
 }
+
+@test "a session made with new starts with its agent on its first run" {
+	sid=$(AGENTRT_AGENTS="$AGENTS" agentrt-session new -a calc)
+	ring -s "$sid" -m 'What is 17*23?'
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type == "completion") | .text')" '"17*23 = 391"'
+	assert_eq "$(log_of '[.[].payload | select(.type == "decision.queued") | .trigger.type][0]')" session.start
+	# The next run does not start it again.
+	ring -s "$sid" -m 'What is 17*23?'
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(log_of '[.[].payload | select(.type == "decision.queued" and .trigger.type == "session.start")] | length')" 1
+}
