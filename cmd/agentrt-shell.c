@@ -68,7 +68,7 @@ help(void)
 "  -s, --session SESSION continue SESSION (an id or a prefix of one);\n"
 "                        with neither, the most recent session\n"
 "  -c, --command TEXT    send TEXT, print the reply and exit\n"
-"      --agents DIR      look for agents/NAME.json in DIR first\n"
+"      --agents DIR      look for NAME.json in DIR first\n"
 "      --tools DIR       look for tools in DIR too (agentrt-tool's);\n"
 "                        repeatable\n"
 "      --mcp 'COMMAND ARGS'\n"
@@ -159,6 +159,10 @@ parse(int argc, char **argv, struct opts *o)
 	}
 	if (o->agent != NULL && o->session != NULL) {
 		art_warn("-a and -s: give one");
+		usage();
+	}
+	if ((o->decide_jq != NULL) + (o->exec != NULL) + (o->url != NULL) > 1) {
+		art_warn("--decide-jq, --exec and --url: give one");
 		usage();
 	}
 }

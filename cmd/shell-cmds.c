@@ -244,6 +244,24 @@ approval(struct shell *sh, const jv *payload)
 	return out;
 }
 
+/* The option a listed number stands for; else the line as it is. */
+static jv
+number_to_option(const jv *opts, const char *line)
+{
+	char *end;
+	long n = strtol(line, &end, 10);
+	jv o;
+
+	if (jv_get_kind(*opts) != JV_KIND_ARRAY || end == line || *end != '\0'
+	    || n < 1 || n > jv_array_length(jv_copy(*opts)))
+		return jv_string(line);
+	o = jv_array_get(jv_copy(*opts), (int)n - 1);
+	if (jv_get_kind(o) == JV_KIND_STRING)
+		return o;
+	jv_free(o);
+	return jv_string(line);
+}
+
 static char *
 answer(struct shell *sh, const jv *payload)
 {
@@ -258,11 +276,14 @@ answer(struct shell *sh, const jv *payload)
 				printf("  %d. %s\n", i + 1, jv_string_value(o));
 			jv_free(o);
 		}
-	jv_free(opts);
 	fflush(stdout);
-	if ((line = ask(sh, "answer> ")) == NULL)
+	if ((line = ask(sh, "answer> ")) == NULL) {
+		jv_free(opts);
 		return NULL;
-	a = jv_object_set(jv_object(), jv_string("answer"), jv_string(line));
+	}
+	a = jv_object_set(jv_object(), jv_string("answer"), number_to_option(
+	    &opts, line));
+	jv_free(opts);
 	free(line);
 	a = jv_dump_string(a, 0);
 	out = strdup(jv_string_value(a));
@@ -311,9 +332,11 @@ resolve(struct shell *sh, const jv *intr)
 		render_dim(sh, "waiting: %s; /resume [PAYLOAD] goes on",
 		    reason != NULL ? reason : "an interrupt");
 	else
-		art_warn("session %s is waiting: %s; resume it with "
-		    "agentrt-shell -s %s and /resume", sh->sid, reason != NULL ?
-		    reason : "an interrupt", sh->sid);
+		art_warn("session %s is waiting: %s; resume it in the REPL "
+		    "(agentrt-shell -s %s, then /resume), or with "
+		    "agentrt-session run -s %s --resume ID --payload JSON",
+		    sh->sid, reason != NULL ? reason : "an interrupt", sh->sid,
+		    sh->sid);
 	jv_free(payload);
 	return out;
 }

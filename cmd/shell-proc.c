@@ -471,6 +471,29 @@ cancel(const struct shell *sh)
 	shell_run(sh, &a, -1, false);
 }
 
+/* Is the session's turn still running with no ring to drive it? */
+static bool
+still_running(const struct shell *sh)
+{
+	struct args a = { .n = 0 };
+	jv v, s;
+	const char *st;
+	bool running;
+
+	args_add(&a, "agentrt-session"), args_add(&a, "show");
+	args_add(&a, sh->sid);
+	v = shell_json(sh, &a, true);
+	if (!jv_is_valid(v)) {
+		jv_free(v);
+		return false;
+	}
+	s = jv_array_get(v, 0);
+	st = art_json_str(&s, "status");
+	running = st != NULL && strcmp(st, "running") == 0;
+	jv_free(s);
+	return running;
+}
+
 int
 shell_turn(struct shell *sh, const struct turn *t, struct render *rn)
 {
@@ -488,5 +511,12 @@ shell_turn(struct shell *sh, const struct turn *t, struct render *rn)
 		snprintf(sh->sid, sizeof(sh->sid), "%s", rn->root);
 	if (stopped && sh->sid[0] != '\0')
 		cancel(sh);
+	else if (r.status != ART_EXIT_OK && r.status != 3 &&
+	    sh->sid[0] != '\0' && still_running(sh)) {
+		/* A stage that died (a bad option, say) ends the ring early. */
+		art_warn("the ring stopped before the turn ended; the turn is "
+		    "cancelled");
+		cancel(sh);
+	}
 	return stopped ? SHELL_STOPPED : r.status;
 }

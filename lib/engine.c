@@ -3710,7 +3710,7 @@ start_step(struct cx *c, void *arg)
 struct exists {
 	const char	*sid;
 	int		 found;
-	/* Made (agentrt-session new) and never started: its agent's id. */
+	/* Never started (made by new, say): the id of its agent. */
 	char		 unstarted[ART_ID_MAX + 1];
 };
 
@@ -3718,12 +3718,29 @@ static int
 exists_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
 	struct exists *x = ctx;
-	jv s = art_session_get(t, x->sid, err);
+	jv s = art_session_get(t, x->sid, err), live, config;
 	const char *a = art_json_str(&s, "agent_id");
+	int64_t nodes = 0;
 
 	x->found = jv_is_valid(s);
-	if (x->found && a != NULL && art_log_last_seq(t, x->sid, err) == 1)
+	if (!x->found || a == NULL) {
+		jv_free(s);
+		return 0;
+	}
+	/*
+	 * Never started: made by new, or its session.start was cancelled
+	 * before it was answered.  No config, no decision on its way, and
+	 * no message yet (a policy may keep a session without a config).
+	 */
+	live = art_json_field(&s, "live");
+	config = art_session_resolve(t, x->sid, ART_VERSION_AGENT,
+	    art_json_str(&s, "head"), err);
+	art_json_get_int(&s, "nodes", 0, &nodes, NULL);
+	if (jv_get_kind(live) == JV_KIND_NULL && nodes == 0 &&
+	    jv_get_kind(config) == JV_KIND_NULL)
 		snprintf(x->unstarted, sizeof(x->unstarted), "%s", a);
+	jv_free(config);
+	jv_free(live);
 	jv_free(s);
 	return 0;
 }

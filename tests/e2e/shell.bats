@@ -78,12 +78,25 @@ P='[0-9a-f]{8}> '
 	[ "$status" -eq 1 ] || fail "status $status"
 	assert_eq "$output" "agentrt-shell: no session '0190nosuch'"
 	assert_eq "$(agentrt-session ls -q | wc -l)" 0
+	run agentrt-shell -a echo --decide-jq . --exec cat -c hi
+	[ "$status" -eq 2 ] && [[ $output == *"--decide-jq, --exec and --url: give one"* ]] || fail "$output"
+}
+
+@test "-c: a stage that cannot start ends the ring; the turn is cancelled, the next one runs" {
+	run agentrt-shell -m bogus/x -a echo -c first
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	[[ $output == *"the ring stopped before the turn ended; the turn is cancelled"* ]] || fail "$output"
+	sid=$(agentrt-session ls -q)
+	assert_eq "$(agentrt-session show "$sid" | jq -r .status)" idle
+	run agentrt-shell -s "$sid" -c second
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$output" second
 }
 
 @test "-c on an approval exits 3 and says how to go on" {
 	run agentrt-shell -a guarded "${TOOLS[@]}" -c go
 	[ "$status" -eq 3 ] || fail "status $status: $output"
-	[[ $output == *"is waiting: approval required: calc"* ]] || fail "$output"
+	[[ $output == *"is waiting: approval required: calc; resume it in the REPL"*"--resume ID --payload JSON"* ]] || fail "$output"
 }
 
 @test "piped stdin: one turn per line, two replies, one session" {
@@ -257,7 +270,7 @@ P='[0-9a-f]{8}> '
 	send go\r
 	expect Which colour\?\r\n  1\. red\r\n  2\. blue
 	expect answer> 
-	send blue\r
+	send 2\r
 	expect colour: blue
 	expect asker $P
 	send \x04
