@@ -42,6 +42,7 @@
 #include "ndjson.h"
 #include "opt.h"
 #include "tools.h"
+#include "tooltape.h"
 
 extern char **environ;
 
@@ -66,6 +67,8 @@ struct opts {
 	char		**files;	/* operands; NULL-terminated */
 	const char	**mcp;		/* --mcp specs; NULL-terminated */
 	size_t		  nmcp;
+	const char	 *record;	/* --record FILE */
+	const char	 *replay;	/* --replay FILE */
 };
 
 /* An MCP server whose tools this stage serves. */
@@ -82,6 +85,7 @@ struct mcp_call {
 	struct stage	*st;
 	char		*session_id, *call_id;
 	int64_t		 attempt;
+	jv		 asked;		/* for --record; see asked_of() */
 };
 
 /* The input: files in turn, split into lines here (see the top). */
@@ -102,6 +106,7 @@ struct waiting {
 	size_t		 input_len;
 	int64_t		 attempt;
 	int64_t		 due_ms;	/* mono time; INT64_MAX: none */
+	jv		 asked;		/* for --record; see asked_of() */
 };
 
 struct stage {
@@ -111,6 +116,7 @@ struct stage {
 	struct input		  in;
 	struct art_tools_jq	 *jq;
 	struct art_tools_call	**calls;	/* running, in start order */
+	jv			 *asked;	/* each call's, for --record */
 	size_t			  ncalls, cap;
 	struct waiting		**waiting;	/* for a slot, in order */
 	size_t			  nwaiting, wcap;
@@ -119,6 +125,8 @@ struct stage {
 	int			  wake[2];	/* the SIGCHLD self-pipe */
 	struct server		 *servers;	/* --mcp, in order */
 	size_t			  nservers;
+	struct art_tooltape	 *tape;		/* --replay's; NULL: none */
+	int			  record_fd;	/* --record's; -1: none */
 };
 
 /*
@@ -129,11 +137,14 @@ static volatile sig_atomic_t wake_fd = -1;
 static volatile sig_atomic_t stop_signal;
 
 enum { OPT_CWD = 256, OPT_TIMEOUT, OPT_KILL_GRACE, OPT_CPU, OPT_MEMORY,
-	OPT_FILES, OPT_MAX_OUTPUT, OPT_MAX_LINE, OPT_MCP };
+	OPT_FILES, OPT_MAX_OUTPUT, OPT_MAX_LINE, OPT_MCP, OPT_RECORD,
+	OPT_REPLAY };
 
 static const struct option longopts[] = {
 	{ "tools",	required_argument,	NULL, 't' },
 	{ "mcp",	required_argument,	NULL, OPT_MCP },
+	{ "record",	required_argument,	NULL, OPT_RECORD },
+	{ "replay",	required_argument,	NULL, OPT_REPLAY },
 	{ "cwd",	required_argument,	NULL, OPT_CWD },
 	{ "jobs",	required_argument,	NULL, 'j' },
 	{ "timeout",	required_argument,	NULL, OPT_TIMEOUT },
@@ -167,6 +178,10 @@ help(void)
 "      --mcp '[NAME=]COMMAND ARG...'\n"
 "                        start an MCP server over stdio and serve its\n"
 "                        tools, as NAME__TOOL with NAME=; repeatable\n"
+"      --record FILE     append each call's name, arguments and result or\n"
+"                        error to the tape FILE\n"
+"      --replay FILE     answer each call from the tape FILE, matched by\n"
+"                        name and arguments, running no tool\n"
 "      --cwd DIR         run tools in DIR (default: the current directory)\n"
 "  -j, --jobs N          run at most N executable tools at once, the other\n"
 "                        calls waiting in turn; 0: no limit (default: 4 per\n"
@@ -397,6 +412,58 @@ tool_error(const char *msg, bool retryable)
 	return jv_object_set(a, jv_string("retryable"), jv_bool(retryable));
 }
 
+/*
+ * What --record keeps of a call: [name, arguments], or null when not
+ * recording.  A call carries it from its request to its answer.
+ */
+static jv
+asked_of(const struct stage *st, const char *name, const jv *trig)
+{
+	if (st->record_fd == -1)
+		return jv_null();
+	return jv_array_append(jv_array_append(jv_array(), jv_string(name)),
+	    art_tooltape_args(trig));
+}
+
+/*
+ * Appends the answer (borrowed), a tool.result or tool.error, to the tape
+ * of --record for the call asked (consumed; null: not recording).  A
+ * failed write is an error line, and the run goes on.
+ */
+static void
+tape_answer(struct stage *st, jv asked, const jv *answer)
+{
+	struct art_err err;
+	jv name, args, line;
+
+	if (jv_get_kind(asked) != JV_KIND_ARRAY) {
+		jv_free(asked);
+		return;
+	}
+	name = jv_array_get(jv_copy(asked), 0);
+	args = jv_array_get(asked, 1);
+	line = art_tooltape_line(jv_string_value(name), &args, answer);
+	if (jv_is_valid(line) &&
+	    art_tooltape_append(st->record_fd, &line, &err) == -1) {
+		if (art_err_is(&err, "nomem"))
+			fatal(st, &err);
+		art_warn("--record '%s': %s", st->o->record, err.msg);
+		emit(st, art_ndjson_error("record_failed", err.msg, NULL, 0));
+	}
+	jv_free(line);
+	jv_free(name);
+	jv_free(args);
+}
+
+/* Answers the decision with action (consumed), taped for the call asked. */
+static void
+respond_one(struct stage *st, const char *sid, const char *did, jv asked,
+    jv action)
+{
+	tape_answer(st, asked, &action);
+	respond(st, sid, did, jv_array_append(jv_array(), action));
+}
+
 /* A request we own but cannot answer: an error line and a stderr line. */
 static void
 bad_request(struct stage *st, const jv *rec, const struct art_err *err,
@@ -419,19 +486,25 @@ bad_request(struct stage *st, const jv *rec, const struct art_err *err,
 
 /* --- running tools ---------------------------------------------------- */
 
+/* Adds a running call and what --record keeps of it (consumed). */
 static void
-add_call(struct stage *st, struct art_tools_call *c)
+add_call(struct stage *st, struct art_tools_call *c, jv asked)
 {
 	struct art_tools_call **nc;
 	size_t ncap;
+	jv *na;
 
 	if (st->ncalls == st->cap) {
 		ncap = st->cap > 0 ? st->cap * 2 : 8;
 		if ((nc = realloc(st->calls, ncap * sizeof(*nc))) == NULL)
 			art_die(ART_EXIT_FAIL, "out of memory");
 		st->calls = nc;
+		if ((na = realloc(st->asked, ncap * sizeof(*na))) == NULL)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		st->asked = na;
 		st->cap = ncap;
 	}
+	st->asked[st->ncalls] = asked;
 	st->calls[st->ncalls++] = c;
 }
 
@@ -445,12 +518,13 @@ has_slot(const struct stage *st)
 /*
  * Starts an executable tool whose spec names the call, the tool and its
  * input; the rest comes from the options, and the time limit from the
- * deadline (due_ms, mono time; INT64_MAX: none), else --timeout.  NULL
- * with err when it could not start.
+ * deadline (due_ms, mono time; INT64_MAX: none), else --timeout.  The
+ * call takes *asked (for --record), leaving null.  NULL with err, and
+ * *asked as it was, when it could not start.
  */
 static struct art_tools_call *
 launch(struct stage *st, struct art_tools_spec *spec, int64_t due_ms,
-    struct art_err *err)
+    jv *asked, struct art_err *err)
 {
 	struct art_tools_call *c;
 	int64_t now = art_tools_mono_ms();
@@ -468,8 +542,10 @@ launch(struct stage *st, struct art_tools_spec *spec, int64_t due_ms,
 	    due_ms - now;
 	c = art_tools_call_start(spec, now, err);
 	art_tools_env_free(env);
-	if (c != NULL)
-		add_call(st, c);	/* now, so a failed write kills it */
+	if (c != NULL) {
+		add_call(st, c, *asked);  /* now, so a failed write kills it */
+		*asked = jv_null();
+	}
 	return c;
 }
 
@@ -479,14 +555,14 @@ launch(struct stage *st, struct art_tools_spec *spec, int64_t due_ms,
  */
 static void
 start_call(struct stage *st, const char *sid, const char *did,
-    struct art_tools_spec *spec, int64_t due_ms)
+    struct art_tools_spec *spec, int64_t due_ms, jv asked)
 {
 	struct art_err err;
 
-	if (launch(st, spec, due_ms, &err) == NULL) {
+	if (launch(st, spec, due_ms, &asked, &err) == NULL) {
 		art_warn("%s", err.msg);
-		respond(st, sid, did, jv_array_append(jv_array(),
-		    tool_error(err.msg, art_err_is(&err, "tool_busy"))));
+		respond_one(st, sid, did, asked, tool_error(err.msg,
+		    art_err_is(&err, "tool_busy")));
 		return;
 	}
 	respond(st, sid, did, jv_array());
@@ -501,13 +577,17 @@ waiting_free(struct waiting *w)
 		return;
 	free(w->session_id), free(w->call_id), free(w->name);
 	free(w->path), free(w->input);
+	jv_free(w->asked);
 	free(w);
 }
 
-/* Queues spec's call, copying what it borrows, and answers the decision. */
+/*
+ * Queues spec's call, copying what it borrows and taking asked, and
+ * answers the decision.
+ */
 static void
 wait_for_slot(struct stage *st, const char *did,
-    const struct art_tools_spec *spec, int64_t due_ms)
+    const struct art_tools_spec *spec, int64_t due_ms, jv asked)
 {
 	struct waiting *w, **nw;
 	size_t ncap;
@@ -531,13 +611,14 @@ wait_for_slot(struct stage *st, const char *did,
 	w->input_len = spec->input_len;
 	w->attempt = spec->attempt;
 	w->due_ms = due_ms;
+	w->asked = asked;
 	st->waiting[st->nwaiting++] = w;
 	respond(st, spec->session_id, did, jv_array());
 }
 
 /* The settle line of a waiting call that fails without running. */
 static void
-settle_waiting(struct stage *st, const struct waiting *w, const char *msg,
+settle_waiting(struct stage *st, struct waiting *w, const char *msg,
     bool retryable)
 {
 	jv line = jv_object();
@@ -549,8 +630,10 @@ settle_waiting(struct stage *st, const struct waiting *w, const char *msg,
 	line = jv_object_set(line, jv_string("attempt"),
 	    jv_number((double)w->attempt));
 	line = jv_object_set(line, jv_string("error"), jv_string(msg));
-	emit(st, jv_object_set(line, jv_string("retryable"),
-	    jv_bool(retryable)));
+	line = jv_object_set(line, jv_string("retryable"), jv_bool(retryable));
+	tape_answer(st, w->asked, &line);
+	w->asked = jv_null();
+	emit(st, line);
 }
 
 /* Settles the waiting calls whose deadline has passed, keeping the order. */
@@ -590,7 +673,7 @@ start_waiting(struct stage *st)
 		spec.session_id = w->session_id;
 		spec.call_id = w->call_id;
 		spec.attempt = w->attempt;
-		if (launch(st, &spec, w->due_ms, &err) == NULL) {
+		if (launch(st, &spec, w->due_ms, &w->asked, &err) == NULL) {
 			art_warn("%s", err.msg);
 			settle_waiting(st, w, err.msg,
 			    art_err_is(&err, "tool_busy"));
@@ -636,10 +719,10 @@ call_due(struct stage *st, const jv *trig, int64_t *due_ms,
 	return 0;
 }
 
-/* A tool.execute for a tool we have (path, kind). */
+/* A tool.execute for a tool we have (path, kind); asked is taken. */
 static void
 run_tool(struct stage *st, const jv *rec, const jv *trig, const char *path,
-    int kind, const char *raw, size_t len)
+    int kind, jv asked, const char *raw, size_t len)
 {
 	struct art_tools_spec spec = { 0 };
 	const char *sid = art_json_str(rec, "session_id");
@@ -654,6 +737,7 @@ run_tool(struct stage *st, const jv *rec, const jv *trig, const char *path,
 	    &err) == -1 ||
 	    call_due(st, trig, &due, &err) == -1) {
 		jv_free(args);
+		jv_free(asked);
 		bad_request(st, rec, &err, "trigger: ", raw, len);
 		return;
 	}
@@ -663,16 +747,15 @@ run_tool(struct stage *st, const jv *rec, const jv *trig, const char *path,
 	spec.path = path;
 	spec.session_id = sid;
 	if (due <= art_tools_mono_ms())
-		respond(st, sid, did, jv_array_append(jv_array(),
-		    tool_error("deadline exceeded", true)));
+		respond_one(st, sid, did, asked,
+		    tool_error("deadline exceeded", true));
 	else if (kind == ART_TOOLS_JQ)
-		respond(st, sid, did, jv_array_append(jv_array(),
-		    art_tools_jq_run(st->jq, path, spec.input, spec.input_len,
-		    st->o->max_output)));
+		respond_one(st, sid, did, asked, art_tools_jq_run(st->jq, path,
+		    spec.input, spec.input_len, st->o->max_output));
 	else if (st->nwaiting == 0 && has_slot(st))
-		start_call(st, sid, did, &spec, due);
+		start_call(st, sid, did, &spec, due, asked);
 	else
-		wait_for_slot(st, did, &spec, due);
+		wait_for_slot(st, did, &spec, due, asked);
 	jv_free(args);
 }
 
@@ -804,16 +887,21 @@ mcp_done(void *ctx, const struct art_mcp_done *d)
 		line = jv_object_set(line, jv_string("retryable"),
 		    jv_bool(d->retryable));
 	}
+	tape_answer(st, mc->asked, &line);
 	emit(st, line);
 	free(mc->session_id);
 	free(mc->call_id);
 	free(mc);
 }
 
-/* A tool.execute for an MCP server's tool: answered now, settled later. */
+/*
+ * A tool.execute for an MCP server's tool: answered now, settled later;
+ * asked is taken.
+ */
 static void
 run_mcp(struct stage *st, const jv *rec, const jv *trig,
-    struct server *sv, const char *tool, const char *raw, size_t len)
+    struct server *sv, const char *tool, jv asked, const char *raw,
+    size_t len)
 {
 	const char *sid = art_json_str(rec, "session_id");
 	const char *did = art_json_str(rec, "decision_id");
@@ -827,6 +915,7 @@ run_mcp(struct stage *st, const jv *rec, const jv *trig,
 	    art_json_get_int(trig, "attempt", 0, &attempt, &err) == -1 ||
 	    art_json_get_str(trig, "arguments", 0, &text, &err) == -1 ||
 	    call_due(st, trig, &due, &err) == -1) {
+		jv_free(asked);
 		bad_request(st, rec, &err, "trigger: ", raw, len);
 		return;
 	}
@@ -840,16 +929,16 @@ run_mcp(struct stage *st, const jv *rec, const jv *trig,
 	}
 	if (jv_get_kind(args) != JV_KIND_OBJECT) {
 		jv_free(args);
-		respond(st, sid, did, jv_array_append(jv_array(),
-		    tool_error("arguments are not a JSON object", false)));
+		respond_one(st, sid, did, asked,
+		    tool_error("arguments are not a JSON object", false));
 		return;
 	}
 	wait = due == INT64_MAX ? st->o->timeout_ms : due -
 	    art_tools_mono_ms();
 	if (wait <= 0) {
 		jv_free(args);
-		respond(st, sid, did, jv_array_append(jv_array(),
-		    tool_error("deadline exceeded", true)));
+		respond_one(st, sid, did, asked,
+		    tool_error("deadline exceeded", true));
 		return;
 	}
 	if ((mc = calloc(1, sizeof(*mc))) == NULL ||
@@ -858,15 +947,45 @@ run_mcp(struct stage *st, const jv *rec, const jv *trig,
 		art_die(ART_EXIT_FAIL, "out of memory");
 	mc->st = st;
 	mc->attempt = attempt;
+	mc->asked = asked;
 	if (art_mcp_call(sv->m, tool, args, wait, mcp_done, mc, &err) == -1) {
-		respond(st, sid, did, jv_array_append(jv_array(),
-		    tool_error(err.msg, false)));
+		respond_one(st, sid, did, mc->asked, tool_error(err.msg,
+		    false));
 		free(mc->session_id);
 		free(mc->call_id);
 		free(mc);
 		return;
 	}
 	respond(st, sid, did, jv_array());
+}
+
+/*
+ * --replay: the call's answer is the tape's, and no tool runs.  A call
+ * the tape lacks is an error, not a tool run for real: a replay that
+ * quietly ran tools would not be one.  That error is not taped again.
+ */
+static void
+replay(struct stage *st, const jv *trig, const char *sid, const char *did,
+    const char *name)
+{
+	jv args = art_tooltape_args(trig);
+	jv ex = art_tooltape_next(st->tape, name, &args);
+	char msg[256];
+
+	jv_free(args);
+	if (!jv_is_valid(ex)) {
+		jv_free(ex);
+		snprintf(msg, sizeof(msg), "no recorded answer for tool '%s' "
+		    "with these arguments (replay)", name);
+		art_warn("%s:%zu: %s", st->in.name,
+		    art_ndjson_lineno(st->in.rd), msg);
+		respond(st, sid, did, jv_array_append(jv_array(),
+		    tool_error(msg, false)));
+		return;
+	}
+	respond_one(st, sid, did, asked_of(st, name, trig),
+	    art_tooltape_action(&ex));
+	jv_free(ex);
 }
 
 /* A decision.request whose trigger is tool.execute. */
@@ -889,6 +1008,10 @@ answer(struct stage *st, const jv *rec, const jv *trig, const char *raw,
 		    tool_error("bad tool name", false)));
 		return;
 	}
+	if (st->tape != NULL) {
+		replay(st, trig, sid, did, name);
+		return;
+	}
 	if ((kind = art_tools_find(st->o->dirs, name, &path, &err)) == -1)
 		fatal(st, &err);
 	if (kind == ART_TOOLS_NONE) {
@@ -897,14 +1020,14 @@ answer(struct stage *st, const jv *rec, const jv *trig, const char *raw,
 
 		/* The tools directories first, then the MCP servers. */
 		if ((sv = find_server(st, name, &tool)) != NULL)
-			run_mcp(st, rec, trig, sv, jv_string_value(tool), raw,
-			    len);
+			run_mcp(st, rec, trig, sv, jv_string_value(tool),
+			    asked_of(st, name, trig), raw, len);
 		else
 			emit_raw(st, raw, len);	/* another stage may own it */
 		jv_free(tool);
 		return;
 	}
-	run_tool(st, rec, trig, path, kind, raw, len);
+	run_tool(st, rec, trig, path, kind, asked_of(st, name, trig), raw, len);
 	free(path);
 }
 
@@ -1174,8 +1297,10 @@ stop_calls(struct stage *st)
 {
 	size_t i;
 
-	for (i = 0; i < st->ncalls; i++)
+	for (i = 0; i < st->ncalls; i++) {
 		art_tools_call_free(st->calls[i]);
+		jv_free(st->asked[i]);
+	}
 	st->ncalls = 0;
 	for (i = 0; i < st->nwaiting; i++)
 		waiting_free(st->waiting[i]);
@@ -1277,6 +1402,7 @@ step_calls(struct stage *st)
 	struct art_tools_call *c;
 	struct art_err err;
 	size_t i, j;
+	jv line;
 
 	for (i = 0, j = 0; i < st->ncalls; i++) {
 		c = st->calls[i];
@@ -1284,10 +1410,14 @@ step_calls(struct stage *st)
 		    ART_TOOLS_POLLFDS, now, &err) == -1)
 			fatal(st, &err);
 		if (art_tools_call_is_done(c)) {
-			emit(st, art_tools_call_settle(c));
+			line = art_tools_call_settle(c);
+			tape_answer(st, st->asked[i], &line);
+			emit(st, line);
 			art_tools_call_free(c);
-		} else
+		} else {
+			st->asked[j] = st->asked[i];
 			st->calls[j++] = c;
+		}
 	}
 	st->ncalls = j;
 }
@@ -1402,7 +1532,7 @@ list(const struct opts *o)
 static int
 run(const struct opts *o)
 {
-	struct stage st = { .o = o, .wake = { -1, -1 } };
+	struct stage st = { .o = o, .wake = { -1, -1 }, .record_fd = -1 };
 	struct art_err err;
 	int status;
 
@@ -1411,19 +1541,34 @@ run(const struct opts *o)
 	if ((st.out = art_outq_new(1)) == NULL ||
 	    (st.jq = art_tools_jq_new()) == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");
+	if (o->replay != NULL &&
+	    (st.tape = art_tooltape_load(o->replay, &err)) == NULL)
+		art_die(art_err_is(&err, "nomem") ? ART_EXIT_FAIL :
+		    ART_EXIT_USAGE, "%s", art_err_is(&err, "nomem") ?
+		    "out of memory" : err.msg);
+	if (o->record != NULL && (st.record_fd = open(o->record,
+	    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) == -1)
+		art_die(ART_EXIT_USAGE, "--record '%s': %s", o->record,
+		    strerror(errno));
 	st.in.files = o->files;
 	st.in.fd = -1;
 	cloexec_inherited();
 	setup_signals(&st);
-	st.servers = open_servers(o, &st.nservers);
+	/* A replay answers every call from its tape: no server is needed. */
+	if (o->replay == NULL)
+		st.servers = open_servers(o, &st.nservers);
 	open_next(&st);
 	loop(&st);
 	close_servers(st.servers, st.nservers);
 	status = st.in.failed ? ART_EXIT_FAIL : ART_EXIT_OK;
 	art_tools_jq_free(st.jq);
 	art_outq_free(st.out);
+	art_tooltape_free(st.tape);
+	if (st.record_fd != -1)
+		close(st.record_fd);
 	free(st.in.line);
 	free(st.calls);
+	free(st.asked);
 	free(st.waiting);
 	free(st.pfds);
 	return status;
@@ -1439,7 +1584,7 @@ main(int argc, char *argv[])
 		.max_output = ART_TOOLS_MAX_OUTPUT,
 		.max_line = ART_NDJSON_MAX_LINE,
 	};
-	size_t ndirs = 0;
+	size_t ndirs = 0, i;
 	int c, status;
 
 	art_diag_init(argv[0]);
@@ -1448,7 +1593,6 @@ main(int argc, char *argv[])
 	    -1) {
 		switch (c) {
 		case 't':
-			check_dir("--tools", optarg);
 			add_dir(&o.dirs, &ndirs, optarg);
 			break;
 		case OPT_CWD:
@@ -1457,6 +1601,12 @@ main(int argc, char *argv[])
 			break;
 		case OPT_MCP:
 			add_mcp(&o, optarg);
+			break;
+		case OPT_RECORD:
+			o.record = optarg;
+			break;
+		case OPT_REPLAY:
+			o.replay = optarg;
 			break;
 		case 'j':
 			o.jobs = parse_count("--jobs", optarg, 0, JOBS_MAX);
@@ -1498,6 +1648,9 @@ main(int argc, char *argv[])
 	}
 	if (o.list && optind < argc)
 		usage();
+	/* A replay looks at no tools directory, so it need not exist. */
+	for (i = 0; i < ndirs && (o.replay == NULL || o.list); i++)
+		check_dir("--tools", o.dirs[i]);
 	if (ndirs == 0)
 		default_dirs(&o.dirs, &ndirs);
 	o.files = optind < argc ? argv + optind : stdin_only;

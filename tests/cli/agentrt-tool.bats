@@ -55,8 +55,9 @@ gone() {
 	run agentrt-tool --help
 	[ "$status" -eq 0 ]
 	assert_eq "${lines[0]}" "Usage: agentrt-tool [-t DIR]... [OPTIONS] [FILE...]"
-	for opt in --tools --cwd --jobs --timeout --kill-grace --cpu --memory \
-	    --files --max-output --max-line --list --help --version; do
+	for opt in --tools --record --replay --cwd --jobs --timeout \
+	    --kill-grace --cpu --memory --files --max-output --max-line --list \
+	    --help --version; do
 		[[ "$output" == *"$opt"* ]] || fail "--help lacks $opt"
 	done
 }
@@ -766,4 +767,134 @@ max_overlap() {
 	[[ "$output" == *'"result":"391"'* ]]
 	[[ "$output" == *'"result":"HI"'* ]]
 	[[ "$output" == *$'\ncalc\nupper'* ]]
+}
+
+# --- --record and --replay ---------------------------------------------
+
+@test "--record keeps a real calc call; --replay answers it again with no tools" {
+	tape=$BATS_TEST_TMPDIR/tape
+	req calc '{"expr":"17*23"}' | tool_run -t "$examples" --record "$tape"
+	[ "$status" -eq 0 ]
+	[ ! -s "$err" ]
+	assert_eq "$(line 2)" '{"type":"tool.result","session_id":"s1","id":"c1","attempt":1,"result":"391"}'
+	recorded=$(line 2 | jq -c '{type, result}')
+	[ "$(wc -l <"$tape")" -eq 1 ]
+	assert_eq "$(stat -c %a "$tape")" 600
+	assert_eq "$(jq -c 'del(.key)' "$tape")" '{"type":"tool.exchange","name":"calc","arguments":{"expr":"17*23"},"result":"391"}'
+	jq -r .key "$tape" | grep -Eqx '[0-9a-f]{64}'
+	# Another session, another call id, the arguments spaced otherwise;
+	# an empty tools directory, then none at all.
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	for dir in "$BATS_TEST_TMPDIR/empty" "$BATS_TEST_TMPDIR/absent"; do
+		req calc '{ "expr" : "17*23" }' c9 | tool_run -t "$dir" \
+		    --replay "$tape"
+		[ "$status" -eq 0 ] || fail "$(cat "$err")"
+		[ ! -s "$err" ]
+		[ "$(wc -l <"$out")" -eq 1 ]
+		assert_eq "$(line 1)" '{"type":"decision.response","session_id":"s1","decision_id":"d-c9","actions":[{"type":"tool.result","result":"391"}]}'
+		assert_eq "$(line 1 | jq -c '.actions[0]')" "$recorded"
+	done
+}
+
+@test "--replay: a call the tape lacks is a tool.error, said once, and nothing runs" {
+	tape=$BATS_TEST_TMPDIR/tape
+	printf '#!/bin/sh\ntouch "%s/ran"\necho ran\n' "$BATS_TEST_TMPDIR" |
+	    tool spy
+	req calc '{"expr":"1+1"}' | tool_run -t "$examples" --record "$tape"
+	{ req spy '{}' c1; req calc '{"expr":"1+2"}' c2; } |
+	    tool_run -t "$tools" --replay "$tape"
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$out")" -eq 2 ]
+	assert_eq "$(line 1)" '{"type":"decision.response","session_id":"s1","decision_id":"d-c1","actions":[{"type":"tool.error","error":"no recorded answer for tool '"'spy'"' with these arguments (replay)","retryable":false}]}'
+	assert_eq "$(line 2 | jq -r '.actions[0].error')" "no recorded answer for tool 'calc' with these arguments (replay)"
+	assert_eq "$(cat "$err")" "agentrt-tool: <stdin>:1: no recorded answer for tool 'spy' with these arguments (replay)
+agentrt-tool: <stdin>:2: no recorded answer for tool 'calc' with these arguments (replay)"
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "recorded errors replay as errors: a tool's message, a timeout" {
+	tape=$BATS_TEST_TMPDIR/tape
+	printf '#!/bin/sh\nexec sleep 10\n' | tool slow
+	{ req calc '{"expr":"2^8"}' c1; req slow '{}' c2; } |
+	    tool_run -t "$examples" -t "$tools" --timeout 0.3 --kill-grace 100 \
+	    --record "$tape"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -c '[.name, .error]' "$tape" | sort)" \
+	    '["calc",{"error":"calc: only integers, + - * / and parentheses are allowed","retryable":false}]
+["slow",{"error":"deadline exceeded","retryable":true}]'
+	{ req slow '{}' c3; req calc '{"expr":"2^8"}' c4; } |
+	    tool_run --replay "$tape" -t "$BATS_TEST_TMPDIR/absent"
+	[ "$status" -eq 0 ]
+	[ ! -s "$err" ]
+	assert_eq "$(jq -c '.actions' "$out")" \
+	    '[{"type":"tool.error","error":"deadline exceeded","retryable":true}]
+[{"type":"tool.error","error":"calc: only integers, + - * / and parentheses are allowed","retryable":false}]'
+}
+
+@test "--replay plays one call's answers in order, then repeats the last; --record copies them" {
+	tape=$BATS_TEST_TMPDIR/tape copy=$BATS_TEST_TMPDIR/copy
+	printf '#!/bin/sh\nn=$(cat "%s/n" 2>/dev/null || echo 0)\necho $((n + 1)) >"%s/n"\necho "call $((n + 1))"\n' \
+	    "$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR" | tool count
+	for id in c1 c2; do
+		req count '{}' "$id" | tool_run -t "$tools" --record "$tape"
+	done
+	printf '.text\n' >"$tools/echo.jq"
+	req echo '{"text":"jq"}' | tool_run -t "$tools" --record "$tape"
+	[ "$(wc -l <"$tape")" -eq 3 ]
+	{ for id in c3 c4 c5; do req count '{}' "$id"; done
+	  req echo '{"text":"jq"}' c6; } |
+	    tool_run --replay "$tape" --record "$copy"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -r '.actions[0].result' "$out" | tr '\n' ' ')" \
+	    'call 1 call 2 call 2 jq '
+	assert_eq "$(cat "$BATS_TEST_TMPDIR/n")" 2
+	[ "$(wc -l <"$copy")" -eq 4 ]
+	assert_eq "$(jq -r .result "$copy" | tr '\n' ' ')" 'call 1 call 2 call 2 jq '
+}
+
+@test "--replay starts no MCP server" {
+	printf '#!/bin/sh\ntouch "%s/started"\nexit 1\n' "$BATS_TEST_TMPDIR" |
+	    tool server
+	: >"$BATS_TEST_TMPDIR/tape"
+	req calc '{}' | tool_run --mcp "$tools/server" \
+	    --replay "$BATS_TEST_TMPDIR/tape"
+	[ "$status" -eq 0 ]
+	assert_eq "$(line 1 | jq -r '.actions[0].type')" tool.error
+	[ ! -e "$BATS_TEST_TMPDIR/started" ]
+}
+
+@test "a bad tape is a usage error naming the file and line; so is a --record that cannot open" {
+	tape=$BATS_TEST_TMPDIR/tape
+	req calc '{"expr":"1+1"}' | tool_run -t "$examples" --record "$tape"
+	echo '{"type":"tool.exchange","name":"calc","arguments":{}}' >>"$tape"
+	req calc '{"expr":"1+1"}' | tool_run --replay "$tape"
+	[ "$status" -eq 2 ]
+	[ ! -s "$out" ]
+	assert_eq "$(cat "$err")" "agentrt-tool: tape $tape:2: needs one of 'result' and 'error'"
+	echo 'not json' >"$tape"
+	req calc '{}' | tool_run --replay "$tape"
+	[ "$status" -eq 2 ]
+	[[ "$(cat "$err")" == "agentrt-tool: tape $tape:1: "* ]]
+	req calc '{}' | tool_run --replay "$BATS_TEST_TMPDIR/none"
+	[ "$status" -eq 2 ]
+	assert_eq "$(cat "$err")" "agentrt-tool: tape '$BATS_TEST_TMPDIR/none': No such file or directory"
+	req calc '{}' | tool_run -t "$examples" --record "$BATS_TEST_TMPDIR/no/such/tape"
+	[ "$status" -eq 2 ]
+	[ ! -s "$out" ]
+	assert_eq "$(cat "$err")" "agentrt-tool: --record '$BATS_TEST_TMPDIR/no/such/tape': No such file or directory"
+}
+
+@test "--record never writes an environment secret" {
+	export OPENAI_API_KEY=sk-sentinel-xyz ANTHROPIC_API_KEY=sk-sentinel-xyz
+	export AGENTRT_SECRET=sk-sentinel-xyz
+	tape=$BATS_TEST_TMPDIR/tape
+	printf '#!/bin/sh\nenv\n' | tool env
+	printf '#!/bin/sh\necho "$OPENAI_API_KEY" >&2\nexit 1\n' | tool fails
+	printf '{env: env, ENV: $ENV}\n' >"$tools/envjq.jq"
+	{ req env '{}' c1; req fails '{}' c2; req envjq '{}' c3; } |
+	    tool_run -t "$tools" --record "$tape"
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$tape")" -eq 3 ]
+	grep -q PATH= "$tape"
+	! grep -q sentinel "$tape" "$out" "$err" || false
 }
