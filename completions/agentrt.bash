@@ -180,7 +180,7 @@ _agentrt_session_ids()
 
 _agentrt_session()
 {
-	local cmds='new ls show log rm run'
+	local cmds='new ls show log rm cancel run'
 	local gopts='-d --db -h --help -V --version'
 	local spec='-d:1 --db:1 -a:1 --agent:1 --id:1 --identity:1 --after:1
 	    -s:1 --session:1 -m:1 --message:1 --turn-id:1 --input:1 --resume:1
@@ -212,7 +212,7 @@ _agentrt_session()
 		;;
 	new) opts='-a --agent --id --identity' ;;
 	ls) opts='-q --quiet' ;;
-	show|rm) opts= ;;
+	show|rm|cancel) opts= ;;
 	log) opts='--after -f --follow' ;;
 	run)
 		opts='-a --agent -s --session -m --message --turn-id --input
@@ -227,7 +227,7 @@ _agentrt_session()
 	fi
 	case $cmd in
 	show|log) ((nargs == 0)) || return 0 ;;
-	rm) ;;
+	rm|cancel) ;;
 	*) return 0 ;;
 	esac
 	_agentrt_reply "$(_agentrt_session_ids)"
@@ -281,17 +281,19 @@ _agentrt_llm()
 
 _agentrt_tool()
 {
-	_agentrt_scan '-t:1 --tools:1 --mcp:1 --cwd:1 -j:1 --jobs:1 --timeout:1
-	    --kill-grace:1 --cpu:1 --memory:1 --files:1 --max-output:1
-	    --max-line:1'
+	_agentrt_scan '-t:1 --tools:1 --mcp:1 --record:1 --replay:1 --cwd:1
+	    -j:1 --jobs:1 --timeout:1 --kill-grace:1 --cpu:1 --memory:1
+	    --files:1 --max-output:1 --max-line:1'
 	case $opt in
 	'') ;;
 	-t|--tools|--cwd) _agentrt_dirs; return ;;
+	--record|--replay) _agentrt_files; return ;;
 	*) return 0 ;;
 	esac
 	if [[ $cur == -* ]]; then
-		_agentrt_reply '-t --tools --mcp --cwd -j --jobs --timeout --kill-grace
-		    --cpu --memory --files --max-output --max-line -l --list
+		_agentrt_reply '-t --tools --mcp --record --replay --cwd -j --jobs
+		    --timeout --kill-grace --cpu --memory --files --max-output
+		    --max-line -l --list
 		    -h --help -V --version'
 	else
 		_agentrt_files
@@ -351,7 +353,35 @@ _agentrt_tree()
 	esac
 }
 
-# agentrt-shell, still to come, answers only --help and --version.
+# agentrt-shell takes options only: -a as agentrt-session run's, -s and
+# -d as agentrt-session's, -m as agentrt-llm's, the decide options as
+# agentrt-decide's.
+_agentrt_shell()
+{
+	_agentrt_scan '-d:1 --db:1 -a:1 --agent:1 -s:1 --session:1 -c:1
+	    --command:1 --agents:1 --tools:1 --mcp:1 --decide-jq:1 --exec:1
+	    --url:1 -m:1 --model:1 --record:1 --replay:1'
+	case $opt in
+	'') ;;
+	-d|--db|--agents|--tools) _agentrt_dirs; return ;;
+	-a|--agent) _agentrt_reply "$(_agentrt_agent_names)"; return ;;
+	-s|--session) _agentrt_reply "$(_agentrt_session_ids)"; return ;;
+	-m|--model) _agentrt_reply 'mock/echo mock/script openai/ anthropic/'
+		return ;;
+	--record|--replay) _agentrt_files; return ;;
+	--exec) _agentrt_command; return ;;
+	--url)
+		_agentrt_reply 'http:// https://'
+		compopt -o nospace 2>/dev/null
+		return
+		;;
+	*) return 0 ;;
+	esac
+	_agentrt_reply '-d --db -a --agent -s --session -c --command --agents
+	    --tools --mcp --decide-jq --exec --url -m --model --record --replay
+	    -h --help -V --version'
+}
+
 _agentrt()
 {
 	local prog=${1:-${COMP_WORDS[0]}} cur cword words=() opt argn args=()
@@ -364,7 +394,7 @@ _agentrt()
 	agentrt-llm) _agentrt_llm ;;
 	agentrt-tool) _agentrt_tool ;;
 	agentrt-tree) _agentrt_tree ;;
-	*) _agentrt_reply '--help --version' ;;
+	agentrt-shell) _agentrt_shell ;;
 	esac
 }
 

@@ -4,8 +4,8 @@
 # fish loads it whichever binary is completed first.
 
 # Prints the command of the agentrt-session line being completed (new, ls,
-# show, log, rm or run) and then its arguments so far; fails if there is
-# none yet.
+# show, log, rm, cancel or run) and then its arguments so far; fails if
+# there is none yet.
 function __agentrt_session_words
     set -l tokens (commandline -opc)
     set -e tokens[1]
@@ -35,14 +35,15 @@ function __agentrt_session_using
     contains -- $words[1] $argv
 end
 
-# True when a SESSION may come next: any number for rm, one for show and log.
+# True when a SESSION may come next: any number for rm and cancel, one for
+# show and log.
 function __agentrt_session_wants_session
     set -l words (__agentrt_session_words)
     or return 1
     set -l cmd $words[1]
     set -e words[1]
     switch $cmd
-        case rm
+        case rm cancel
             return 0
         case show log
             while set -q words[1]
@@ -157,6 +158,7 @@ complete -c agentrt-session -n __agentrt_session_needs_command -a ls -d 'list se
 complete -c agentrt-session -n __agentrt_session_needs_command -a show -d 'print one session as JSON'
 complete -c agentrt-session -n __agentrt_session_needs_command -a log -d "print the session's event log as NDJSON"
 complete -c agentrt-session -n __agentrt_session_needs_command -a rm -d 'delete sessions and everything recorded of them'
+complete -c agentrt-session -n __agentrt_session_needs_command -a cancel -d "stop the sessions' running turns and their sub-agents"
 complete -c agentrt-session -n __agentrt_session_needs_command -a run -d 'drive a session on a ring of filters'
 
 complete -c agentrt-session -n '__agentrt_session_using new run' -s a -l agent -x -a '(__agentrt_agent_names)' -d 'the agent the session runs'
@@ -210,6 +212,8 @@ complete -c agentrt-llm -s V -l version -d 'print the version and exit'
 
 complete -c agentrt-tool -s t -l tools -x -a '(__fish_complete_directories)' -d 'look for tools in DIR'
 complete -c agentrt-tool -l mcp -x -d 'start an MCP server over stdio and serve its tools'
+complete -c agentrt-tool -l record -r -F -d "append each call's answer to the tape FILE"
+complete -c agentrt-tool -l replay -r -F -d 'answer each call from the tape FILE, running no tool'
 complete -c agentrt-tool -l cwd -x -a '(__fish_complete_directories)' -d 'run tools in DIR'
 complete -c agentrt-tool -s j -l jobs -x -d 'run at most N executable tools at once'
 complete -c agentrt-tool -l timeout -x -d 'time limit of a call whose trigger has no deadline'
@@ -294,6 +298,21 @@ complete -c agentrt-tree -n '__agentrt_tree_arg 1 show path branches diff checko
 complete -c agentrt-tree -n '__agentrt_tree_arg 2 path diff checkout' -a '(__agentrt_tree_nodes)' -d node
 complete -c agentrt-tree -n '__agentrt_tree_arg 3 diff' -a '(__agentrt_tree_nodes)' -d node
 
-# agentrt-shell, still to come, answers only --help and --version.
-complete -c agentrt-shell -l help -d 'print the help and exit'
-complete -c agentrt-shell -l version -d 'print the version and exit'
+# agentrt-shell: options only, no file arguments.
+
+complete -c agentrt-shell -f
+complete -c agentrt-shell -s d -l db -x -a '(__fish_complete_directories)' -d 'use the store in DIR'
+complete -c agentrt-shell -s a -l agent -x -a '(__agentrt_agent_names)' -d 'start a new session of AGENT'
+complete -c agentrt-shell -s s -l session -x -a '(__agentrt_session_ids)' -d 'continue SESSION (an id or a prefix of one)'
+complete -c agentrt-shell -s c -l command -x -d 'send TEXT, print the reply and exit'
+complete -c agentrt-shell -l agents -x -a '(__fish_complete_directories)' -d 'look for NAME.json in DIR first'
+complete -c agentrt-shell -l tools -x -a '(__fish_complete_directories)' -d 'look for tools in DIR too'
+complete -c agentrt-shell -l mcp -x -d 'serve the tools of an MCP server'
+complete -c agentrt-shell -l decide-jq -x -d 'decide with a jq program'
+complete -c agentrt-shell -l exec -x -a '(__fish_complete_command)' -d 'decide with a worker process'
+complete -c agentrt-shell -l url -x -a 'http:// https://' -d 'decide with an HTTP worker'
+complete -c agentrt-shell -s m -l model -x -a 'mock/echo mock/script openai/ anthropic/' -d 'answer every model call with MODEL'
+complete -c agentrt-shell -l record -r -F -d 'keep every model exchange in the cassette FILE'
+complete -c agentrt-shell -l replay -r -F -d 'answer model calls from the cassette FILE'
+complete -c agentrt-shell -s h -l help -d 'print this help and exit'
+complete -c agentrt-shell -s V -l version -d 'print the version and exit'

@@ -7,9 +7,9 @@ bashcomp=$top_srcdir/completions/agentrt.bash
 zshcomp=$top_srcdir/completions/_agentrt
 fishcomp=$top_srcdir/completions/agentrt.fish
 
-# The binaries that exist so far; agentrt-shell joins the checks as soon as
-# it is built.
-ready_bins="agentrt-session agentrt-decide agentrt-llm agentrt-tool agentrt-tree"
+# The binaries that must be built.
+ready_bins="agentrt-session agentrt-decide agentrt-llm agentrt-tool agentrt-tree
+    agentrt-shell"
 
 # Prints the agentrt binaries built in top_builddir, one per line.
 built_bins() {
@@ -263,7 +263,7 @@ make_agents() {
 	done
 	run help_commands
 	[ "$status" -eq 0 ]
-	[ "${lines[*]}" = "new ls show log rm run" ]
+	[ "${lines[*]}" = "new ls show log rm cancel run" ]
 	run help_options agentrt-session
 	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -ge 16 ]
@@ -443,7 +443,7 @@ make_agents() {
 	run bash_complete agentrt-tool --l
 	[ "$output" = --list ]
 	run bash_complete agentrt-shell --
-	[ "${lines[*]}" = "--help --version" ]
+	[ "${lines[*]}" = "--db --agent --session --command --agents --tools --mcp --decide-jq --exec --url --model --record --replay --help --version" ]
 }
 
 @test "bash completes a SESSION from the store named by -d" {
@@ -524,7 +524,7 @@ make_agents() {
 	local db=$BATS_TEST_TMPDIR/db
 	run zsh_complete 'agentrt-session '
 	[ "$status" -eq 0 ]
-	[ "${lines[*]}" = "log ls new rm run show" ]
+	[ "${lines[*]}" = "cancel log ls new rm run show" ]
 	run zsh_complete 'agentrt-session log --a'
 	[ "$status" -eq 0 ]
 	[ "$output" = --after ]
@@ -542,7 +542,7 @@ make_agents() {
 	[ "$status" -eq 0 ]
 	run zsh_complete 'agentrt-shell --'
 	[ "$status" -eq 0 ]
-	[ "${lines[*]}" = "--help --version" ]
+	[ "${lines[*]}" = "--agent --agents --command --db --decide-jq --exec --help --mcp --model --record --replay --session --tools --url --version" ]
 }
 
 @test "zsh completes run -a with the agents of the directories run searches" {
@@ -598,7 +598,7 @@ make_agents() {
 	run fish_complete 'agentrt-llm -m '
 	[ "${lines[*]}" = "anthropic/ mock/echo mock/script openai/" ]
 	run fish_complete 'agentrt-shell --'
-	[ "${lines[*]}" = "--help --version" ]
+	[ "${lines[*]}" = "--agent --agents --command --db --decide-jq --exec --help --mcp --model --record --replay --session --tools --url --version" ]
 }
 
 @test "fish completes run -a with the agents of the directories run searches" {
