@@ -45,7 +45,8 @@ struct cmd {
 static volatile sig_atomic_t stopping;
 
 enum { OPT_ID = 256, OPT_IDENTITY, OPT_AFTER, OPT_TURN_ID, OPT_INPUT,
-    OPT_EVENTS, OPT_AGENTS, OPT_TOOLS, OPT_MAX_LINE, OPT_RESUME, OPT_PAYLOAD };
+    OPT_EVENTS, OPT_AGENTS, OPT_TOOLS, OPT_MAX_LINE, OPT_RESUME, OPT_PAYLOAD,
+    OPT_CHILDREN, OPT_AS, OPT_HASH, OPT_POLICY };
 
 static const struct option longopts[] = {
 	{ "db",		required_argument,	NULL, 'd' },
@@ -65,6 +66,11 @@ static const struct option longopts[] = {
 	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
 	{ "resume",	required_argument,	NULL, OPT_RESUME },
 	{ "payload",	required_argument,	NULL, OPT_PAYLOAD },
+	{ "children",	no_argument,		NULL, OPT_CHILDREN },
+	{ "as",		required_argument,	NULL, OPT_AS },
+	{ "output",	required_argument,	NULL, 'o' },
+	{ "hash",	no_argument,		NULL, OPT_HASH },
+	{ "policy",	required_argument,	NULL, OPT_POLICY },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "version",	no_argument,		NULL, 'V' },
 	{ NULL,		0,			NULL, 0 }
@@ -89,6 +95,21 @@ help(void)
 "                      their running sub-agents are cancelled first\n"
 "  cancel SESSION...   stop the sessions' running turns (they fail, saying\n"
 "                      so) and their sub-agents; what is recorded stays\n"
+"  export [--children] SESSION\n"
+"                      print the session's events as NDJSON after a header\n"
+"                      line (and its sub-agents' with --children)\n"
+"  import [--as ID] [FILE]\n"
+"                      recreate the sessions of an export; print their ids\n"
+"  checkpoint [-o FILE] [--hash] SESSION\n"
+"                      write a binary snapshot of the session (and its\n"
+"                      sub-agents): a 4-byte version, then the events\n"
+"  restore [--as ID] [FILE]\n"
+"                      recreate the sessions of a checkpoint; a no-op when\n"
+"                      they are there as checkpointed\n"
+"  replay [--policy FILE] [--agents DIR] [FILE]\n"
+"                      run an export's client inputs again in a new\n"
+"                      session, every model and tool call answered from\n"
+"                      the recording; print the first divergence\n"
 "  run [-a AGENT | -s SESSION] [-m TEXT] [--input JSON] [--events FILE]\n"
 "      [--resume ID [--payload JSON]]\n"
 "                      drive a session on a ring of filters (stdin and\n"
@@ -114,11 +135,19 @@ help(void)
 "      --payload JSON  (run) the resume's payload, e.g. {\"approved\":true};\n"
 "                      @FILE reads it from FILE, @- from stdin\n"
 "      --events FILE   (run) append client events to FILE as NDJSON\n"
-"      --agents DIR    (run) look for agents/NAME.json in DIR first\n"
+"      --agents DIR    (run, replay) look for NAME.json in DIR first\n"
+"                      (replay: before the recording's own)\n"
 "      --tools DIR     (run) where an agent's tools named by name alone are\n"
 "                      declared (default: $AGENTRT_TOOLS, else ./tools)\n"
 "      --max-line BYTES\n"
 "                      (run) the longest ring line read (default 64M)\n"
+"      --children      (export) the session's sub-agents too\n"
+"      --as ID         (import, restore) the new id of the root session;\n"
+"                      its sub-agents get ids made from it\n"
+"  -o, --output FILE   (checkpoint) write it to FILE, not stdout\n"
+"      --hash          (checkpoint) print its SHA-256 in hex\n"
+"      --policy FILE   (replay) decide with the jq program in FILE\n"
+"                      (agentrt-decide -f FILE), not by the proposals\n"
 "  -h, --help          print this help and exit\n"
 "  -V, --version       print the version and exit\n"
 "\n"
@@ -275,6 +304,7 @@ prepare(struct opts *o, const struct cmd *c)
 	check_name("session", o->session);
 	check_name("--turn-id", o->turn_id);
 	check_name("--id", o->id);
+	check_name("--as", o->as);
 	check_name("agent", o->agent);
 	if (o->payload != NULL && o->resume == NULL)
 		art_die(ART_EXIT_USAGE, "run: --payload goes with --resume ID");
@@ -589,6 +619,15 @@ static const struct cmd cmds[] = {
 	{ "log",  cmd_log,  "log [--after SEQ] [-f] SESSION", "f", false, 1, 1 },
 	{ "rm",   cmd_rm,   "rm SESSION...", "", false, 1, -1 },
 	{ "cancel", cmd_cancel, "cancel SESSION...", "", false, 1, -1 },
+	{ "export", session_export, "export [--children] SESSION", "", false,
+	    1, 1 },
+	{ "import", session_import, "import [--as ID] [FILE]", "", true, 0, 1 },
+	{ "checkpoint", session_checkpoint, "checkpoint [-o FILE] [--hash] "
+	    "SESSION", "o:", false, 1, 1 },
+	{ "restore", session_restore, "restore [--as ID] [FILE]", "", true, 0,
+	    1 },
+	{ "replay", session_replay, "replay [--policy FILE] [--agents DIR] "
+	    "[FILE]", "", true, 0, 1 },
 	{ "run",  session_run, "run [-a AGENT | -s SESSION] [-m TEXT] "
 	    "[--turn-id ID] [--input JSON] [--events FILE] [--resume ID "
 	    "[--payload JSON]]", "a:s:m:", true, 0, 0 },
@@ -618,8 +657,20 @@ cmd_takes(const struct cmd *c, int opt)
 		return strcmp(c->name, "ls") == 0;
 	case 'f': case OPT_AFTER:
 		return strcmp(c->name, "log") == 0;
+	case OPT_CHILDREN:
+		return strcmp(c->name, "export") == 0;
+	case OPT_AS:
+		return strcmp(c->name, "import") == 0 ||
+		    strcmp(c->name, "restore") == 0;
+	case 'o': case OPT_HASH:
+		return strcmp(c->name, "checkpoint") == 0;
+	case OPT_POLICY:
+		return strcmp(c->name, "replay") == 0;
+	case OPT_AGENTS:
+		return strcmp(c->name, "run") == 0 ||
+		    strcmp(c->name, "replay") == 0;
 	case 's': case 'm': case OPT_TURN_ID: case OPT_INPUT: case OPT_EVENTS:
-	case OPT_AGENTS: case OPT_TOOLS: case OPT_MAX_LINE: case OPT_RESUME:
+	case OPT_TOOLS: case OPT_MAX_LINE: case OPT_RESUME:
 	case OPT_PAYLOAD:
 		return strcmp(c->name, "run") == 0;
 	}
@@ -669,6 +720,11 @@ parse(int argc, char **argv, const char *shortopts, const struct cmd *c,
 			break;
 		case OPT_RESUME: o->resume = optarg; break;
 		case OPT_PAYLOAD: o->payload = optarg; break;
+		case OPT_CHILDREN: o->children = true; break;
+		case OPT_AS: o->as = optarg; break;
+		case 'o': o->output = optarg; break;
+		case OPT_HASH: o->hash = true; break;
+		case OPT_POLICY: o->policy = optarg; break;
 		case 'h': help();
 		case 'V': version();
 		default: usage(c != NULL ? c->usage : NULL);

@@ -40,6 +40,12 @@ struct opts {
 	size_t		 max_line;
 	const char	*resume;	/* --resume: an interrupt id */
 	const char	*payload;
+	/* export, import, checkpoint, restore */
+	bool		 children;	/* --children */
+	const char	*as;		/* --as: the root's new id */
+	bool		 hash;		/* --hash */
+	const char	*output;	/* -o */
+	const char	*policy;	/* replay --policy: a jq file */
 };
 
 /* The world a command runs in, made once in main and passed down. */
@@ -53,5 +59,17 @@ struct env {
 jv	session_option_text(const char *name, const char *arg);
 /* run: the engine on a ring (cmd/session-run.c). */
 int	session_run(struct env *, const struct opts *, int, char **);
+/* A session as a file (cmd/session-port.c). */
+/*
+ * The checked lines of the export at path (NULL or "-": stdin); a fault
+ * is said on stderr with its line number and outcome ("nothing
+ * imported"), and jv_invalid() returned.
+ */
+jv	session_read_export(const char *path, const char *outcome);
+int	session_replay(struct env *, const struct opts *, int, char **);
+int	session_export(struct env *, const struct opts *, int, char **);
+int	session_import(struct env *, const struct opts *, int, char **);
+int	session_checkpoint(struct env *, const struct opts *, int, char **);
+int	session_restore(struct env *, const struct opts *, int, char **);
 
 #endif
