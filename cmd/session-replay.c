@@ -573,15 +573,18 @@ send_input(struct replay *r, const jv *in, bool first)
 
 /* --- the command -------------------------------------------------------- */
 
+struct read_events {
+	const char	*sid;
+	jv		 events;
+};
+
 static int
 read_events_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
-	jv *out = ctx;
-	const char *sid = jv_string_value(*out);
+	struct read_events *x = ctx;
 
-	jv_free(*out);
-	*out = art_log_read(t, sid, 0, 0, err);
-	return jv_is_valid(*out) ? 0 : -1;
+	x->events = art_log_read(t, x->sid, 0, 0, err);
+	return jv_is_valid(x->events) ? 0 : -1;
 }
 
 /* The scratch directory and what this file put in it. */
@@ -630,6 +633,7 @@ int
 session_replay(struct env *e, const struct opts *o, int argc, char **argv)
 {
 	struct replay r = { .env = e, .o = o };
+	struct read_events x = { NULL, jv_invalid() };
 	struct art_err err;
 	const char *tmp = getenv("TMPDIR");
 	jv lines, head, rec, inputs, want, got, events, div;
@@ -686,12 +690,13 @@ session_replay(struct env *e, const struct opts *o, int argc, char **argv)
 	jv_free(inputs);
 	if (status != ART_EXIT_OK)
 		goto clean;
-	events = jv_string(r.sid);
-	if (art_store_read(e->store, read_events_fn, &events, &err) == -1) {
+	x.sid = r.sid;
+	if (art_store_read(e->store, read_events_fn, &x, &err) == -1) {
 		art_warn("%s", err.msg);
 		status = ART_EXIT_FAIL;
 		goto clean;
 	}
+	events = x.events;
 	want = behaviour(&rec);
 	got = behaviour(&events);
 	jv_free(events);
