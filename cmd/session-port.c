@@ -96,7 +96,7 @@ export_lines(const char *name, const unsigned char *text, size_t len)
 		if (!jv_is_valid(l)) {
 			jv_free(l);
 			jv_free(lines);
-			art_warn("%s: line %d: not JSON: %s", name, line,
+			art_warn("%s: line %d: %s", name, line,
 			    err.msg);
 			return jv_invalid();
 		}

@@ -146,7 +146,7 @@ round_trip() {
 	printf '%s\n{"oops"\n' "$(head -1 "$BATS_TEST_TMPDIR/good")" >"$BATS_TEST_TMPDIR/json"
 	run agentrt-session import "$BATS_TEST_TMPDIR/json"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"json: line 2: not JSON"* ]] || fail "$output"
+	[[ "$output" == *"json: line 2: not valid JSON"* ]] || fail "$output"
 	# An id that exists, unless --as; a bad --as.
 	run agentrt-session import "$BATS_TEST_TMPDIR/good"
 	[ "$status" -eq 1 ]
@@ -243,4 +243,27 @@ round_trip() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"read '$BATS_TEST_TMPDIR/nonexistent': No such file or directory"* ]] || fail "$output"
 	assert_eq "$(agentrt-session ls -q | wc -l)" "$n"
+}
+
+@test "round trip: checkpoint and restore --as, with sub-agents and a branch" {
+	ring -a boss -m 'split the work'
+	root=$(root_session)
+	# A branch too: the same view again without the reply regenerates it.
+	ring -s "$root" --input "$(agentrt-tree path "$root" | jq -sc '{type: "client.messages", messages: .[0:1]}')"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(agentrt-tree branches "$root" | jq -s length)" 2
+	agentrt-session checkpoint -o "$BATS_TEST_TMPDIR/cp" "$root"
+	run agentrt-session restore --as again "$BATS_TEST_TMPDIR/cp"
+	[ "$status" -eq 0 ] || fail "$output"
+	mapfile -t ids <<<"$output"
+	mapfile -t old < <(agentrt-session export --children "$root" | head -1 | jq -r '.sessions[]')
+	[ "${#ids[@]}" -eq "${#old[@]}" ] && [ "${#ids[@]}" -ge 3 ] || fail "${ids[*]} / ${old[*]}"
+	# A checkpoint keeps keys sorted, so compare the events as JSON.
+	assert_eq "$(canon again "${ids[@]}" | jq -cS .)" "$(canon "$root" "${old[@]}" | jq -cS .)"
+	assert_eq "$(agentrt-tree show again)" "$(agentrt-tree show "$root")"
+	# The copy's checkpoint is the original's, renamed: restoring the
+	# renamed blob again is the no-op.
+	run agentrt-session restore --as again "$BATS_TEST_TMPDIR/cp"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"nothing to do"* ]] || fail "$output"
 }
