@@ -290,7 +290,8 @@ check_name(const char *what, const char *v)
 {
 	if (v != NULL && !art_id_is_valid(v))
 		art_die(ART_EXIT_USAGE, "bad %s '%s': use 1-128 letters, "
-		    "digits, '.', '_', ':' or '-'", what, v);
+		    "digits, '.', '_', ':' or '-', not starting with '.' or "
+		    "'-'", what, v);
 }
 
 /* Turns option text into values; usage errors exit before any store. */

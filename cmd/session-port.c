@@ -78,7 +78,8 @@ slurp(const char *path, size_t *len)
  * blank one included) is refused with its number.  jv_invalid() said.
  */
 static jv
-export_lines(const char *name, const unsigned char *text, size_t len)
+export_lines(const char *name, const unsigned char *text, size_t len,
+    const char *outcome)
 {
 	jv lines = jv_array(), l;
 	struct art_err err;
@@ -96,8 +97,8 @@ export_lines(const char *name, const unsigned char *text, size_t len)
 		if (!jv_is_valid(l)) {
 			jv_free(l);
 			jv_free(lines);
-			art_warn("%s: line %d: %s", name, line,
-			    err.msg);
+			art_warn("%s: line %d: %s; %s", name, line,
+			    err.msg, outcome);
 			return jv_invalid();
 		}
 		lines = jv_array_append(lines, l);
@@ -119,7 +120,7 @@ session_read_export(const char *path, const char *outcome)
 
 	if ((text = slurp(path, &len)) == NULL)
 		return jv_invalid();
-	lines = export_lines(name, text, len);
+	lines = export_lines(name, text, len, outcome);
 	free(text);
 	if (!jv_is_valid(lines))
 		return lines;

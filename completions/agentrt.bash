@@ -104,6 +104,14 @@ _agentrt_files()
 	mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 }
 
+# jq programs: files whose names end in .jq, and directories to look in.
+_agentrt_jq_files()
+{
+	compopt -o filenames 2>/dev/null
+	mapfile -t COMPREPLY < <(compgen -f -X '!*.jq' -- "$cur"
+	    compgen -d -- "$cur")
+}
+
 _agentrt_dirs()
 {
 	compopt -o filenames 2>/dev/null
@@ -180,11 +188,13 @@ _agentrt_session_ids()
 
 _agentrt_session()
 {
-	local cmds='new ls show log rm cancel run'
+	local cmds='new ls show log rm cancel export import checkpoint restore
+	    replay run'
 	local gopts='-d --db -h --help -V --version'
 	local spec='-d:1 --db:1 -a:1 --agent:1 --id:1 --identity:1 --after:1
 	    -s:1 --session:1 -m:1 --message:1 --turn-id:1 --input:1 --resume:1
-	    --payload:1 --events:1 --agents:1 --tools:1 --max-line:1'
+	    --payload:1 --events:1 --agents:1 --tools:1 --max-line:1 --as:1
+	    -o:1 --output:1 --policy:1'
 	local cmd nargs opts
 
 	_agentrt_scan "$spec"
@@ -196,7 +206,8 @@ _agentrt_session()
 	-d|--db|--agents|--tools) _agentrt_dirs; return 0 ;;
 	-a|--agent) _agentrt_reply "$(_agentrt_agent_names)"; return 0 ;;
 	-s|--session) _agentrt_reply "$(_agentrt_session_ids)"; return 0 ;;
-	--events) _agentrt_files; return 0 ;;
+	--events|-o|--output) _agentrt_files; return 0 ;;
+	--policy) _agentrt_jq_files; return 0 ;;
 	--input|--payload) _agentrt_at_files; return 0 ;;
 	*) return 0 ;;
 	esac
@@ -214,6 +225,10 @@ _agentrt_session()
 	ls) opts='-q --quiet' ;;
 	show|rm|cancel) opts= ;;
 	log) opts='--after -f --follow' ;;
+	export) opts='--children' ;;
+	import|restore) opts='--as' ;;
+	checkpoint) opts='-o --output --hash' ;;
+	replay) opts='--policy --agents' ;;
 	run)
 		opts='-a --agent -s --session -m --message --turn-id --input
 		    --resume --payload --events --agents --tools --max-line'
@@ -226,8 +241,12 @@ _agentrt_session()
 		return 0
 	fi
 	case $cmd in
-	show|log) ((nargs == 0)) || return 0 ;;
+	show|log|export|checkpoint) ((nargs == 0)) || return 0 ;;
 	rm|cancel) ;;
+	import|restore|replay)
+		((nargs == 0)) && _agentrt_files
+		return 0
+		;;
 	*) return 0 ;;
 	esac
 	_agentrt_reply "$(_agentrt_session_ids)"

@@ -4,8 +4,8 @@
 # fish loads it whichever binary is completed first.
 
 # Prints the command of the agentrt-session line being completed (new, ls,
-# show, log, rm, cancel or run) and then its arguments so far; fails if
-# there is none yet.
+# show, log, rm, cancel, export, import, checkpoint, restore, replay or run)
+# and then its arguments so far; fails if there is none yet.
 function __agentrt_session_words
     set -l tokens (commandline -opc)
     set -e tokens[1]
@@ -35,30 +35,39 @@ function __agentrt_session_using
     contains -- $words[1] $argv
 end
 
-# True when a SESSION may come next: any number for rm and cancel, one for
-# show and log.
-function __agentrt_session_wants_session
+# True when the command's words after it (options and their arguments
+# left out) hold no argument yet.
+function __agentrt_session_no_arg_yet
     set -l words (__agentrt_session_words)
     or return 1
-    set -l cmd $words[1]
     set -e words[1]
-    switch $cmd
-        case rm cancel
-            return 0
-        case show log
-            while set -q words[1]
-                switch $words[1]
-                    case --after -d --db
-                        set -e words[1..2]
-                    case '-*'
-                        set -e words[1]
-                    case '*'
-                        return 1
-                end
-            end
-            return 0
+    while set -q words[1]
+        switch $words[1]
+            case --after -d --db -o --output --as --policy --agents
+                set -e words[1..2]
+            case '-*'
+                set -e words[1]
+            case '*'
+                return 1
+        end
     end
-    return 1
+    return 0
+end
+
+# True when a SESSION may come next: any number for rm and cancel, one for
+# show, log, export and checkpoint.
+function __agentrt_session_wants_session
+    if __agentrt_session_using rm cancel
+        return 0
+    end
+    __agentrt_session_using show log export checkpoint
+    and __agentrt_session_no_arg_yet
+end
+
+# True when the FILE of import, restore or replay may come next.
+function __agentrt_session_wants_file
+    __agentrt_session_using import restore replay
+    and __agentrt_session_no_arg_yet
 end
 
 # Prints the argument of each of the options given (long ones, or short
@@ -159,6 +168,11 @@ complete -c agentrt-session -n __agentrt_session_needs_command -a show -d 'print
 complete -c agentrt-session -n __agentrt_session_needs_command -a log -d "print the session's event log as NDJSON"
 complete -c agentrt-session -n __agentrt_session_needs_command -a rm -d 'delete sessions and everything recorded of them'
 complete -c agentrt-session -n __agentrt_session_needs_command -a cancel -d "stop the sessions' running turns and their sub-agents"
+complete -c agentrt-session -n __agentrt_session_needs_command -a export -d "print the session's events as NDJSON after a header line"
+complete -c agentrt-session -n __agentrt_session_needs_command -a import -d 'recreate the sessions of an export; print their ids'
+complete -c agentrt-session -n __agentrt_session_needs_command -a checkpoint -d 'write a binary snapshot of the session and its sub-agents'
+complete -c agentrt-session -n __agentrt_session_needs_command -a restore -d 'recreate the sessions of a checkpoint'
+complete -c agentrt-session -n __agentrt_session_needs_command -a replay -d "run an export's client inputs again, answered from the recording"
 complete -c agentrt-session -n __agentrt_session_needs_command -a run -d 'drive a session on a ring of filters'
 
 complete -c agentrt-session -n '__agentrt_session_using new run' -s a -l agent -x -a '(__agentrt_agent_names)' -d 'the agent the session runs'
@@ -174,11 +188,17 @@ complete -c agentrt-session -n '__agentrt_session_using run' -l input -x -a '(__
 complete -c agentrt-session -n '__agentrt_session_using run' -l resume -x -d 'resume interrupt ID (of the session or of a sub-agent it waits on)'
 complete -c agentrt-session -n '__agentrt_session_using run' -l payload -x -a '(__agentrt_at_files)' -d "the resume's payload, e.g. {\"approved\":true}; @FILE, @- read it"
 complete -c agentrt-session -n '__agentrt_session_using run' -l events -r -F -d 'append client events to FILE as NDJSON'
-complete -c agentrt-session -n '__agentrt_session_using run' -l agents -x -a '(__fish_complete_directories)' -d 'look for NAME.json in DIR first'
+complete -c agentrt-session -n '__agentrt_session_using run replay' -l agents -x -a '(__fish_complete_directories)' -d 'look for NAME.json in DIR first'
 complete -c agentrt-session -n '__agentrt_session_using run' -l tools -x -a '(__fish_complete_directories)' -d 'where tools named by name alone are declared'
 complete -c agentrt-session -n '__agentrt_session_using run' -l max-line -x -d 'the longest ring line read (default 64M)'
+complete -c agentrt-session -n '__agentrt_session_using export' -l children -d "the session's sub-agents too"
+complete -c agentrt-session -n '__agentrt_session_using import restore' -l as -x -d 'the new id of the root session'
+complete -c agentrt-session -n '__agentrt_session_using checkpoint' -s o -l output -r -F -d 'write it to FILE, not stdout'
+complete -c agentrt-session -n '__agentrt_session_using checkpoint' -l hash -d 'print its SHA-256 in hex'
+complete -c agentrt-session -n '__agentrt_session_using replay' -l policy -x -a '(__fish_complete_suffix .jq)' -d 'decide with the jq program in FILE'
 
 complete -c agentrt-session -n __agentrt_session_wants_session -a '(__agentrt_session_ids)' -d session
+complete -c agentrt-session -n __agentrt_session_wants_file -F
 
 # agentrt-decide: FILE arguments complete as files.
 

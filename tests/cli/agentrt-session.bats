@@ -383,7 +383,7 @@ uuidv7='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
 	assert_eq "$output" "agentrt-session: run: give -a AGENT (a new session) or -s SESSION"
 	run agentrt-session run -s '../x' </dev/null
 	[ "$status" -eq 2 ]
-	assert_eq "$output" "agentrt-session: bad session '../x': use 1-128 letters, digits, '.', '_', ':' or '-'"
+	assert_eq "$output" "agentrt-session: bad session '../x': use 1-128 letters, digits, '.', '_', ':' or '-', not starting with '.' or '-'"
 	run agentrt-session run -s s --turn-id 'a b' </dev/null
 	[ "$status" -eq 2 ]
 	run agentrt-session run -a calc extra </dev/null
