@@ -556,27 +556,40 @@ rm_fn(struct art_txn *t, void *ctx, struct art_err *err)
 	return 0;
 }
 
+/*
+ * Cancels each session's work in turn, once all are known to exist:
+ * its running turn fails with why, its sub-agents are cancelled too.
+ */
 static int
-cmd_rm(struct env *e, const struct opts *o, int argc, char **argv)
+cancel_each(struct env *e, int argc, char **argv, const char *why,
+    struct art_err *err)
 {
 	struct rm_ctx c = { argc, argv };
 	struct art_engine_opts eo = { e->store, &e->ids, &e->clock, NULL, NULL,
 	    (long)getpid() };
 	struct art_engine *en;
-	struct art_err err;
 	int i, r = 0;
 
-	(void)o;
-	if (art_store_read(e->store, exists_fn, &c, &err) == -1)
-		return failed(&err);
-	/* A parent's running children stop before it goes (PROTOCOL §7). */
+	if (art_store_read(e->store, exists_fn, &c, err) == -1)
+		return -1;
 	if ((en = art_engine_new(&eo)) == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");
 	for (i = 0; i < argc && r == 0; i++)
-		r = art_engine_cancel(en, argv[i], "cancelled: the session was "
-		    "removed", &err);
+		r = art_engine_cancel(en, argv[i], why, err);
 	art_engine_free(en);
-	if (r == -1 || art_store_write(e->store, rm_fn, &c, &err) == -1)
+	return r;
+}
+
+static int
+cmd_rm(struct env *e, const struct opts *o, int argc, char **argv)
+{
+	struct rm_ctx c = { argc, argv };
+	struct art_err err;
+
+	(void)o;
+	/* A parent's running children stop before it goes (PROTOCOL §7). */
+	if (cancel_each(e, argc, argv, "cancelled: the session was removed",
+	    &err) == -1 || art_store_write(e->store, rm_fn, &c, &err) == -1)
 		return failed(&err);
 	return ART_EXIT_OK;
 }
@@ -592,22 +605,11 @@ cmd_rm(struct env *e, const struct opts *o, int argc, char **argv)
 static int
 cmd_cancel(struct env *e, const struct opts *o, int argc, char **argv)
 {
-	struct rm_ctx c = { argc, argv };
-	struct art_engine_opts eo = { e->store, &e->ids, &e->clock, NULL, NULL,
-	    (long)getpid() };
-	struct art_engine *en;
 	struct art_err err;
-	int i, r = 0;
 
 	(void)o;
-	if (art_store_read(e->store, exists_fn, &c, &err) == -1)
-		return failed(&err);
-	if ((en = art_engine_new(&eo)) == NULL)
-		art_die(ART_EXIT_FAIL, "out of memory");
-	for (i = 0; i < argc && r == 0; i++)
-		r = art_engine_cancel(en, argv[i], "cancelled", &err);
-	art_engine_free(en);
-	return r == -1 ? failed(&err) : ART_EXIT_OK;
+	return cancel_each(e, argc, argv, "cancelled", &err) == -1 ?
+	    failed(&err) : ART_EXIT_OK;
 }
 
 /* --- main ----------------------------------------------------------- */

@@ -470,17 +470,24 @@ cmd_switch(struct shell *sh, char *arg)
 		printf("session %s (%s)\n", sh->sid, sh->agent);
 }
 
+/* "BIN COMMAND SESSION", its output ours: /tree and /log. */
 static void
-cmd_tree(struct shell *sh, char *arg)
+run_on_session(struct shell *sh, const char *bin, const char *command)
 {
 	struct args a = { .n = 0 };
 
-	(void)arg;
 	if (!need_session(sh))
 		return;
-	args_add(&a, "agentrt-tree"), args_add(&a, "show");
+	args_add(&a, bin), args_add(&a, command);
 	args_add(&a, sh->sid);
 	run_out(sh, &a);
+}
+
+static void
+cmd_tree(struct shell *sh, char *arg)
+{
+	(void)arg;
+	run_on_session(sh, "agentrt-tree", "show");
 }
 
 static void
@@ -676,14 +683,8 @@ cmd_state(struct shell *sh, char *arg)
 static void
 cmd_log(struct shell *sh, char *arg)
 {
-	struct args a = { .n = 0 };
-
 	(void)arg;
-	if (!need_session(sh))
-		return;
-	args_add(&a, "agentrt-session"), args_add(&a, "log");
-	args_add(&a, sh->sid);
-	run_out(sh, &a);
+	run_on_session(sh, "agentrt-session", "log");
 }
 
 static void

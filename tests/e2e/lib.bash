@@ -43,6 +43,15 @@ ring_exec() {
 	' ring "$fifo" "$@"
 }
 
+# The session that is no one's sub-agent (ls does not print ancestry).
+root_session() {
+	local id
+	for id in $(agentrt-session ls -q); do
+		[ "$(agentrt-session show "$id" | jq -c .ancestry)" = '[]' ] &&
+		    echo "$id" && return
+	done
+}
+
 # The session this test made (the store holds one).
 the_session() {
 	agentrt-session ls -q | tail -1

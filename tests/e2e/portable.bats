@@ -19,14 +19,6 @@ canon() {
 	    ren' "$@"
 }
 
-# The session that is no one's sub-agent (ls does not print ancestry).
-root_session() {
-	local id
-	for id in $(agentrt-session ls -q); do
-		[ "$(agentrt-session show "$id" | jq -c .ancestry)" = '[]' ] &&
-		    echo "$id" && return
-	done
-}
 
 # The sessions whose parent is $1, sorted, as a JSON array.
 children_of() {

@@ -10,14 +10,6 @@ record() {
 	agentrt-session export --children "$(root_session)" >"$BATS_TEST_TMPDIR/rec.ndjson"
 }
 
-root_session() {
-	local id
-	for id in $(agentrt-session ls -q); do
-		[ "$(agentrt-session show "$id" | jq -c .ancestry)" = '[]' ] &&
-		    echo "$id" && return
-	done
-}
-
 # replay ARGS...: agentrt-session replay in an empty directory (no tools
 # there, so a tool run for real would fail), status and output as run.
 replay() {
