@@ -19,7 +19,6 @@ canon() {
 	    ren' "$@"
 }
 
-
 # The sessions whose parent is $1, sorted, as a JSON array.
 children_of() {
 	local id
