@@ -305,7 +305,7 @@ observed(const jv *ev)
 		o = jv_object_set(jv_object(), jv_string("model"),
 		    art_json_field(&rq, "model"));
 		o = jv_object_set(o, jv_string("messages"),
-		    without_ids(art_json_field(&rq, "messages")));
+		    art_cassette_messages(art_json_field(&rq, "messages")));
 		jv_free(rq);
 	} else if (strcmp(t, "tool.call.requested") == 0) {
 		o = jv_object_set(jv_object(), jv_string("name"),
@@ -334,21 +334,52 @@ observed(const jv *ev)
 	return o;
 }
 
-/* The observed events of a list of events, in order. */
+/* The tool_call_id of o when it records a tool message, else NULL. */
+static const char *
+tool_answer(const jv *o, jv *msg)
+{
+	const char *t = art_json_str(o, "type"), *role;
+
+	*msg = art_json_field(o, "message");
+	role = art_json_str(msg, "role");
+	if (t == NULL || strcmp(t, "message.new") != 0 || role == NULL ||
+	    strcmp(role, "tool") != 0)
+		return NULL;
+	return art_json_str(msg, "tool_call_id");
+}
+
+/*
+ * The observed events of a list of events, in order, but for the answers
+ * of parallel calls: they are recorded as they finish, in any order, so
+ * each run of tool messages is sorted by tool_call_id (as the cassette's
+ * keys sort them in a model call's messages).
+ */
 static jv
 behaviour(const jv *events)
 {
-	jv out = jv_array(), o;
+	jv out = jv_array(), run = jv_array(), keys = jv_array(), o, msg;
+	const char *id;
 
 	jv_array_foreach(*events, i, ev) {
 		o = observed(&ev);
-		if (jv_is_valid(o))
-			out = jv_array_append(out, o);
-		else
-			jv_free(o);
 		jv_free(ev);
+		if (!jv_is_valid(o)) {
+			jv_free(o);
+			continue;
+		}
+		if ((id = tool_answer(&o, &msg)) != NULL) {
+			keys = jv_array_append(keys, jv_string(id));
+			run = jv_array_append(run, o);
+			jv_free(msg);
+			continue;
+		}
+		jv_free(msg);
+		out = jv_array_concat(out, jv_sort(run, keys));
+		run = jv_array();
+		keys = jv_array();
+		out = jv_array_append(out, o);
 	}
-	return out;
+	return jv_array_concat(out, jv_sort(run, keys));
 }
 
 /* o without its seq: what is compared. */

@@ -23,25 +23,69 @@ struct art_cassette {
 	size_t		 n;
 };
 
-/* request without its messages' ids. */
-static jv
-without_ids(const jv *request)
+/* Is m a tool message? */
+static bool
+is_tool(const jv *m)
 {
-	jv r = jv_copy(*request), msgs = art_json_field(request, "messages"),
-	    out = jv_array();
+	const char *role = art_json_str(m, "role");
+
+	return role != NULL && strcmp(role, "tool") == 0;
+}
+
+/* The run of tool messages (consumed) sorted by tool_call_id, onto out. */
+static jv
+flush_run(jv out, jv run, jv keys)
+{
+	if (jv_array_length(jv_copy(run)) > 1)
+		run = jv_sort(run, keys);
+	else
+		jv_free(keys);
+	return jv_array_concat(out, run);
+}
+
+jv
+art_cassette_messages(jv msgs)
+{
+	jv out = jv_array(), run = jv_array(), keys = jv_array();
+	const char *id;
 
 	if (jv_get_kind(msgs) != JV_KIND_ARRAY) {
-		jv_free(msgs);
 		jv_free(out);
-		return r;
+		jv_free(run);
+		jv_free(keys);
+		return msgs;
 	}
 	jv_array_foreach(msgs, i, m) {
 		if (jv_get_kind(m) == JV_KIND_OBJECT)
 			m = jv_object_delete(m, jv_string("id"));
+		if (is_tool(&m)) {
+			id = art_json_str(&m, "tool_call_id");
+			keys = jv_array_append(keys, jv_string(id != NULL ? id :
+			    ""));
+			run = jv_array_append(run, m);
+			continue;
+		}
+		out = flush_run(out, run, keys);
+		run = jv_array();
+		keys = jv_array();
 		out = jv_array_append(out, m);
 	}
 	jv_free(msgs);
-	return jv_object_set(r, jv_string("messages"), out);
+	return flush_run(out, run, keys);
+}
+
+/* request as its key sees it: see art_cassette_messages(). */
+static jv
+without_ids(const jv *request)
+{
+	jv msgs = art_json_field(request, "messages");
+
+	if (jv_get_kind(msgs) != JV_KIND_ARRAY) {
+		jv_free(msgs);
+		return jv_copy(*request);
+	}
+	return jv_object_set(jv_copy(*request), jv_string("messages"),
+	    art_cassette_messages(msgs));
 }
 
 void

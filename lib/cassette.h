@@ -18,8 +18,9 @@
  * request is what the call asked (an LlmRequest, or a provider's own body
  * for a worker-run call with a format), never an HTTP header: no key or
  * token can reach a cassette.  key is the SHA-256 of the canonical JSON
- * of [model, request] with every message's "id" dropped, so the same
- * conversation replayed in a new session (new ids) finds its answers.
+ * of [model, request] with its messages as art_cassette_messages() makes
+ * them, so the same conversation replayed in a new session (new ids,
+ * parallel tool answers folded in another order) finds its answers.
  * Exchanges with one key play back in the order they were recorded; once
  * all have played, the last one answers again.
  */
@@ -37,6 +38,13 @@ void	art_cassette_free(struct art_cassette *);
 
 /* How many exchanges it holds. */
 size_t	art_cassette_size(const struct art_cassette *);
+
+/*
+ * A conversation's messages (consumed) as a key compares them: without
+ * their "id"s, and each run of consecutive tool messages sorted by
+ * tool_call_id (parallel calls finish, and are recorded, in any order).
+ */
+jv	art_cassette_messages(jv msgs);
 
 /* The key of model and request (borrowed) into hex (NUL-terminated). */
 void	art_cassette_key(const char *model, const jv *request,

@@ -50,6 +50,41 @@ main(void)
 	ok(strcmp(k1, k2) != 0, "the key holds the model");
 	art_cassette_key("openai/m", &other, k2);
 	ok(strcmp(k1, k2) != 0, "the key holds the messages");
+	{
+		/* Parallel tool answers, recorded in either order. */
+		jv a = jv_parse("{\"model\":\"m\",\"messages\":["
+		    "{\"role\":\"user\",\"content\":\"go\"},"
+		    "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"x\"},"
+		    "{\"role\":\"tool\",\"tool_call_id\":\"c2\",\"content\":\"y\"},"
+		    "{\"role\":\"user\",\"content\":\"and\"}]}");
+		jv b = jv_parse("{\"model\":\"m\",\"messages\":["
+		    "{\"role\":\"user\",\"content\":\"go\"},"
+		    "{\"role\":\"tool\",\"tool_call_id\":\"c2\",\"content\":\"y\",\"id\":\"n9\"},"
+		    "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"x\"},"
+		    "{\"role\":\"user\",\"content\":\"and\"}]}");
+		jv c2 = jv_parse("{\"model\":\"m\",\"messages\":["
+		    "{\"role\":\"user\",\"content\":\"and\"},"
+		    "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"x\"},"
+		    "{\"role\":\"tool\",\"tool_call_id\":\"c2\",\"content\":\"y\"},"
+		    "{\"role\":\"user\",\"content\":\"go\"}]}");
+
+		art_cassette_key("m", &a, k1);
+		art_cassette_key("m", &b, k2);
+		ok(strcmp(k1, k2) == 0, "a run of tool answers in another "
+		    "order has the same key");
+		art_cassette_key("m", &c2, k2);
+		ok(strcmp(k1, k2) != 0, "other messages in another order do "
+		    "not");
+		ok(is_json(art_cassette_messages(art_json_field(&b,
+		    "messages")), "[{\"role\":\"user\",\"content\":\"go\"},"
+		    "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"x\"},"
+		    "{\"role\":\"tool\",\"tool_call_id\":\"c2\",\"content\":\"y\"},"
+		    "{\"role\":\"user\",\"content\":\"and\"}]"),
+		    "art_cassette_messages drops ids and sorts the run");
+		jv_free(a);
+		jv_free(b);
+		jv_free(c2);
+	}
 
 	close(fd);
 	fd = open(path, O_WRONLY | O_APPEND);
