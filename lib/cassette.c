@@ -1,26 +1,15 @@
 /* cassette.c - model exchanges kept in a file and played back */
 #include "cassette.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "exchanges.h"
 #include "json.h"
-#include "ndjson.h"
 #include "sha.h"
 
-struct tape {
-	char	 key[ART_CASSETTE_KEY_LEN + 1];
-	jv	 line;
-	bool	 played;
-};
-
 struct art_cassette {
-	struct tape	*t;
-	size_t		 n;
+	struct art_exchanges	*e;
 };
 
 /* Is m a tool message? */
@@ -103,13 +92,15 @@ art_cassette_key(const char *model, const jv *request,
 	jv_free(text);
 }
 
-/* 0 when line is an exchange; -1 with err saying what it lacks. */
+/* 0 when line is an exchange, its key in key; -1 with err saying what
+ * it lacks. */
 static int
-check(const jv *line, struct art_err *err)
+check(const jv *line, char key[ART_EXCHANGE_KEY_LEN + 1],
+    struct art_err *err)
 {
 	const char *type = art_json_str(line, "type");
 	jv resp = art_json_field(line, "response");
-	jv e = art_json_field(line, "error");
+	jv e = art_json_field(line, "error"), req;
 	int one = (jv_get_kind(resp) == JV_KIND_OBJECT) +
 	    (jv_get_kind(e) == JV_KIND_OBJECT);
 
@@ -123,86 +114,42 @@ check(const jv *line, struct art_err *err)
 	if (one != 1)
 		return art_err_set(err, "bad_cassette", "needs one of "
 		    "'response' and 'error'");
+	req = art_json_field(line, "request");
+	art_cassette_key(art_json_str(line, "model"), &req, key);
+	jv_free(req);
 	return 0;
 }
 
 struct art_cassette *
 art_cassette_load(const char *path, struct art_err *err)
 {
-	struct art_ndjson_reader *rd;
 	struct art_cassette *c;
-	enum art_ndjson_status s;
-	struct tape *nt;
-	size_t cap = 0;
-	jv line, req;
-	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return art_err_set(err, "bad_cassette", "cassette '%s': %s",
-		    path, strerror(errno)), NULL;
-	if ((c = calloc(1, sizeof(*c))) == NULL ||
-	    (rd = art_ndjson_reader_new(fd, path, ART_NDJSON_MAX_LINE,
-	    ART_NDJSON_REQUIRE_TYPE)) == NULL) {
-		free(c);
-		close(fd);
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		art_err_set(err, "nomem", "out of memory");
 		return NULL;
 	}
-	while ((s = art_ndjson_next(rd, &line, err)) != ART_NDJSON_EOF) {
-		if (s == ART_NDJSON_OK && check(&line, err) == -1)
-			jv_free(line);
-		else if (s == ART_NDJSON_OK) {
-			if (c->n == cap) {
-				cap = cap > 0 ? cap * 2 : 16;
-				if ((nt = realloc(c->t, cap * sizeof(*nt))) ==
-				    NULL) {
-					jv_free(line);
-					art_err_set(err, "nomem",
-					    "out of memory");
-					goto fail;
-				}
-				c->t = nt;
-			}
-			req = art_json_field(&line, "request");
-			art_cassette_key(art_json_str(&line, "model"), &req,
-			    c->t[c->n].key);
-			jv_free(req);
-			c->t[c->n].line = line;
-			c->t[c->n++].played = false;
-			continue;
-		}
-		art_err_prefix(err, "cassette %s:%zu", path,
-		    art_ndjson_lineno(rd));
-		err->code = "bad_cassette";
-		goto fail;
+	if ((c->e = art_exchanges_load(path, "cassette", "bad_cassette", check,
+	    err)) == NULL) {
+		free(c);
+		return NULL;
 	}
-	art_ndjson_reader_free(rd);
-	close(fd);
 	return c;
-fail:
-	art_ndjson_reader_free(rd);
-	close(fd);
-	art_cassette_free(c);
-	return NULL;
 }
 
 void
 art_cassette_free(struct art_cassette *c)
 {
-	size_t i;
-
 	if (c == NULL)
 		return;
-	for (i = 0; i < c->n; i++)
-		jv_free(c->t[i].line);
-	free(c->t);
+	art_exchanges_free(c->e);
 	free(c);
 }
 
 size_t
 art_cassette_size(const struct art_cassette *c)
 {
-	return c->n;
+	return art_exchanges_size(c->e);
 }
 
 jv
@@ -210,20 +157,9 @@ art_cassette_next(struct art_cassette *c, const char *model,
     const jv *request)
 {
 	char key[ART_CASSETTE_KEY_LEN + 1];
-	struct tape *last = NULL;
-	size_t i;
 
 	art_cassette_key(model, request, key);
-	for (i = 0; i < c->n; i++) {
-		if (strcmp(c->t[i].key, key) != 0)
-			continue;
-		last = &c->t[i];
-		if (!last->played) {
-			last->played = true;
-			return jv_copy(last->line);
-		}
-	}
-	return last != NULL ? jv_copy(last->line) : jv_invalid();
+	return art_exchanges_next(c->e, key);
 }
 
 jv
@@ -248,26 +184,5 @@ art_cassette_line(const char *model, const jv *request, bool stream,
 int
 art_cassette_append(int fd, const jv *line, struct art_err *err)
 {
-	size_t len;
-	char *text = art_json_dump(line, &len), *p;
-	ssize_t n;
-
-	if (text == NULL)
-		return art_err_set(err, "nomem", "out of memory");
-	p = realloc(text, len + 1);
-	if (p == NULL) {
-		free(text);
-		return art_err_set(err, "nomem", "out of memory");
-	}
-	p[len] = '\n';
-	do
-		n = write(fd, p, len + 1);
-	while (n == -1 && errno == EINTR);
-	free(p);
-	if (n == -1)
-		return art_err_set(err, "io", "write cassette: %s",
-		    strerror(errno));
-	if ((size_t)n != len + 1)
-		return art_err_set(err, "io", "write cassette: short write");
-	return 0;
+	return art_exchanges_append(fd, line, "cassette", err);
 }

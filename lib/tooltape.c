@@ -6,26 +6,16 @@
  */
 #include "tooltape.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "exchanges.h"
 #include "json.h"
-#include "ndjson.h"
 #include "sha.h"
 
-struct exchange {
-	char	 key[ART_TOOLTAPE_KEY_LEN + 1];
-	jv	 line;
-	bool	 played;
-};
-
 struct art_tooltape {
-	struct exchange	*x;
-	size_t		 n, cap;
+	struct art_exchanges	*e;
 };
 
 jv
@@ -89,14 +79,16 @@ check_error(const jv *error, struct art_err *err)
 	return 0;
 }
 
-/* 0 when line is an exchange; -1 with err saying what it lacks. */
+/* 0 when line is an exchange, its key in key; -1 with err saying what
+ * it lacks. */
 static int
-check(const jv *line, struct art_err *err)
+check(const jv *line, char key[ART_EXCHANGE_KEY_LEN + 1],
+    struct art_err *err)
 {
 	const char *type = art_json_str(line, "type");
 	const char *name = art_json_str(line, "name");
-	jv e;
-	int r;
+	jv e, args;
+	int r = 0;
 
 	if (type == NULL || strcmp(type, "tool.exchange") != 0)
 		return art_err_set(err, "bad_tape", "not a tool.exchange line");
@@ -105,87 +97,29 @@ check(const jv *line, struct art_err *err)
 	if (has(line, "result") == has(line, "error"))
 		return art_err_set(err, "bad_tape", "needs one of 'result' and "
 		    "'error'");
-	if (!has(line, "error"))
-		return 0;
-	e = art_json_field(line, "error");
-	r = check_error(&e, err);
-	jv_free(e);
-	return r;
-}
-
-/* Keeps line (consumed), an exchange; -1 with err "nomem". */
-static int
-add(struct art_tooltape *t, jv line, struct art_err *err)
-{
-	struct exchange *nx;
-	size_t ncap;
-	jv args;
-
-	if (t->n == t->cap) {
-		ncap = t->cap > 0 ? t->cap * 2 : 16;
-		if ((nx = realloc(t->x, ncap * sizeof(*nx))) == NULL) {
-			jv_free(line);
-			return art_err_set(err, "nomem", "out of memory");
-		}
-		t->x = nx;
-		t->cap = ncap;
+	if (has(line, "error")) {
+		e = art_json_field(line, "error");
+		r = check_error(&e, err);
+		jv_free(e);
 	}
-	args = art_json_field(&line, "arguments");
-	art_tooltape_key(art_json_str(&line, "name"), &args, t->x[t->n].key);
+	args = art_json_field(line, "arguments");
+	art_tooltape_key(name, &args, key);
 	jv_free(args);
-	t->x[t->n].line = line;
-	t->x[t->n++].played = false;
-	return 0;
-}
-
-/* Reads every exchange of rd into t; -1 with err (not yet prefixed). */
-static int
-read_all(struct art_tooltape *t, struct art_ndjson_reader *rd,
-    struct art_err *err)
-{
-	enum art_ndjson_status s;
-	jv line;
-
-	while ((s = art_ndjson_next(rd, &line, err)) != ART_NDJSON_EOF) {
-		if (s != ART_NDJSON_OK)
-			return -1;
-		if (check(&line, err) == -1) {
-			jv_free(line);
-			return -1;
-		}
-		if (add(t, line, err) == -1)
-			return -1;
-	}
-	return 0;
+	return r;
 }
 
 struct art_tooltape *
 art_tooltape_load(const char *path, struct art_err *err)
 {
-	struct art_ndjson_reader *rd;
 	struct art_tooltape *t;
-	int fd, r;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return art_err_set(err, "bad_tape", "tape '%s': %s", path,
-		    strerror(errno)), NULL;
-	if ((t = calloc(1, sizeof(*t))) == NULL ||
-	    (rd = art_ndjson_reader_new(fd, path, ART_NDJSON_MAX_LINE,
-	    ART_NDJSON_REQUIRE_TYPE)) == NULL) {
-		free(t);
-		close(fd);
+	if ((t = calloc(1, sizeof(*t))) == NULL) {
 		art_err_set(err, "nomem", "out of memory");
 		return NULL;
 	}
-	if ((r = read_all(t, rd, err)) == -1 && !art_err_is(err, "nomem")) {
-		art_err_prefix(err, "tape %s:%zu", path,
-		    art_ndjson_lineno(rd));
-		err->code = "bad_tape";
-	}
-	art_ndjson_reader_free(rd);
-	close(fd);
-	if (r == -1) {
-		art_tooltape_free(t);
+	if ((t->e = art_exchanges_load(path, "tape", "bad_tape", check,
+	    err)) == NULL) {
+		free(t);
 		return NULL;
 	}
 	return t;
@@ -194,40 +128,25 @@ art_tooltape_load(const char *path, struct art_err *err)
 void
 art_tooltape_free(struct art_tooltape *t)
 {
-	size_t i;
-
 	if (t == NULL)
 		return;
-	for (i = 0; i < t->n; i++)
-		jv_free(t->x[i].line);
-	free(t->x);
+	art_exchanges_free(t->e);
 	free(t);
 }
 
 size_t
 art_tooltape_size(const struct art_tooltape *t)
 {
-	return t->n;
+	return art_exchanges_size(t->e);
 }
 
 jv
 art_tooltape_next(struct art_tooltape *t, const char *name, const jv *args)
 {
 	char key[ART_TOOLTAPE_KEY_LEN + 1];
-	struct exchange *last = NULL;
-	size_t i;
 
 	art_tooltape_key(name, args, key);
-	for (i = 0; i < t->n; i++) {
-		if (strcmp(t->x[i].key, key) != 0)
-			continue;
-		last = &t->x[i];
-		if (!last->played) {
-			last->played = true;
-			return jv_copy(last->line);
-		}
-	}
-	return last != NULL ? jv_copy(last->line) : jv_invalid();
+	return art_exchanges_next(t->e, key);
 }
 
 /* {"error":MSG,"retryable":B} of a tool.error (borrowed). */
@@ -293,25 +212,5 @@ art_tooltape_action(const jv *line)
 int
 art_tooltape_append(int fd, const jv *line, struct art_err *err)
 {
-	size_t len;
-	char *text = art_json_dump(line, &len), *p;
-	ssize_t n;
-
-	if (text == NULL)
-		return art_err_set(err, "nomem", "out of memory");
-	if ((p = realloc(text, len + 1)) == NULL) {
-		free(text);
-		return art_err_set(err, "nomem", "out of memory");
-	}
-	p[len] = '\n';
-	do
-		n = write(fd, p, len + 1);
-	while (n == -1 && errno == EINTR);
-	free(p);
-	if (n == -1)
-		return art_err_set(err, "io", "write tape: %s",
-		    strerror(errno));
-	if ((size_t)n != len + 1)
-		return art_err_set(err, "io", "write tape: short write");
-	return 0;
+	return art_exchanges_append(fd, line, "tape", err);
 }
