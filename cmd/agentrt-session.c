@@ -175,8 +175,8 @@ usage(const char *line)
 }
 
 /* A failure after the store opened: one line, then status 1. */
-static int
-failed(const struct art_err *err)
+int
+session_failed(const struct art_err *err)
 {
 	art_warn("%s", art_err_is(err, "nomem") ? "out of memory" : err->msg);
 	return ART_EXIT_FAIL;
@@ -189,7 +189,7 @@ emit(jv v)
 	struct art_err err;
 
 	if (art_ndjson_write(stdout, v, &err) == -1)
-		return failed(&err), -1;
+		return session_failed(&err), -1;
 	return 0;
 }
 
@@ -348,7 +348,7 @@ cmd_new(struct env *e, const struct opts *o, int argc, char **argv)
 		c.sid = id;
 	}
 	if (art_store_write(e->store, new_fn, &c, &err) == -1)
-		return failed(&err);
+		return session_failed(&err);
 	return emit_text(c.sid) == -1 ? ART_EXIT_FAIL : ART_EXIT_OK;
 }
 
@@ -387,7 +387,7 @@ cmd_ls(struct env *e, const struct opts *o, int argc, char **argv)
 
 	(void)argc, (void)argv;
 	if (art_store_read(e->store, list_fn, &all, &err) == -1)
-		return failed(&err);
+		return session_failed(&err);
 	jv_array_foreach(all, i, s) {
 		if (r == 0)
 			r = o->quiet ? emit_text(art_json_str(&s, "id")) :
@@ -420,7 +420,7 @@ cmd_show(struct env *e, const struct opts *o, int argc, char **argv)
 
 	(void)o, (void)argc;
 	if (art_store_read(e->store, show_fn, &c, &err) == -1)
-		return failed(&err);
+		return session_failed(&err);
 	return emit(c.out) == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
 }
 
@@ -509,7 +509,7 @@ cmd_log(struct env *e, const struct opts *o, int argc, char **argv)
 		catch_stop_signals();
 	while (!stopping) {
 		if (art_store_read(e->store, log_fn, &c, &err) == -1)
-			return failed(&err);
+			return session_failed(&err);
 		if ((n = print_events(&c)) == -1)
 			return ART_EXIT_FAIL;
 		if (n == LOG_BATCH)
@@ -590,7 +590,7 @@ cmd_rm(struct env *e, const struct opts *o, int argc, char **argv)
 	/* A parent's running children stop before it goes (PROTOCOL §7). */
 	if (cancel_each(e, argc, argv, "cancelled: the session was removed",
 	    &err) == -1 || art_store_write(e->store, rm_fn, &c, &err) == -1)
-		return failed(&err);
+		return session_failed(&err);
 	return ART_EXIT_OK;
 }
 
@@ -609,7 +609,7 @@ cmd_cancel(struct env *e, const struct opts *o, int argc, char **argv)
 
 	(void)o;
 	return cancel_each(e, argc, argv, "cancelled", &err) == -1 ?
-	    failed(&err) : ART_EXIT_OK;
+	    session_failed(&err) : ART_EXIT_OK;
 }
 
 /* --- main ----------------------------------------------------------- */

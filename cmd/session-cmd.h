@@ -55,6 +55,8 @@ struct env {
 	struct art_store	*store;
 };
 
+/* A failure after the store opened: said in one line; returns 1. */
+int	session_failed(const struct art_err *);
 /* An option's value, or with @FILE the file's contents (@- is stdin). */
 jv	session_option_text(const char *name, const char *arg);
 /* run: the engine on a ring (cmd/session-run.c). */

@@ -20,13 +20,6 @@
 
 #include "session-cmd.h"
 
-static int
-failed(const struct art_err *err)
-{
-	art_warn("%s", art_err_is(err, "nomem") ? "out of memory" : err->msg);
-	return ART_EXIT_FAIL;
-}
-
 /* The whole of path ("-" or NULL: stdin), malloc'd; NULL said. */
 static unsigned char *
 slurp(const char *path, size_t *len)
@@ -158,11 +151,11 @@ session_export(struct env *e, const struct opts *o, int argc, char **argv)
 
 	(void)argc;
 	if (art_store_read(e->store, export_fn, &c, &err) == -1)
-		return failed(&err);
+		return session_failed(&err);
 	jv_array_foreach(c.lines, i, l) {
 		if (status == ART_EXIT_OK && art_ndjson_write(stdout, l,
 		    &err) == -1)
-			status = failed(&err);
+			status = session_failed(&err);
 		else if (status != ART_EXIT_OK)
 			jv_free(l);
 	}
@@ -221,7 +214,7 @@ session_import(struct env *e, const struct opts *o, int argc, char **argv)
 	c.lines = &renamed;
 	if (art_store_write(e->store, import_fn, &c, &err) == -1) {
 		jv_free(renamed);
-		return failed(&err);
+		return session_failed(&err);
 	}
 	jv_free(renamed);
 	return print_ids(c.ids);
@@ -286,7 +279,7 @@ session_checkpoint(struct env *e, const struct opts *o, int argc,
 		    "binary checkpoint to a terminal: give -o FILE, or "
 		    "--hash");
 	if (art_store_read(e->store, checkpoint_fn, &c, &err) == -1)
-		return failed(&err);
+		return session_failed(&err);
 	if (o->output != NULL && (fd = open(o->output, O_WRONLY | O_CREAT |
 	    O_TRUNC | O_CLOEXEC, 0600)) == -1) {
 		art_warn("checkpoint: write '%s': %s", o->output,
@@ -392,7 +385,7 @@ session_restore(struct env *e, const struct opts *o, int argc, char **argv)
 	if ((want = art_checkpoint_blob(&renamed, &c.want_len, &err)) ==
 	    NULL) {
 		jv_free(renamed);
-		return failed(&err);
+		return session_failed(&err);
 	}
 	c.lines = &renamed;
 	c.want = want;
@@ -400,7 +393,7 @@ session_restore(struct env *e, const struct opts *o, int argc, char **argv)
 	free(want);
 	jv_free(renamed);
 	if (r == -1)
-		return failed(&err);
+		return session_failed(&err);
 	if (c.already) {
 		art_warn("restore: session already as checkpointed; nothing "
 		    "to do");

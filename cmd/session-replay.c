@@ -668,7 +668,13 @@ session_replay(struct env *e, const struct opts *o, int argc, char **argv)
 	struct art_err err;
 	const char *tmp = getenv("TMPDIR");
 	jv lines, head, rec, inputs, want, got, events, div;
+	char tail[7];
 	int status = ART_EXIT_OK, n;
+
+	/* Said before any ring runs: decide would only die in it. */
+	if (o->policy != NULL && access(o->policy, R_OK) == -1)
+		art_die(ART_EXIT_USAGE, "replay: --policy '%s': %s", o->policy,
+		    strerror(errno));
 
 	if (!jv_is_valid(lines = session_read_export(argc > 0 ? argv[0] :
 	    NULL, "nothing replayed")))
@@ -690,8 +696,11 @@ session_replay(struct env *e, const struct opts *o, int argc, char **argv)
 		status = ART_EXIT_FAIL;
 		goto out;
 	}
-	n = snprintf(r.dir, sizeof(r.dir), "%s/agentrt-replay.XXXXXX",
-	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+	/* mkdtemp(3) makes the last six characters, which must be 'X'. */
+	memset(tail, 'X', sizeof(tail) - 1);
+	tail[sizeof(tail) - 1] = '\0';
+	n = snprintf(r.dir, sizeof(r.dir), "%s/agentrt-replay.%s",
+	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp", tail);
 	if (n < 0 || (size_t)n >= sizeof(r.dir) || mkdtemp(r.dir) == NULL) {
 		art_warn("replay: make a scratch directory: %s",
 		    strerror(errno));

@@ -3733,11 +3733,12 @@ exists_fn(struct art_txn *t, void *ctx, struct art_err *err)
 	 * no message yet (a policy may keep a session without a config).
 	 */
 	live = art_json_field(&s, "live");
-	config = art_session_resolve(t, x->sid, ART_VERSION_AGENT,
-	    art_json_str(&s, "head"), err);
 	art_json_get_int(&s, "nodes", 0, &nodes, NULL);
-	if (jv_get_kind(live) == JV_KIND_NULL && nodes == 0 &&
-	    jv_get_kind(config) == JV_KIND_NULL)
+	/* Only a session with no message yet is worth resolving. */
+	config = jv_get_kind(live) == JV_KIND_NULL && nodes == 0 ?
+	    art_session_resolve(t, x->sid, ART_VERSION_AGENT,
+	    art_json_str(&s, "head"), err) : jv_true();
+	if (jv_get_kind(config) == JV_KIND_NULL)
 		snprintf(x->unstarted, sizeof(x->unstarted), "%s", a);
 	jv_free(config);
 	jv_free(live);

@@ -102,6 +102,10 @@ replay() {
 	[ "$status" -eq 1 ]
 	[[ "$(cat "$BATS_TEST_TMPDIR/replay.err")" == *"gap.ndjson: line 4: seq 4 of session"*"nothing replayed"* ]] ||
 	    fail "$(cat "$BATS_TEST_TMPDIR/replay.err")"
+	replay --policy "$BATS_TEST_TMPDIR/nopolicy.jq" "$BATS_TEST_TMPDIR/rec.ndjson"
+	[ "$status" -eq 2 ]
+	[[ "$(cat "$BATS_TEST_TMPDIR/replay.err")" == *"replay: --policy '$BATS_TEST_TMPDIR/nopolicy.jq': No such file or directory"* ]] ||
+	    fail "$(cat "$BATS_TEST_TMPDIR/replay.err")"
 	replay "$BATS_TEST_TMPDIR/none.ndjson"
 	[ "$status" -eq 1 ]
 	[[ "$(cat "$BATS_TEST_TMPDIR/replay.err")" == *"none.ndjson"*"No such file"* ]]
