@@ -13,8 +13,8 @@
 # RSS.  Needs GNU time (apt-get install time) and jq.
 #
 # With -h the model is real HTTP: an openai/mock-model agent with one jq
-# tool, add.jq (.a + .b), against MOCKLLM (default ../shared/bench/mockllm.py
-# next to the checkout), an OpenAI-compatible mock server started with K
+# tool, add.jq (.a + .b), against MOCKLLM (default bench/mockllm.py), an
+# OpenAI-compatible mock server started with K
 # steps and no latency on a free port, once per K (default 10 100), without
 # and with streaming.  Besides the columns above it prints the mock server's
 # own CPU during the turn (utime+stime from /proc, in clock ticks, so the
@@ -45,9 +45,7 @@ bin=${bin:-$here}
 export PATH="$bin:$PATH"
 [ -x /usr/bin/time ] || { echo "$0: needs GNU time: apt-get install time" >&2; exit 2; }
 if [ -n "$http" ]; then
-	if [ -z "$mockllm" ] && [ -f "$here/../shared/bench/mockllm.py" ]; then
-		mockllm=$here/../shared/bench/mockllm.py
-	fi
+	mockllm=${mockllm:-$here/bench/mockllm.py}
 	[ -n "$mockllm" ] && [ -f "$mockllm" ] ||
 	    { echo "$0: -h needs the mock server: -m PATH/TO/mockllm.py${mockllm:+ ($mockllm: no such file)}" >&2; exit 2; }
 	for c in curl python3; do
