@@ -5,6 +5,7 @@
 
 #include "ids.h"
 #include "json.h"
+#include "session.h"
 #include "tree.h"
 
 static int
@@ -99,17 +100,87 @@ adopt(const jv *nodes, const jv *path, const char *tcid)
 	return found;
 }
 
+/* The same choice among the indexed nodes answering the call (ids). */
+static const char *
+adopt_indexed(const jv *ids, const jv *path)
+{
+	const char *found = NULL, *id;
+	int on = 0, here;
+
+	jv_array_foreach(*ids, i, n) {
+		id = jv_string_value(n);
+		here = 0;
+		if (jv_get_kind(*path) == JV_KIND_ARRAY) {
+			jv_array_foreach(*path, k, p) {
+				if (strcmp(jv_string_value(p), id) == 0)
+					here = 1;
+				jv_free(p);
+			}
+		}
+		if (here || !on) {
+			found = id;
+			on = here;
+		}
+		jv_free(n);	/* ids keeps its strings */
+		(void)i;
+	}
+	return found;
+}
+
+/*
+ * The node that adopts a stray tool message for call tcid, from the
+ * session's index: NULL for none; *used 0 when the session has no index.
+ */
+static const char *
+adopt_from_index(struct art_txn *t, const char *sid, const char *tcid,
+    const char *head, jv *ids, jv *path, int *used, int *fail,
+    struct art_err *err)
+{
+	int r;
+
+	jv_free(*ids);
+	r = art_session_tool_nodes(t, sid, tcid, ids, err);
+	*used = r == 1;
+	if (r == -1)
+		*fail = 1;
+	if (r != 1 || jv_array_length(jv_copy(*ids)) == 0)
+		return NULL;
+	/* Only a choice among several needs the path. */
+	if (jv_array_length(jv_copy(*ids)) > 1 &&
+	    jv_get_kind(*path) == JV_KIND_NULL) {
+		*path = art_tree_path_ids(t, sid, head, err);
+		if (!jv_is_valid(*path)) {
+			*fail = 1;
+			return NULL;
+		}
+	}
+	return adopt_indexed(ids, path);
+}
+
 jv
 art_reconcile_normalize(struct art_txn *t, const char *sid, const jv *view,
     const char *head, struct art_err *err)
 {
 	jv out = jv_copy(*view), nodes = jv_null(), path = jv_null(), m;
-	int n = jv_array_length(jv_copy(*view)), i, fail = 0;
+	jv ids = jv_null(), ipath = jv_null();
+	int n = jv_array_length(jv_copy(*view)), i, fail = 0, used;
 	const char *tcid, *id;
 
 	for (i = 0; i < n && !fail; i++) {
 		m = jv_array_get(jv_copy(out), i);
 		tcid = stray_tool(t, sid, &m, &fail, err);
+		if (tcid != NULL && !fail) {
+			id = adopt_from_index(t, sid, tcid, head, &ids, &ipath,
+			    &used, &fail, err);
+			if (id != NULL)
+				out = jv_array_set(out, i, jv_object_set(
+				    jv_copy(m), jv_string("id"),
+				    jv_string(id)));
+			if (used || fail) {
+				jv_free(m);
+				continue;
+			}
+		}
 		/* The tree is read only when some message needs it. */
 		if (tcid != NULL && jv_get_kind(nodes) == JV_KIND_NULL) {
 			nodes = art_tree_nodes(t, sid, err);
@@ -125,6 +196,8 @@ art_reconcile_normalize(struct art_txn *t, const char *sid, const jv *view,
 	}
 	jv_free(nodes);
 	jv_free(path);
+	jv_free(ids);
+	jv_free(ipath);
 	if (fail) {
 		jv_free(out);
 		return jv_invalid();
@@ -193,9 +266,13 @@ write_node(jv m, const char *id, const char *parent,
 	return ops->record(ops->ctx, p);
 }
 
-int
-art_reconcile_apply(struct art_txn *t, const char *sid, const jv *view,
-    const char *head, const struct art_reconcile_ops *ops,
+/*
+ * Writes view after the known prefix that ends at start ("" for none),
+ * which counts as part of the view when prefix is set.
+ */
+static int
+apply(struct art_txn *t, const char *sid, const jv *view, const char *start,
+    int prefix, const char *head, const struct art_reconcile_ops *ops,
     struct art_err *err)
 {
 	char parent[ART_ID_MAX + 1] = "", fresh[ART_ID_BUFSZ];
@@ -203,7 +280,8 @@ art_reconcile_apply(struct art_txn *t, const char *sid, const jv *view,
 	int news = 0, written = 0, known, n, r = 0;
 	const char *id;
 
-	n = jv_array_length(jv_copy(*view));
+	snprintf(parent, sizeof(parent), "%s", start);
+	n = jv_array_length(jv_copy(*view)) + (prefix ? 1 : 0);
 	jv_array_foreach(*view, i, m) {
 		if (r == 0 && is_known(t, sid, &m, &known, err) == -1)
 			r = -1;
@@ -239,9 +317,37 @@ art_reconcile_apply(struct art_txn *t, const char *sid, const jv *view,
 		jv p = jv_object_set(jv_object(), jv_string("type"),
 		    jv_string("head.moved"));
 
-		p = jv_object_set(p, jv_string("head_id"), jv_string(parent));
+		p = jv_object_set(p, jv_string("head_id"), *parent != '\0' ?
+		    jv_string(parent) : jv_null());
 		if (ops->record(ops->ctx, p) == -1)
 			return -1;
 	}
 	return written;
+}
+
+int
+art_reconcile_apply(struct art_txn *t, const char *sid, const jv *view,
+    const char *head, const struct art_reconcile_ops *ops,
+    struct art_err *err)
+{
+	return apply(t, sid, view, "", 0, head, ops, err);
+}
+
+int
+art_reconcile_apply_after(struct art_txn *t, const char *sid, const jv *news,
+    const char *after, const char *head, const struct art_reconcile_ops *ops,
+    struct art_err *err)
+{
+	jv n;
+
+	if (after != NULL) {
+		n = art_tree_node(t, sid, after, err);
+		if (!jv_is_valid(n)) {
+			jv_free(n);
+			return -1;
+		}
+		jv_free(n);
+	}
+	return apply(t, sid, news, after != NULL ? after : "", after != NULL,
+	    head, ops, err);
 }

@@ -55,5 +55,13 @@ struct art_reconcile_ops {
 int	art_reconcile_apply(struct art_txn *, const char *sid, const jv *view,
 	    const char *head, const struct art_reconcile_ops *,
 	    struct art_err *);
+/*
+ * The same for the view path(after) + news without reading the path:
+ * news (borrowed) continue the node after (NULL: from the root), in
+ * O(news).  err code "not_found" when after is not a node.
+ */
+int	art_reconcile_apply_after(struct art_txn *, const char *sid,
+	    const jv *news, const char *after, const char *head,
+	    const struct art_reconcile_ops *, struct art_err *);
 
 #endif

@@ -32,6 +32,223 @@ put_summary(struct art_txn *t, const char *sid, jv summary,
 }
 
 static int
+tool_node_fn(const void *sub, size_t sublen, jv v, void *ctx,
+    struct art_err *err)
+{
+	jv *out = ctx;
+	const char *s = sub, *nul = memchr(s, '\0', sublen);
+
+	(void)err;
+	jv_free(v);
+	if (nul != NULL)
+		*out = jv_array_append(*out, jv_string_sized(nul + 1,
+		    (int)(sublen - (size_t)(nul + 1 - s))));
+	return 0;
+}
+
+/* Sub-key of a version: kind, anchor ("" for none), NUL, be64 seq. */
+static size_t
+version_key(unsigned char *k, size_t cap, enum art_version kind,
+    const char *anchor, int64_t seq)
+{
+	size_t n = anchor != NULL ? strlen(anchor) : 0;
+
+	if (n + 10 > cap)
+		return 0;
+	k[0] = (unsigned char)kind;
+	memcpy(k + 1, anchor != NULL ? anchor : "", n);
+	k[1 + n] = '\0';
+	if (seq >= 0)
+		art_be64_put(k + 2 + n, (uint64_t)seq);
+	return n + 2 + (seq >= 0 ? 8 : 0);
+}
+
+struct best {
+	int64_t		seq;
+	unsigned char	key[512];
+	size_t		len;		/* 0: none yet */
+	int64_t		max;		/* no version after it; -1: none */
+};
+
+/* Scans an anchor's versions newest first for the first one up to max. */
+static int
+upto_fn(const void *sub, size_t sublen, jv v, void *ctx, struct art_err *err)
+{
+	struct best *b = ctx;
+	int64_t seq;
+
+	(void)err;
+	jv_free(v);
+	if (sublen < 8 || sublen > sizeof(b->key))
+		return 0;
+	seq = (int64_t)art_be64_get((const unsigned char *)sub + sublen - 8);
+	if (seq > b->max)
+		return 0;
+	if (seq > b->seq) {
+		memcpy(b->key, sub, sublen);
+		b->len = sublen;
+		b->seq = seq;
+	}
+	return 1;
+}
+
+/* The newest version at one anchor, if newer than b's: keys only. */
+static int
+best_at(struct art_txn *t, const char *sid, enum art_version kind,
+    const char *anchor, struct best *b, struct art_err *err)
+{
+	unsigned char k[512], last[512];
+	size_t n = version_key(k, sizeof(k), kind, anchor, -1), ln;
+	int64_t seq;
+	int r;
+
+	if (n == 0)
+		return 0;
+	ln = sizeof(last);
+	if ((r = art_store_last(t, ART_DB_VERSIONS, sid, k, n, last, &ln,
+	    err)) <= 0)
+		return r;
+	if (ln != n + 8)
+		return 0;
+	seq = (int64_t)art_be64_get(last + n);
+	if (b->max >= 0 && seq > b->max)
+		return art_store_scan(t, ART_DB_VERSIONS, sid, k, n, NULL, 0, 1,
+		    upto_fn, b, err) == -1 ? -1 : 0;
+	if (seq <= b->seq)
+		return 0;
+	(void)t, (void)sid;
+	memcpy(b->key, last, ln);
+	b->len = ln;
+	b->seq = seq;
+	return 0;
+}
+
+/*
+ * What the active path resolves to, kept beside the versions under the
+ * one-byte key "R": {at: the head it holds for, a, s: [anchor, seq] of
+ * the newest agent and state version on that path, or null}.  Moving the
+ * head down one node or adding a version at the head updates it in O(1),
+ * so a step resolves its config and state without walking the path; any
+ * other move works it out again, once.
+ */
+#define RES_KEY	"R"
+
+static int
+res_put(struct art_txn *t, const char *sid, jv res, struct art_err *err)
+{
+	return art_store_put(t, ART_DB_VERSIONS, sid, RES_KEY, 1, res, err);
+}
+
+static jv
+res_get(struct art_txn *t, const char *sid)
+{
+	return art_store_get(t, ART_DB_VERSIONS, sid, RES_KEY, 1, NULL);
+}
+
+static int
+same_node(const jv *v, const char *id)
+{
+	if (jv_get_kind(*v) == JV_KIND_NULL)
+		return id == NULL;
+	return id != NULL && jv_get_kind(*v) == JV_KIND_STRING &&
+	    strcmp(jv_string_value(*v), id) == 0;
+}
+
+static int best_path(struct art_txn *, const char *, enum art_version,
+    const char *, struct best *, struct art_err *);
+
+/* The newest version of kind on the path to head, as [anchor, seq]. */
+static jv
+best_entry(struct art_txn *t, const char *sid, enum art_version kind,
+    const char *head, struct art_err *err)
+{
+	struct best b = { .seq = 0, .len = 0, .max = -1 };
+	size_t n;
+
+	if (best_path(t, sid, kind, head, &b, err) == -1)
+		return jv_invalid();
+	if (b.len == 0)
+		return jv_null();
+	n = strnlen((const char *)b.key + 1, b.len - 1);
+	return jv_array_append(jv_array_append(jv_array(), n > 0 ?
+	    jv_string_sized((const char *)b.key + 1, (int)n) : jv_null()),
+	    jv_number((double)b.seq));
+}
+
+/* Works out what the path to head resolves to, and keeps it. */
+static int
+res_compute(struct art_txn *t, const char *sid, const char *head,
+    struct art_err *err)
+{
+	jv a = best_entry(t, sid, ART_VERSION_AGENT, head, err), st, r;
+
+	st = jv_is_valid(a) ? best_entry(t, sid, ART_VERSION_STATE, head, err) :
+	    jv_invalid();
+	if (!jv_is_valid(st)) {
+		jv_free(a);
+		return -1;
+	}
+	r = jv_object_set(jv_object(), jv_string("at"), head != NULL ?
+	    jv_string(head) : jv_null());
+	r = jv_object_set(r, jv_string("a"), a);
+	r = jv_object_set(r, jv_string("s"), st);
+	return res_put(t, sid, r, err);
+}
+
+/* The head moved from where res holds (parent, when it went down one). */
+static int
+res_moved(struct art_txn *t, const char *sid, const char *parent,
+    const char *head, struct art_err *err)
+{
+	jv res = res_get(t, sid), at;
+	int r;
+
+	if (!jv_is_valid(res)) {
+		jv_free(res);
+		return 0;		/* a session from before the cache */
+	}
+	at = jv_object_get(jv_copy(res), jv_string("at"));
+	if (same_node(&at, head))
+		r = 0;
+	else if (parent != NULL && same_node(&at, parent))
+		r = res_put(t, sid, jv_object_set(res, jv_string("at"),
+		    jv_string(head)), err), res = jv_null();
+	else
+		r = res_compute(t, sid, head, err);
+	jv_free(at);
+	jv_free(res);
+	return r;
+}
+
+/* A version of kind at anchor, seq, was written. */
+static int
+res_version(struct art_txn *t, const char *sid, enum art_version kind,
+    const char *anchor, int64_t seq, struct art_err *err)
+{
+	jv res = res_get(t, sid), at, e;
+	const char *h;
+	int r;
+
+	if (!jv_is_valid(res)) {
+		jv_free(res);
+		return 0;
+	}
+	at = jv_object_get(jv_copy(res), jv_string("at"));
+	h = jv_get_kind(at) == JV_KIND_STRING ? jv_string_value(at) : NULL;
+	if (anchor == NULL || same_node(&at, anchor)) {
+		e = jv_array_append(jv_array_append(jv_array(), anchor != NULL ?
+		    jv_string(anchor) : jv_null()), jv_number((double)seq));
+		r = res_put(t, sid, jv_object_set(res, jv_string(kind ==
+		    ART_VERSION_AGENT ? "a" : "s"), e), err);
+		res = jv_null();
+	} else
+		r = res_compute(t, sid, h, err);
+	jv_free(at);
+	jv_free(res);
+	return r;
+}
+
+static int
 apply_created(struct art_txn *t, const char *sid, const jv *ev,
     const jv *p, struct art_err *err)
 {
@@ -53,12 +270,68 @@ apply_created(struct art_txn *t, const char *sid, const jv *ev,
 	if (art_store_add(t, ART_DB_SESSIONS, sid, NULL, 0, s, err) == -1)
 		return art_err_is(err, "exists") ? art_err_set(err, "exists",
 		    "session '%s' exists", sid) : -1;
-	return 0;
+	/* Its tool messages are indexed by call from the start (session.h). */
+	if (art_store_put(t, ART_DB_VERSIONS, sid, ART_TOOL_INDEX_MARK, 1,
+	    jv_true(), err) == -1)
+		return -1;
+	return res_compute(t, sid, NULL, err);
+}
+
+int
+art_session_tool_nodes(struct art_txn *t, const char *sid, const char *tcid,
+    jv *out, struct art_err *err)
+{
+	unsigned char k[512];
+	size_t n = strlen(tcid);
+	jv mark;
+
+	*out = jv_invalid();
+	mark = art_store_get(t, ART_DB_VERSIONS, sid, ART_TOOL_INDEX_MARK, 1,
+	    NULL);
+	if (!jv_is_valid(mark)) {
+		jv_free(mark);
+		return 0;
+	}
+	jv_free(mark);
+	if (n + 2 > sizeof(k))
+		return 0;
+	k[0] = ART_TOOL_INDEX_KIND;
+	memcpy(k + 1, tcid, n);
+	k[n + 1] = '\0';
+	*out = jv_array();
+	return art_store_scan(t, ART_DB_VERSIONS, sid, k, n + 2, NULL, 0, 0,
+	    tool_node_fn, out, err) == -1 ? -1 : 1;
+}
+
+/* A tool message's node, under its call: kind, tool_call_id, NUL, id. */
+static int
+index_tool(struct art_txn *t, const char *sid, const jv *msg,
+    struct art_err *err)
+{
+	const char *role = art_json_str(msg, "role");
+	const char *tcid = art_json_str(msg, "tool_call_id");
+	const char *id = art_json_str(msg, "id");
+	unsigned char k[512];
+	size_t a, b;
+
+	if (role == NULL || strcmp(role, "tool") != 0 || tcid == NULL ||
+	    id == NULL)
+		return 0;
+	a = strlen(tcid);
+	b = strlen(id);
+	if (a + b + 2 > sizeof(k))
+		return 0;
+	k[0] = ART_TOOL_INDEX_KIND;
+	memcpy(k + 1, tcid, a);
+	k[a + 1] = '\0';
+	memcpy(k + a + 2, id, b);
+	return art_store_put(t, ART_DB_VERSIONS, sid, k, a + b + 2,
+	    jv_true(), err);
 }
 
 static int
 apply_message(struct art_txn *t, const char *sid, jv *s, const jv *p,
-    struct art_err *err)
+    int64_t seq, struct art_err *err)
 {
 	jv msg = art_json_field(p, "message");
 	const char *parent = art_json_str(p, "parent_id");
@@ -70,7 +343,12 @@ apply_message(struct art_txn *t, const char *sid, jv *s, const jv *p,
 		    "'message': expected object");
 	}
 	*s = jv_object_set(*s, jv_string("head"), art_json_field(&msg, "id"));
-	if (art_tree_add(t, sid, msg, parent, err) == -1)
+	if (index_tool(t, sid, &msg, err) == -1) {
+		jv_free(msg);
+		return -1;
+	}
+	if (art_tree_add(t, sid, msg, parent, seq, err) == -1 ||
+	    res_moved(t, sid, parent, art_json_str(s, "head"), err) == -1)
 		return -1;
 	art_json_get_int(s, "nodes", 0, &nodes, NULL);
 	*s = jv_object_set(*s, jv_string("nodes"), jv_number(nodes + 1));
@@ -92,24 +370,7 @@ apply_head(struct art_txn *t, const char *sid, jv *s, const jv *p,
 	}
 	*s = jv_object_set(*s, jv_string("head"), head != NULL ?
 	    jv_string(head) : jv_null());
-	return 0;
-}
-
-/* Sub-key of a version: kind, anchor ("" for none), NUL, be64 seq. */
-static size_t
-version_key(unsigned char *k, size_t cap, enum art_version kind,
-    const char *anchor, int64_t seq)
-{
-	size_t n = anchor != NULL ? strlen(anchor) : 0;
-
-	if (n + 10 > cap)
-		return 0;
-	k[0] = (unsigned char)kind;
-	memcpy(k + 1, anchor != NULL ? anchor : "", n);
-	k[1 + n] = '\0';
-	if (seq >= 0)
-		art_be64_put(k + 2 + n, (uint64_t)seq);
-	return n + 2 + (seq >= 0 ? 8 : 0);
+	return res_moved(t, sid, NULL, head, err);
 }
 
 static int
@@ -122,8 +383,10 @@ apply_version(struct art_txn *t, const char *sid, enum art_version kind,
 
 	if (n == 0)
 		return art_err_set(err, "bad_field", "anchor too long");
-	return art_store_put(t, ART_DB_VERSIONS, sid, k, n,
-	    art_json_field(p, field), err);
+	if (art_store_put(t, ART_DB_VERSIONS, sid, k, n,
+	    art_json_field(p, field), err) == -1)
+		return -1;
+	return res_version(t, sid, kind, art_json_str(p, "anchor"), seq, err);
 }
 
 static int
@@ -166,7 +429,7 @@ apply_to(struct art_txn *t, const char *sid, jv *s, const jv *ev,
 
 	art_json_get_int(ev, "seq", 0, &seq, NULL);
 	if (strcmp(type, "message.new") == 0)
-		return apply_message(t, sid, s, p, err);
+		return apply_message(t, sid, s, p, seq, err);
 	if (strcmp(type, "head.moved") == 0)
 		return apply_head(t, sid, s, p, err);
 	if (strcmp(type, "worker.state.updated") == 0)
@@ -277,62 +540,89 @@ art_session_create(struct art_txn *t, const char *sid, const char *agent_id,
  * The newest version seen so far: only its key, so a walk past many
  * versions parses one value, the winner's, at the end.
  */
-struct best {
-	int64_t		seq;
-	unsigned char	key[512];
-	size_t		len;		/* 0: none yet */
-};
-
-/* The newest version at one anchor, if newer than b's: keys only. */
-static int
-best_at(struct art_txn *t, const char *sid, enum art_version kind,
-    const char *anchor, struct best *b, struct art_err *err)
-{
-	unsigned char k[512], last[512];
-	size_t n = version_key(k, sizeof(k), kind, anchor, -1), ln;
-	int64_t seq;
-	int r;
-
-	if (n == 0)
-		return 0;
-	ln = sizeof(last);
-	if ((r = art_store_last(t, ART_DB_VERSIONS, sid, k, n, last, &ln,
-	    err)) <= 0)
-		return r;
-	if (ln != n + 8)
-		return 0;
-	seq = (int64_t)art_be64_get(last + n);
-	if (seq <= b->seq)
-		return 0;
-	(void)t, (void)sid;
-	memcpy(b->key, last, ln);
-	b->len = ln;
-	b->seq = seq;
-	return 0;
-}
-
 jv
 art_session_resolve(struct art_txn *t, const char *sid,
     enum art_version kind, const char *head, struct art_err *err)
 {
-	struct best b = { .seq = 0, .len = 0 };
-	jv ids = art_tree_path_ids(t, sid, head, err);
-	int r = best_at(t, sid, kind, NULL, &b, err);
+	return art_session_resolve_at(t, sid, kind, head, -1, err);
+}
 
-	if (!jv_is_valid(ids) || r == -1)
-		goto fail;
+/* The newest version of kind (up to b->max) on the path to head. */
+static int
+best_path(struct art_txn *t, const char *sid, enum art_version kind,
+    const char *head, struct best *b, struct art_err *err)
+{
+	jv ids = art_tree_path_ids(t, sid, head, err);
+	int r = best_at(t, sid, kind, NULL, b, err);
+
+	if (!jv_is_valid(ids) || r == -1) {
+		jv_free(ids);
+		return -1;
+	}
 	jv_array_foreach(ids, i, id) {
-		r = best_at(t, sid, kind, jv_string_value(id), &b, err);
+		if (r == 0)
+			r = best_at(t, sid, kind, jv_string_value(id), b, err);
 		jv_free(id);
-		if (r == -1)
-			goto fail;
 	}
 	jv_free(ids);
+	return r;
+}
+
+/* From the cache, when it holds for head and max: 1 done, 0 not. */
+static int
+resolve_cached(struct art_txn *t, const char *sid, enum art_version kind,
+    const char *head, int64_t max_seq, jv *out, struct art_err *err)
+{
+	jv res = res_get(t, sid), at, e, a, sv;
+	unsigned char k[512];
+	int64_t seq = 0;
+	size_t n;
+	int hit = 0;
+
+	if (!jv_is_valid(res)) {
+		jv_free(res);
+		return 0;
+	}
+	at = jv_object_get(jv_copy(res), jv_string("at"));
+	e = jv_object_get(jv_copy(res), jv_string(kind == ART_VERSION_AGENT ?
+	    "a" : "s"));
+	if (same_node(&at, head) && jv_get_kind(e) == JV_KIND_NULL) {
+		*out = jv_null();
+		hit = 1;
+	} else if (same_node(&at, head) && jv_get_kind(e) == JV_KIND_ARRAY) {
+		a = jv_array_get(jv_copy(e), 0);
+		sv = jv_array_get(jv_copy(e), 1);
+		seq = jv_get_kind(sv) == JV_KIND_NUMBER ?
+		    (int64_t)jv_number_value(sv) : 0;
+		jv_free(sv);
+		n = version_key(k, sizeof(k), kind, jv_get_kind(a) ==
+		    JV_KIND_STRING ? jv_string_value(a) : NULL, seq);
+		if (n > 0 && (max_seq < 0 || seq <= max_seq)) {
+			*out = art_store_get(t, ART_DB_VERSIONS, sid, k, n, err);
+			hit = 1;
+		}
+		jv_free(a);
+	}
+	jv_free(at);
+	jv_free(e);
+	jv_free(res);
+	return hit;
+}
+
+jv
+art_session_resolve_at(struct art_txn *t, const char *sid,
+    enum art_version kind, const char *head, int64_t max_seq,
+    struct art_err *err)
+{
+	struct best b = { .seq = 0, .len = 0, .max = max_seq };
+	jv out;
+
+	if (resolve_cached(t, sid, kind, head, max_seq, &out, err))
+		return out;
+	if (best_path(t, sid, kind, head, &b, err) == -1)
+		return jv_invalid();
 	return b.len > 0 ? art_store_get(t, ART_DB_VERSIONS, sid, b.key, b.len,
 	    err) : jv_null();
-fail:
-	jv_free(ids);
-	return jv_invalid();
 }
 
 static int

@@ -54,6 +54,18 @@ jv	art_session_list(struct art_txn *, struct art_err *);
 int	art_session_remove(struct art_txn *, const char *sid,
 	    struct art_err *);
 
+/*
+ * The nodes of the tool messages answering call tcid, in id order: 1 and
+ * *out an array of ids, or 0 and *out invalid when the session predates
+ * the index (then only a walk of the tree can tell); -1 on failure.
+ * Sessions index their tool messages by tool_call_id beside the versions
+ * (kind 't'; the one-byte key "T" marks a session that does).
+ */
+#define ART_TOOL_INDEX_KIND	't'
+#define ART_TOOL_INDEX_MARK	"T"
+int	art_session_tool_nodes(struct art_txn *, const char *sid,
+	    const char *tcid, jv *out, struct art_err *);
+
 /* The versioned values resolved along a path. */
 enum art_version {
 	ART_VERSION_STATE = 's',	/* worker.state.updated */
@@ -65,5 +77,9 @@ enum art_version {
  */
 jv	art_session_resolve(struct art_txn *, const char *sid,
 	    enum art_version, const char *head, struct art_err *);
+/* The same, as it stood at log position max_seq (-1: now). */
+jv	art_session_resolve_at(struct art_txn *, const char *sid,
+	    enum art_version, const char *head, int64_t max_seq,
+	    struct art_err *);
 
 #endif

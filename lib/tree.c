@@ -31,7 +31,7 @@ art_tree_node(struct art_txn *t, const char *sid, const char *id,
 
 int
 art_tree_add(struct art_txn *t, const char *sid, jv message,
-    const char *parent_id, struct art_err *err)
+    const char *parent_id, int64_t seq, struct art_err *err)
 {
 	const char *id = art_json_str(&message, "id");
 	int64_t depth = 1;
@@ -58,6 +58,8 @@ art_tree_add(struct art_txn *t, const char *sid, jv message,
 	node = jv_object_set(node, jv_string("parent_id"), parent_id != NULL ?
 	    jv_string(parent_id) : jv_null());
 	node = jv_object_set(node, jv_string("depth"), jv_number(depth));
+	if (seq > 0)
+		node = jv_object_set(node, jv_string("seq"), jv_number(seq));
 	r = art_store_add(t, ART_DB_NODES, sid, id, strlen(id), node, err);
 	if (r == -1 && art_err_is(err, "exists"))
 		art_err_set(err, "exists", "message '%s' exists", id);

@@ -2,14 +2,16 @@
 #ifndef ART_TREE_H
 #define ART_TREE_H
 
+#include <stdint.h>
+
 #include <jv.h>
 
 #include "err.h"
 #include "store.h"
 
 /*
- * A node is {message, parent_id, depth}: parent_id null at a root, depth 1
- * at a root.  These are view operations: callers record the event that
+ * A node is {message, parent_id, depth, seq?}: parent_id null at a root,
+ * depth 1 at a root, seq the log position of the event that added it.  These are view operations: callers record the event that
  * explains the change (message.new, head.moved) in the same transaction.
  */
 
@@ -19,7 +21,7 @@
  * unknown parent, "bad_field" for a message without a string id.
  */
 int	art_tree_add(struct art_txn *, const char *sid, jv message,
-	    const char *parent_id, struct art_err *);
+	    const char *parent_id, int64_t seq, struct art_err *);
 /* The node (a new jv), or jv_invalid() with err code "not_found". */
 jv	art_tree_node(struct art_txn *, const char *sid, const char *id,
 	    struct art_err *);

@@ -28,7 +28,7 @@ add_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
 	struct add *a = ctx;
 
-	return art_tree_add(t, "s", message(a->id), a->parent, err);
+	return art_tree_add(t, "s", message(a->id), a->parent, 0, err);
 }
 
 static int
