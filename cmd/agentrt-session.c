@@ -20,6 +20,7 @@
 #include "err.h"
 #include "ids.h"
 #include "json.h"
+#include "request.h"
 #include "log.h"
 #include "ndjson.h"
 #include "opt.h"
@@ -424,6 +425,28 @@ cmd_show(struct env *e, const struct opts *o, int argc, char **argv)
 	return emit(c.out) == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
 }
 
+/*
+ * The live decision as a worker receives it: the seed's whole
+ * DecisionRequest, the conversation and all.  Exit 1 when there is none.
+ */
+static int
+cmd_request(struct env *e, const struct opts *o, int argc, char **argv)
+{
+	struct art_err err;
+	jv r;
+
+	(void)o, (void)argc;
+	r = art_engine_request(e->store, argv[0], &err);
+	if (!jv_is_valid(r))
+		return session_failed(&err);
+	if (jv_get_kind(r) == JV_KIND_NULL) {
+		art_warn("session '%s' has no decision waiting for an answer",
+		    argv[0]);
+		return ART_EXIT_FAIL;
+	}
+	return emit(r) == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
+}
+
 /* --- log ------------------------------------------------------------ */
 
 struct log_ctx {
@@ -441,7 +464,7 @@ log_fn(struct art_txn *t, void *ctx, struct art_err *err)
 	if (!jv_is_valid(s))
 		return -1;
 	jv_free(s);
-	c->events = art_log_read(t, c->sid, c->after, LOG_BATCH, err);
+	c->events = art_request_log_read(t, c->sid, c->after, LOG_BATCH, err);
 	return jv_is_valid(c->events) ? 0 : -1;
 }
 
@@ -619,6 +642,7 @@ static const struct cmd cmds[] = {
 	    true, 0, 0 },
 	{ "ls",   cmd_ls,   "ls [-q]", "q", false, 0, 0 },
 	{ "show", cmd_show, "show SESSION", "", false, 1, 1 },
+	{ "request", cmd_request, "request SESSION", "", false, 1, 1 },
 	{ "log",  cmd_log,  "log [--after SEQ] [-f] SESSION", "f", false, 1, 1 },
 	{ "rm",   cmd_rm,   "rm SESSION...", "", false, 1, -1 },
 	{ "cancel", cmd_cancel, "cancel SESSION...", "", false, 1, -1 },

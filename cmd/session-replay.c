@@ -30,6 +30,7 @@
 #include "err.h"
 #include "ids.h"
 #include "json.h"
+#include "request.h"
 #include "log.h"
 #include "ndjson.h"
 #include "session.h"
@@ -614,7 +615,7 @@ read_events_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
 	struct read_events *x = ctx;
 
-	x->events = art_log_read(t, x->sid, 0, 0, err);
+	x->events = art_request_log_read(t, x->sid, 0, 0, err);
 	return jv_is_valid(x->events) ? 0 : -1;
 }
 

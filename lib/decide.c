@@ -27,7 +27,10 @@
 #include <jq.h>
 
 #include "bus.h"
+#include "clock.h"
 #include "json.h"
+#include "request.h"
+#include "store.h"
 
 #define READ_CHUNK	65536
 
@@ -39,7 +42,10 @@ struct art_decide {
 	enum art_decide_verdict (*ask)(void *, const jv *, const char *,
 		    size_t, jv *, struct art_err *);
 	void		*ask_arg;
+	struct art_store *store;	/* the one a by-reference line names */
 };
+
+static const struct art_clock real_clock;	/* zero: the real clock */
 
 /* The members of a DecisionResponse: a proposal without any is empty. */
 static const char *const response_keys[] = {
@@ -139,6 +145,8 @@ art_decide_free(struct art_decide *d)
 		return;
 	if (d->jq != NULL)
 		jq_teardown(&d->jq);
+	if (d->store != NULL)
+		art_store_close(d->store);
 	jv_free(d->msgs);
 	free(d);
 }
@@ -327,13 +335,76 @@ no_value(struct art_decide *d, const jv *line, const char *did, jv v,
 	return ART_DECIDE_PASS;
 }
 
+struct whole_read {
+	const jv	*line;
+	jv		 out;
+};
+
+static int
+whole_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct whole_read *w = ctx;
+
+	w->out = art_request_whole(t, w->line, err);
+	return jv_is_valid(w->out) ? 0 : -1;
+}
+
+/*
+ * The request as the seed shapes it: a by-reference line (DESIGN §2.1)
+ * read back in one read transaction of the store it names, opened once.
+ * jv_invalid() with err naming the decision when that cannot be done.
+ */
+static jv
+whole(struct art_decide *d, const jv *line, const char *did,
+    struct art_err *err)
+{
+	struct art_store_opts so = { .clock = &real_clock };
+	struct whole_read w = { line, jv_invalid() };
+	jv ref;
+	const char *dir;
+	int r;
+
+	if (!art_request_by_ref(line))
+		return jv_copy(*line);
+	ref = art_json_field(line, "ref");
+	dir = art_json_str(&ref, "store");
+	if (dir == NULL) {
+		jv_free(ref);
+		art_err_set(err, "bad_request", "decision '%s': \"ref\" names "
+		    "no store", did);
+		return jv_invalid();
+	}
+	if (d->store != NULL && strcmp(art_store_dir(d->store), dir) != 0) {
+		art_store_close(d->store);
+		d->store = NULL;
+	}
+	so.dir = dir;
+	r = d->store != NULL ? 0 : art_store_open(&d->store, &so, err);
+	jv_free(ref);
+	if (r == 0)
+		r = art_store_read(d->store, whole_fn, &w, err);
+	if (r == -1) {
+		jv_free(w.out);
+		art_err_prefix(err, "decision '%s': read it from the store",
+		    did);
+		if (!art_err_is(err, "nomem"))
+			err->code = "bad_request";
+		return jv_invalid();
+	}
+	return w.out;
+}
+
 static enum art_decide_verdict
 by_program(struct art_decide *d, const jv *line, const char *did, jv *out,
     bool *extra, struct art_err *err)
 {
-	jv v, more;
+	jv v, more, full = whole(d, line, did, err);
 
-	jq_start(d->jq, jv_copy(*line), 0);
+	if (!jv_is_valid(full)) {
+		jv_free(full);
+		return failed(line, out, err);
+	}
+	jq_start(d->jq, full, 0);
 	v = jq_next(d->jq);
 	if (!jv_is_valid(v))
 		return no_value(d, line, did, v, out, err);
@@ -364,18 +435,25 @@ art_decide_line(struct art_decide *d, const jv *line, jv *out, bool *extra,
 
 /* A worker is sent the line's own bytes, or libjq's text of it. */
 static enum art_decide_verdict
-by_worker(struct art_decide *d, const jv *line, const char *raw,
-    size_t rawlen, jv *out, struct art_err *err)
+by_worker(struct art_decide *d, const jv *line, const char *did,
+    const char *raw, size_t rawlen, jv *out, struct art_err *err)
 {
 	enum art_decide_verdict v;
-	jv text;
+	jv text, full;
 
-	if (raw != NULL)
+	if (raw != NULL && !art_request_by_ref(line))
 		return d->ask(d->ask_arg, line, raw, rawlen, out, err);
-	text = jv_dump_string(jv_copy(*line), 0);
-	v = d->ask(d->ask_arg, line, jv_string_value(text),
+	/* A worker always gets the seed's whole DecisionRequest. */
+	full = whole(d, line, did, err);
+	if (!jv_is_valid(full)) {
+		jv_free(full);
+		return failed(line, out, err);
+	}
+	text = jv_dump_string(jv_copy(full), 0);
+	v = d->ask(d->ask_arg, &full, jv_string_value(text),
 	    (size_t)jv_string_length_bytes(jv_copy(text)), out, err);
 	jv_free(text);
+	jv_free(full);
 	return v;
 }
 
@@ -400,7 +478,7 @@ art_decide_raw(struct art_decide *d, const jv *line, const char *raw,
 		return failed(line, out, err);
 	}
 	if (d->ask != NULL)
-		return by_worker(d, line, raw, rawlen, out, err);
+		return by_worker(d, line, did, raw, rawlen, out, err);
 	if (d->jq == NULL)
 		return by_proposal(line, did, out, err);
 	return by_program(d, line, did, out, extra, err);

@@ -21,6 +21,7 @@
 #include "json.h"
 #include "propose.h"
 #include "reconcile.h"
+#include "request.h"
 #include "schema.h"
 #include "log.h"
 #include "session.h"
@@ -651,40 +652,144 @@ llm_call_cb(void *ctx, const char *id)
 	return set(call, "request", call_request(c, &call));
 }
 
-static jv
-tree_of(struct cx *c, const char *h)
+/* Does message m ask for tool call id? */
+static int
+asks_for(const jv *m, const char *id)
 {
-	jv nodes = art_tree_nodes(c->t, c->sid, c->err), out = jv_array();
+	jv calls = art_json_field(m, "tool_calls");
+	const char *role = art_json_str(m, "role"), *cid;
+	int yes = 0;
 
-	if (!jv_is_valid(nodes))
-		return nodes;
-	jv_array_foreach(nodes, i, n) {
-		out = jv_array_append(out, set_some(set(jv_object(), "message",
-		    art_json_field(&n, "message")), "parent_id",
-		    art_json_field(&n, "parent_id")));
-		jv_free(n);
+	if (role != NULL && strcmp(role, "assistant") == 0 &&
+	    jv_get_kind(calls) == JV_KIND_ARRAY) {
+		jv_array_foreach(calls, k, tc) {
+			cid = art_json_str(&tc, "id");
+			yes = yes || (cid != NULL && strcmp(cid, id) == 0);
+			jv_free(tc);
+			(void)k;
+		}
 	}
-	jv_free(nodes);
-	return set(set(jv_object(), "nodes", out), "head_id", head_jv(h));
+	jv_free(calls);
+	return yes;
 }
 
-/* The DecisionRequest for the live decision, built from the store. */
+/*
+ * The messages from the last assistant message on the active path that
+ * asked for call id down to the head: a walk up from the head, as far as
+ * that message (the tool results since it, in a tool loop).
+ */
+static jv
+since_call_cb(void *ctx, const char *id)
+{
+	struct cx *c = ctx;
+	char h[ART_ID_MAX + 1], at[ART_ID_MAX + 1];
+	jv rev = jv_array(), n, m, out;
+	const char *parent;
+	int found = 0, i;
+
+	if (head(c, h, sizeof(h)) == -1 || *h == '\0') {
+		jv_free(rev);
+		return jv_null();
+	}
+	snprintf(at, sizeof(at), "%s", h);
+	while (!found) {
+		n = art_tree_node(c->t, c->sid, at, NULL);
+		if (!jv_is_valid(n)) {
+			jv_free(n);
+			break;
+		}
+		m = art_json_field(&n, "message");
+		found = asks_for(&m, id);
+		rev = jv_array_append(rev, m);
+		parent = art_json_str(&n, "parent_id");
+		if (!found && parent == NULL) {
+			jv_free(n);
+			break;
+		}
+		if (!found)
+			snprintf(at, sizeof(at), "%s", parent);
+		jv_free(n);
+	}
+	if (!found) {
+		jv_free(rev);
+		return jv_null();
+	}
+	out = jv_array();
+	for (i = jv_array_length(jv_copy(rev)) - 1; i >= 0; i--)
+		out = jv_array_append(out, jv_array_get(jv_copy(rev), i));
+	jv_free(rev);
+	return out;
+}
+
+static jv
+prompt_cb(void *ctx, const jv *req)
+{
+	struct cx *c = ctx;
+
+	return art_request_prompt(c->t, c->sid, req, c->err);
+}
+
+/* The seq of sid's last event, 0 for none. */
+static int64_t
+last_seq(struct cx *c)
+{
+	unsigned char k[8];
+	size_t n = sizeof(k);
+
+	if (art_store_last(c->t, ART_DB_EVENTS, c->sid, NULL, 0, k, &n,
+	    NULL) != 1 || n != 8)
+		return 0;
+	return (int64_t)art_be64_get(k);
+}
+
+/* Do the view's first from messages have the ids of the path to h? */
+static int
+continues(struct cx *c, const jv *trigger, const char *h)
+{
+	jv view = art_json_field(trigger, "messages"), ids;
+	int64_t from = -1;
+	int yes;
+
+	art_json_get_int(trigger, "new_from", -1, &from, NULL);
+	ids = art_tree_path_ids(c->t, c->sid, *h != '\0' ? h : NULL, NULL);
+	yes = jv_is_valid(ids) && jv_get_kind(view) == JV_KIND_ARRAY &&
+	    from == jv_array_length(jv_copy(ids)) &&
+	    from <= jv_array_length(jv_copy(view));
+	for (int i = 0; yes && i < from; i++) {
+		jv m = jv_array_get(jv_copy(view), i);
+		jv id = jv_array_get(jv_copy(ids), i);
+		const char *mid = art_json_str(&m, "id");
+
+		yes = mid != NULL && strcmp(mid, jv_string_value(id)) == 0;
+		jv_free(m);
+		jv_free(id);
+	}
+	jv_free(ids);
+	jv_free(view);
+	return yes;
+}
+
+/*
+ * The decision.request line for the live decision, by reference (DESIGN
+ * §2.1): the trigger, the proposal (news only), the calls, and where it
+ * stands in the store ("ref": the head and the log position), but not
+ * the conversation, the tree, the state or the config, which
+ * agentrt-decide reads back from the store for whoever needs them
+ * (art_request_whole).
+ */
 static jv
 build_request(struct cx *c, const jv *live)
 {
 	char h[ART_ID_MAX + 1];
-	jv s = summary(c), r, path, config, calls, trigger, file, tree, wcalls;
-	jv intr;
+	jv s = summary(c), r, config, calls, trigger, file, wcalls, intr, ref;
 	struct art_propose_in in;
-	const char *id = art_json_str(live, "id");
+	const char *id = art_json_str(live, "id"), *tt;
 
 	if (!jv_is_valid(s) || head(c, h, sizeof(h)) == -1) {
 		jv_free(s);
 		return jv_invalid();
 	}
-	path = art_tree_path(c->t, c->sid, *h != '\0' ? h : NULL, c->err);
 	config = config_at(c, h);
-	tree = tree_of(c, h);
 	trigger = art_json_field(live, "trigger");
 	file = art_json_field(live, "agent_file");
 	intr = art_json_field(live, "interrupt");
@@ -695,26 +800,34 @@ build_request(struct cx *c, const jv *live)
 		jv_free(call);
 	}
 	jv_free(calls);
-	in = (struct art_propose_in){ &trigger, &path, &config, &file, &intr,
-	    id, pending_calls(c, &s, id), llm_call_cb, c };
+	tt = art_json_str(&trigger, "type");
+	in = (struct art_propose_in){ &trigger, &config, &file, &intr,
+	    *h != '\0' ? h : NULL, id, pending_calls(c, &s, id),
+	    tt != NULL && strcmp(tt, "client.messages") == 0 &&
+	    continues(c, &trigger, h), llm_call_cb, since_call_cb, prompt_cb,
+	    c };
 	r = set(obj("decision.request"), "session_id", jv_string(c->sid));
 	r = set(r, "decision_id", art_json_field(live, "id"));
 	r = set(r, "agent_id", art_json_field(&s, "agent_id"));
 	r = set(r, "identity", art_json_field(&s, "identity"));
 	r = set(r, "trigger", jv_copy(trigger));
-	r = set(r, "proposed", jv_is_valid(path) && jv_is_valid(config) ?
-	    art_propose(&in) : jv_object());
-	r = set(r, "state", art_session_resolve(c->t, c->sid,
-	    ART_VERSION_STATE, *h != '\0' ? h : NULL, c->err));
-	r = set(r, "agent", config);
+	r = set(r, "proposed", jv_is_valid(config) ? art_propose(&in) :
+	    jv_object());
 	r = set(r, "calls", wcalls);
 	r = set(r, "pending_calls", jv_number((double)in.pending_calls));
-	r = set(r, "messages", path);
-	r = set(r, "message_tree", tree);
 	r = set(r, "ancestry", art_json_field(&s, "ancestry"));
 	r = set(r, "attempts", art_json_field(live, "attempts"));
 	r = set(r, "deadline", art_json_field(live, "deadline"));
 	r = set(r, "turn_id", art_json_field(&s, "turn"));
+	/* agentrt-llm runs a worker's model call with the agent's settings. */
+	if (tt != NULL && strcmp(tt, "llm.execute") == 0)
+		r = set(r, "agent", jv_copy(config));
+	ref = set(jv_object(), "store", jv_string(art_store_dir(
+	    art_txn_store(c->t))));
+	ref = set(ref, "head", head_jv(h));
+	ref = set(ref, "seq", jv_number((double)last_seq(c)));
+	r = set(r, "ref", ref);
+	jv_free(config);
 	jv_free(trigger);
 	jv_free(file);
 	jv_free(intr);
@@ -960,7 +1073,13 @@ dispatch_llm(struct cx *c, const jv *call, jv p)
 	jv line, tr, req;
 
 	if (handler != NULL && strcmp(handler, "worker") == 0) {
-		req = native_request(call, call_request(c, call), &err);
+		req = art_request_llm(c->t, c->sid, call_request(c, call),
+		    c->err);
+		if (!jv_is_valid(req)) {
+			jv_free(p);
+			return -1;
+		}
+		req = native_request(call, req, &err);
 		if (!jv_is_valid(req)) {
 			struct settle st = { art_json_str(call, "id"), 0, 0,
 			    jv_string(err.msg), 0, jv_string("provider_error"),
@@ -982,7 +1101,13 @@ dispatch_llm(struct cx *c, const jv *call, jv p)
 	line = set(obj("llm.request"), "session_id", jv_string(c->sid));
 	line = set(line, "id", art_json_field(call, "id"));
 	line = set(line, "attempt", art_json_field(call, "attempt"));
-	line = set(line, "request", call_request(c, call));
+	req = art_request_llm(c->t, c->sid, call_request(c, call), c->err);
+	if (!jv_is_valid(req)) {
+		jv_free(line);
+		jv_free(p);
+		return -1;
+	}
+	line = set(line, "request", req);
 	line = set(line, "stream", art_json_field(call, "stream"));
 	line = set_some(line, "deadline", art_json_field(&p, "deadline"));
 	line = set_some(line, "mock", art_json_field(call, "mock"));
@@ -1915,28 +2040,29 @@ layer_retry(struct cx *c, struct art_retry *r, const jv *cfg, const jv *a)
 }
 
 static jv
-llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
+llm_request(const jv *a, const jv *cfg, const char *h)
 {
 	static const char *const extras[] = { "temperature",
 	    "max_completion_tokens", "reasoning", NULL };
 	const char *const *k;
 	jv req = set(jv_object(), "model", pick(a, cfg, "model"));
 	jv msgs = art_json_field(a, "messages"), tools;
+	const char *sys = art_json_str(cfg, "system");
 
 	if (jv_get_kind(msgs) == JV_KIND_NULL) {
+		/*
+		 * The seed's default, the config's system prompt and then the
+		 * active path, is recorded by reference: the path is read
+		 * when the call goes out (art_request_llm), so recording a
+		 * call costs the same at step 1000 as at step 1.
+		 */
 		jv_free(msgs);
-		msgs = art_tree_path(c->t, c->sid, *h != '\0' ? h : NULL,
-		    c->err);
-		if (!jv_is_valid(msgs)) {
-			jv_free(req);
-			return msgs;
-		}
-		/* The config's system prompt goes first (the seed's default). */
-		tools = art_propose_llm_call(cfg, msgs);
-		msgs = art_json_field(&tools, "messages");
-		jv_free(tools);
-	}
-	req = set(req, "messages", msgs);
+		msgs = jv_object();
+		if (sys != NULL && *sys != '\0')
+			msgs = set(msgs, "system", jv_string(sys));
+		req = set(req, "prompt", set(msgs, "path", head_jv(h)));
+	} else
+		req = set(req, "messages", msgs);
 	tools = art_json_field(a, "tools");
 	if (jv_get_kind(tools) == JV_KIND_NULL) {
 		jv_free(tools);
@@ -1967,7 +2093,7 @@ act_llm_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 		snprintf(id, sizeof(id), "%s", given);
 	else if (mint(c, id) == -1)
 		return -1;
-	req = llm_request(c, a, cfg, h);
+	req = llm_request(a, cfg, h);
 	if (!jv_is_valid(req))
 		return -1;
 	if (art_json_str(&req, "model") == NULL) {
@@ -2450,11 +2576,17 @@ check_response(struct cx *c, const jv *r)
 {
 	jv m = art_json_field(r, "messages"), a = art_json_field(r, "actions");
 	jv agent = art_json_field(r, "agent");
+	jv after = art_json_field(r, "messages_after");
 	int bad = 0;
 
 	if (jv_get_kind(m) != JV_KIND_NULL && art_reconcile_check(&m,
 	    c->err) == -1)
 		bad = 1;
+	else if (jv_get_kind(after) != JV_KIND_NULL &&
+	    (jv_get_kind(after) != JV_KIND_STRING ||
+	    !art_id_is_valid(jv_string_value(after))))
+		bad = art_err_set(c->err, "reject", "messages_after: expected "
+		    "a message id or null") == -1;
 	else if (jv_get_kind(a) != JV_KIND_NULL &&
 	    jv_get_kind(a) != JV_KIND_ARRAY)
 		bad = art_err_set(c->err, "reject", "actions: expected an "
@@ -2467,6 +2599,7 @@ check_response(struct cx *c, const jv *r)
 	jv_free(m);
 	jv_free(a);
 	jv_free(agent);
+	jv_free(after);
 	return bad ? reject(c, "%s", c->err->msg) : 0;
 }
 
@@ -2542,8 +2675,37 @@ drop_for_call(struct cx *c, const char *id)
  * voided and their queued decisions dropped (PROTOCOL-NOTES.md §3).  A
  * head that only grew keeps every anchor on its path, so that is skipped.
  */
+/* Is node h at most steps below old?  A walk up of that many parents. */
 static int
-void_stranded(struct cx *c, const char *old)
+below(struct cx *c, const char *h, const char *old, int steps)
+{
+	char at[ART_ID_MAX + 1];
+	const char *p;
+	jv n;
+	int i, yes = 0;
+
+	snprintf(at, sizeof(at), "%s", h);
+	for (i = 0; i < steps && !yes; i++) {
+		n = art_tree_node(c->t, c->sid, at, NULL);
+		p = jv_is_valid(n) ? art_json_str(&n, "parent_id") : NULL;
+		if (p == NULL) {
+			jv_free(n);
+			break;
+		}
+		yes = strcmp(p, old) == 0;
+		snprintf(at, sizeof(at), "%s", p);
+		jv_free(n);
+	}
+	return yes;
+}
+
+/*
+ * The head moved from old: calls anchored off the new path are voided.
+ * A head that went down from old by the steps just written is still on
+ * old's path (the tool loop's case), found without reading the path.
+ */
+static int
+void_stranded(struct cx *c, const char *old, int steps)
 {
 	char h[ART_ID_MAX + 1];
 	jv ids, s, calls;
@@ -2551,7 +2713,7 @@ void_stranded(struct cx *c, const char *old)
 
 	if (head(c, h, sizeof(h)) == -1)
 		return -1;
-	if (*old == '\0' || strcmp(old, h) == 0)
+	if (*old == '\0' || strcmp(old, h) == 0 || below(c, h, old, steps))
 		return 0;
 	ids = art_tree_path_ids(c->t, c->sid, *h != '\0' ? h : NULL, c->err);
 	if (!jv_is_valid(ids) || in_ids(&ids, old)) {
@@ -2612,7 +2774,7 @@ apply_response(struct cx *c, const jv *live, const jv *r)
 	char h[ART_ID_MAX + 1], old[ART_ID_MAX + 1];
 	struct art_reconcile_ops ops = { mint_cb, rec_cb, c };
 	jv resp = jv_copy(*r), msgs, actions, cfg;
-	int rc = 0;
+	int rc = 0, by_ref;
 
 	resp = jv_object_delete(resp, jv_string("type"));
 	resp = jv_object_delete(resp, jv_string("session_id"));
@@ -2625,17 +2787,33 @@ apply_response(struct cx *c, const jv *live, const jv *r)
 	}
 	msgs = art_json_field(&resp, "messages");
 	snprintf(old, sizeof(old), "%s", h);
+	by_ref = jv_object_has(jv_copy(resp), jv_string("messages_after"));
+	if (by_ref && jv_get_kind(msgs) == JV_KIND_NULL) {
+		jv_free(msgs);
+		msgs = jv_array();
+	}
 	/* Again at the write: the view may predate a node now recorded. */
 	if (jv_get_kind(msgs) == JV_KIND_ARRAY)
 		msgs = normalized(c, msgs, h);
 	if (!jv_is_valid(msgs))
 		rc = -1;
-	else if (jv_get_kind(msgs) == JV_KIND_ARRAY)
+	else if (by_ref) {
+		/* The news after a node (DESIGN §2.1): O(news), no path read. */
+		jv after = art_json_field(&resp, "messages_after");
+
+		rc = art_reconcile_apply_after(c->t, c->sid, &msgs,
+		    jv_get_kind(after) == JV_KIND_STRING ?
+		    jv_string_value(after) : NULL, *h != '\0' ? h : NULL, &ops,
+		    c->err);
+		if (rc == -1 && art_err_is(c->err, "not_found"))
+			rc = reject(c, "messages_after: %s", c->err->msg);
+		jv_free(after);
+	} else if (jv_get_kind(msgs) == JV_KIND_ARRAY)
 		rc = art_reconcile_apply(c->t, c->sid, &msgs, *h != '\0' ? h :
 		    NULL, &ops, c->err);
 	jv_free(msgs);
 	if (rc != -1)
-		rc = void_stranded(c, old);
+		rc = void_stranded(c, old, rc);
 	if (rc == -1 || version(c, &resp, "state", "worker.state.updated",
 	    "state", ART_VERSION_STATE) == -1 || version(c, &resp, "agent",
 	    "agent.updated", "config", ART_VERSION_AGENT) == -1 ||
@@ -3876,7 +4054,7 @@ checkout_step(struct cx *c, void *arg)
 	if (strcmp(old, node) == 0)
 		return 0;
 	if (rec(c, set(obj("head.moved"), "head_id", jv_string(node))) == -1 ||
-	    void_stranded(c, old) == -1)
+	    void_stranded(c, old, 0) == -1)
 		return -1;
 	/*
 	 * A turn that waited on the old branch has nothing left to wait for
@@ -4120,4 +4298,56 @@ art_engine_state(struct art_engine *e, struct art_err *err)
 	if (art_store_read(e->o.store, state_fn, &q, err) == -1)
 		return ART_ENGINE_FAILED;
 	return q.st;
+}
+
+/* --- reading a decision back ------------------------------------------ */
+
+struct request_q {
+	const char	*sid;
+	jv		 out;
+};
+
+static int
+request_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct request_q *q = ctx;
+	struct cx c = { NULL, t, err, q->sid, 0, jv_array(), jv_array(), -1,
+	    jv_invalid(), jv_array(), NULL };
+	jv s = summary(&c), live, line;
+	int r = 0;
+
+	if (!jv_is_valid(s)) {
+		r = -1;
+		goto out;
+	}
+	live = art_json_field(&s, "live");
+	if (jv_get_kind(live) != JV_KIND_OBJECT) {
+		jv_free(live);
+		q->out = jv_null();
+		goto out;
+	}
+	line = build_request(&c, &live);
+	jv_free(live);
+	q->out = jv_is_valid(line) ? art_request_whole(t, &line, err) : line;
+	jv_free(line);
+	r = jv_is_valid(q->out) ? 0 : -1;
+out:
+	jv_free(s);
+	jv_free(c.sum);
+	jv_free(c.out);
+	jv_free(c.events);
+	jv_free(c.adopt);
+	return r;
+}
+
+jv
+art_engine_request(struct art_store *st, const char *sid, struct art_err *err)
+{
+	struct request_q q = { sid, jv_invalid() };
+
+	if (art_store_read(st, request_fn, &q, err) == -1) {
+		jv_free(q.out);
+		return jv_invalid();
+	}
+	return q.out;
 }

@@ -87,6 +87,15 @@ int64_t	art_engine_wake(const struct art_engine *);
 jv	art_engine_output(struct art_engine *);
 jv	art_engine_events(struct art_engine *);
 
+/*
+ * The live decision of sid as the seed's whole DecisionRequest line, read
+ * from the store in one read transaction (what the ring carries by
+ * reference, made whole): jv_null() when sid has no live decision,
+ * jv_invalid() with err ("not_found" for an unknown session).
+ */
+jv	art_engine_request(struct art_store *, const char *sid,
+	    struct art_err *);
+
 enum art_engine_state {
 	ART_ENGINE_BUSY,	/* work in flight or queued */
 	ART_ENGINE_DONE,	/* the turn completed */

@@ -15,6 +15,7 @@
 
 #include "ids.h"
 #include "json.h"
+#include "request.h"
 #include "log.h"
 #include "session.h"
 #include "sha.h"
@@ -39,7 +40,7 @@ add_family(struct art_txn *t, const char *sid, jv *ids, int depth,
 	*ids = jv_array_append(*ids, jv_string(sid));
 	if (depth > 64)
 		return 0;	/* deeper than the engine lets sub-agents go */
-	if (!jv_is_valid(evs = art_log_read(t, sid, 0, 0, err)))
+	if (!jv_is_valid(evs = art_request_log_read(t, sid, 0, 0, err)))
 		return -1;
 	jv_array_foreach(evs, i, ev) {
 		jv p = art_json_field(&ev, "payload");
@@ -108,7 +109,7 @@ art_export(struct art_txn *t, const char *sid, bool children,
 		return ids;
 	lines = jv_array();
 	jv_array_foreach(ids, i, id) {
-		evs = art_log_read(t, jv_string_value(id), 0, 0, err);
+		evs = art_request_log_read(t, jv_string_value(id), 0, 0, err);
 		jv_free(id);
 		if (!jv_is_valid(evs)) {
 			jv_free(lines);

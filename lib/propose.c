@@ -19,6 +19,22 @@ response(jv messages, jv actions)
 	return r;
 }
 
+/*
+ * A proposal by reference: news (consumed) continues the path that ends
+ * at the head, which the proposal names instead of repeating it.
+ */
+static jv
+after_head(const struct art_propose_in *in, jv news, jv actions)
+{
+	jv r = jv_object_set(jv_object(), jv_string("messages_after"),
+	    in->head != NULL ? jv_string(in->head) : jv_null());
+
+	r = jv_object_set(r, jv_string("messages"), news);
+	if (jv_is_valid(actions))
+		r = jv_object_set(r, jv_string("actions"), actions);
+	return r;
+}
+
 static jv
 action(const char *type)
 {
@@ -218,14 +234,19 @@ prompt_for(const jv *config, jv view)
 	return jv_array_concat(p, view);
 }
 
-jv
-art_propose_llm_call(const jv *config, jv view)
+/* The llm.call of a config: view (consumed) is its messages, when valid. */
+static jv
+llm_call(const jv *config, jv view)
 {
 	jv a = action("llm.call"), stream = art_json_field(config, "stream");
 	const char *h;
 
 	a = with_field(a, "model", art_json_field(config, "model"));
-	a = jv_object_set(a, jv_string("messages"), prompt_for(config, view));
+	if (jv_is_valid(view))
+		a = jv_object_set(a, jv_string("messages"), prompt_for(config,
+		    view));
+	else
+		jv_free(view);
 	a = with_field(a, "tools", art_propose_llm_tools(config));
 	a = jv_object_set(a, jv_string("stream"), jv_get_kind(stream) ==
 	    JV_KIND_TRUE ? jv_true() : jv_false());
@@ -237,15 +258,41 @@ art_propose_llm_call(const jv *config, jv view)
 	    h : "server"));
 }
 
+jv
+art_propose_llm_call(const jv *config, jv view)
+{
+	return llm_call(config, view);
+}
+
+/*
+ * The same llm.call with its messages left to the engine: the config's
+ * system prompt, then the active path once the response is recorded.
+ */
+static jv
+default_llm_call(const jv *config)
+{
+	return llm_call(config, jv_invalid());
+}
+
+/*
+ * A view that continues the path to the head is proposed as its news; one
+ * that forks is proposed whole, as the client wrote it.
+ */
 static jv
 client_messages(const struct art_propose_in *in)
 {
 	jv view = art_json_field(in->trigger, "messages");
+	int64_t from = 0;
+	int n = jv_array_length(jv_copy(view));
 
 	if (jv_get_kind(*in->config) != JV_KIND_OBJECT) {
 		jv_free(view);
 		return jv_object();
 	}
+	art_json_get_int(in->trigger, "new_from", 0, &from, NULL);
+	if (in->view_continues && from >= 0 && from <= n)
+		return after_head(in, jv_array_slice(view, (int)from, n),
+		    jv_array_append(jv_array(), default_llm_call(in->config)));
 	return response(jv_copy(view), jv_array_append(jv_array(),
 	    art_propose_llm_call(in->config, view)));
 }
@@ -272,12 +319,12 @@ tool_execute(const struct art_propose_in *in)
 		out = jv_object();
 	else if (jv_get_kind(decl = art_propose_tool(in->config, name)) ==
 	    JV_KIND_NULL)
-		out = response(jv_copy(*in->path), jv_array_append(jv_array(),
+		out = after_head(in, jv_array(), jv_array_append(jv_array(),
 		    tool_error(id, jv_string_fmt("unknown tool: %s", name))));
 	else if (status != NULL && strcmp(status, "valid") != 0) {
 		const char *why = art_json_str(&input, "error");
 
-		out = response(jv_copy(*in->path), jv_array_append(jv_array(),
+		out = after_head(in, jv_array(), jv_array_append(jv_array(),
 		    tool_error(id, jv_string_fmt("invalid tool arguments: %s",
 		    why != NULL ? why : status))));
 	} else
@@ -285,31 +332,6 @@ tool_execute(const struct art_propose_in *in)
 	jv_free(decl);
 	jv_free(input);
 	return out;
-}
-
-/* The last assistant message on path whose tool_calls hold call id. */
-static int
-parent_index(const jv *path, const char *id)
-{
-	int found = -1;
-
-	jv_array_foreach(*path, i, m) {
-		jv calls = art_json_field(&m, "tool_calls");
-
-		if (jv_get_kind(calls) == JV_KIND_ARRAY) {
-			jv_array_foreach(calls, k, c) {
-				const char *cid = art_json_str(&c, "id");
-
-				if (cid != NULL && strcmp(cid, id) == 0)
-					found = i;
-				jv_free(c);
-				(void)k;
-			}
-		}
-		jv_free(calls);
-		jv_free(m);
-	}
-	return found;
 }
 
 static jv
@@ -321,36 +343,65 @@ copy_keys(jv to, const jv *from, const char *const *keys)
 }
 
 /*
+ * Does a stored request send what the engine's default would send now:
+ * the config's system prompt, then the active path?  So it does when it
+ * names its messages by reference with the same system prompt.
+ */
+static int
+prompt_is_default(const jv *req, const jv *config)
+{
+	jv p = art_json_field(req, "prompt");
+	const char *was = art_json_str(&p, "system");
+	const char *now = art_json_str(config, "system");
+	int yes;
+
+	if (now != NULL && *now == '\0')
+		now = NULL;
+	yes = jv_get_kind(p) == JV_KIND_OBJECT && (was == NULL ? now == NULL :
+	    now != NULL && strcmp(was, now) == 0);
+	jv_free(p);
+	return yes;
+}
+
+/*
  * The parent llm.call again: its stored prompt, the transcript from its
- * assistant message on, and the new tool message, with its settings.
+ * assistant message on (tail, borrowed) and the new tool message, with
+ * its settings.  A prompt the engine's default gives again is left to
+ * the engine, so the proposal does not repeat the conversation.
  */
 static jv
-reissue(const struct art_propose_in *in, int at, const jv *tool_msg)
+reissue(const struct art_propose_in *in, const jv *tail, const jv *tool_msg)
 {
 	static const char *const req_keys[] = { "model", "tools",
 	    "temperature", "max_completion_tokens", "reasoning", NULL };
 	static const char *const call_keys[] = { "stream", "retry", "handler",
 	    NULL };
-	jv asst = jv_array_get(jv_copy(*in->path), at), call, req, prompt, a;
+	jv asst = jv_array_get(jv_copy(*tail), 0), call, req, prompt, a;
 	const char *aid = art_json_str(&asst, "id");
-	int n = jv_array_length(jv_copy(*in->path));
 
 	call = aid != NULL ? in->llm_call(in->ctx, aid) : jv_null();
 	jv_free(asst);
 	req = art_json_field(&call, "request");
-	prompt = art_json_field(&req, "messages");
 	if (jv_get_kind(call) != JV_KIND_OBJECT ||
-	    jv_get_kind(prompt) != JV_KIND_ARRAY) {
+	    jv_get_kind(req) != JV_KIND_OBJECT) {
 		jv_free(call);
 		jv_free(req);
-		jv_free(prompt);
 		return jv_invalid();
 	}
-	prompt = jv_array_concat(prompt, jv_array_slice(jv_copy(*in->path),
-	    at, n));
-	prompt = jv_array_append(prompt, jv_copy(*tool_msg));
 	a = copy_keys(action("llm.call"), &req, req_keys);
-	a = jv_object_set(a, jv_string("messages"), prompt);
+	if (!prompt_is_default(&req, in->config)) {
+		prompt = in->prompt(in->ctx, &req);
+		if (jv_get_kind(prompt) != JV_KIND_ARRAY) {
+			jv_free(prompt);
+			jv_free(a);
+			jv_free(req);
+			jv_free(call);
+			return jv_invalid();
+		}
+		prompt = jv_array_concat(prompt, jv_copy(*tail));
+		prompt = jv_array_append(prompt, jv_copy(*tool_msg));
+		a = jv_object_set(a, jv_string("messages"), prompt);
+	}
 	a = copy_keys(a, &call, call_keys);
 	jv_free(req);
 	jv_free(call);
@@ -361,8 +412,8 @@ static jv
 tool_finished(const struct art_propose_in *in)
 {
 	const char *id = art_json_str(in->trigger, "id");
-	int ok = 0, at;
-	jv msg = jv_object(), msgs, call;
+	int ok = 0;
+	jv msg = jv_object(), call, tail;
 
 	art_json_get_bool(in->trigger, "ok", 0, &ok, NULL);
 	if (id == NULL) {
@@ -376,20 +427,21 @@ tool_finished(const struct art_propose_in *in)
 	    "name"));
 	msg = jv_object_set(msg, jv_string("content"), art_json_field(
 	    in->trigger, ok ? "result" : "error"));
-	msgs = jv_array_append(jv_copy(*in->path), jv_copy(msg));
-	if (in->pending_calls > 0) {
-		jv_free(msg);
-		return response(msgs, jv_array());
-	}
-	at = parent_index(in->path, id);
-	call = at >= 0 ? reissue(in, at, &msg) : jv_invalid();
-	jv_free(msg);
+	if (in->pending_calls > 0)
+		return after_head(in, jv_array_append(jv_array(), msg),
+		    jv_array());
+	tail = in->since_call(in->ctx, id);
+	call = jv_get_kind(tail) == JV_KIND_ARRAY &&
+	    jv_array_length(jv_copy(tail)) > 0 ? reissue(in, &tail, &msg) :
+	    jv_invalid();
+	jv_free(tail);
 	if (!jv_is_valid(call)) {
-		jv_free(msgs);
+		jv_free(msg);
 		jv_free(call);
 		return jv_object();	/* no parent to re-issue: no proposal */
 	}
-	return response(msgs, jv_array_append(jv_array(), call));
+	return after_head(in, jv_array_append(jv_array(), msg),
+	    jv_array_append(jv_array(), call));
 }
 
 static jv
@@ -413,7 +465,7 @@ llm_failed(const struct art_propose_in *in, int truncated)
 	p = jv_object_set(p, jv_string("truncated"), truncated ? jv_true() :
 	    jv_false());
 	a = jv_object_set(a, jv_string("payload"), p);
-	return response(jv_copy(*in->path), jv_array_append(jv_array(), a));
+	return after_head(in, jv_array(), jv_array_append(jv_array(), a));
 }
 
 static jv
@@ -514,7 +566,7 @@ llm_finished(const struct art_propose_in *in)
 		actions = jv_array_append(actions, jv_object_set(action("done"),
 		    jv_string("data"), art_json_field(&msg, "content")));
 	jv_free(calls);
-	return response(jv_array_append(jv_copy(*in->path), msg), actions);
+	return after_head(in, jv_array_append(jv_array(), msg), actions);
 }
 
 /*
@@ -534,11 +586,11 @@ interrupt_resumed(const struct art_propose_in *in)
 
 	jv_free(p);
 	if (held)
-		return response(jv_copy(*in->path), jv_invalid());
+		return after_head(in, jv_array(), jv_invalid());
 	if (jv_get_kind(*in->config) != JV_KIND_OBJECT)
 		return jv_object();
-	return response(jv_copy(*in->path), jv_array_append(jv_array(),
-	    art_propose_llm_call(in->config, jv_copy(*in->path))));
+	return after_head(in, jv_array(), jv_array_append(jv_array(),
+	    default_llm_call(in->config)));
 }
 
 jv
@@ -564,4 +616,78 @@ art_propose(const struct art_propose_in *in)
 	if (strcmp(type, "interrupt.resumed") == 0)
 		return interrupt_resumed(in);
 	return jv_object();	/* client.action, llm.execute, … */
+}
+
+/* An llm.call left to the engine's default, with the messages it sends. */
+static jv
+expand_llm_call(jv a, const jv *config, const jv *view)
+{
+	jv out = jv_object(), m;
+	int put = 0;
+
+	if (jv_object_has(jv_copy(a), jv_string("messages")))
+		return a;
+	m = prompt_for(config, jv_copy(*view));
+	jv_object_foreach(a, k, v) {
+		const char *key = jv_string_value(k);
+
+		out = jv_object_set(out, jv_copy(k), v);
+		if (!put && strcmp(key, "model") == 0) {
+			out = jv_object_set(out, jv_string("messages"),
+			    jv_copy(m));
+			put = 1;
+		}
+		jv_free(k);
+	}
+	if (!put)
+		out = jv_object_set(out, jv_string("messages"), jv_copy(m));
+	jv_free(m);
+	jv_free(a);
+	return out;
+}
+
+static int
+is_llm_call(const jv *a)
+{
+	const char *t = art_json_str(a, "type");
+
+	return t != NULL && strcmp(t, "llm.call") == 0;
+}
+
+jv
+art_propose_expand(jv proposed, const jv *path, const jv *config)
+{
+	jv out = jv_object(), view, acts;
+
+	if (jv_get_kind(proposed) != JV_KIND_OBJECT ||
+	    !jv_object_has(jv_copy(proposed), jv_string("messages_after")))
+		return proposed;
+	view = art_json_field(&proposed, "messages");
+	view = jv_array_concat(jv_copy(*path), jv_get_kind(view) ==
+	    JV_KIND_ARRAY ? view : (jv_free(view), jv_array()));
+	jv_object_foreach(proposed, k, v) {
+		const char *key = jv_string_value(k);
+
+		if (strcmp(key, "messages_after") == 0) {
+			jv_free(v);
+		} else if (strcmp(key, "messages") == 0) {
+			jv_free(v);
+			out = jv_object_set(out, jv_copy(k), jv_copy(view));
+		} else if (strcmp(key, "actions") == 0 &&
+		    jv_get_kind(v) == JV_KIND_ARRAY) {
+			acts = jv_array();
+			jv_array_foreach(v, i, a) {
+				acts = jv_array_append(acts, is_llm_call(&a) ?
+				    expand_llm_call(a, config, &view) : a);
+				(void)i;
+			}
+			jv_free(v);
+			out = jv_object_set(out, jv_copy(k), acts);
+		} else
+			out = jv_object_set(out, jv_copy(k), v);
+		jv_free(k);
+	}
+	jv_free(view);
+	jv_free(proposed);
+	return out;
 }

@@ -10,24 +10,46 @@
 
 struct art_propose_in {
 	const jv	*trigger;	/* the decision's trigger */
-	const jv	*path;		/* recorded messages, root to head */
 	const jv	*config;	/* the resolved AgentConfig, or null */
 	const jv	*file_config;	/* session.start: the agent file's */
 	const jv	*interrupt;	/* interrupt.resumed: the interrupt */
+	const char	*head;		/* the recorded head; NULL: no messages */
 	const char	*decision_id;	/* names the children it spawns */
 	int64_t		 pending_calls;
-	/* The stored llm call (id = an assistant message id), or jv_null(). */
+	/* client.messages: the view's messages before new_from are the
+	 * path root..head, so the news alone continue it. */
+	int		 view_continues;
+	/* The stored llm call (id = an assistant message id), its
+	 * "request" as stored, or jv_null(). */
 	jv		(*llm_call)(void *ctx, const char *id);
+	/* The messages from the assistant message whose tool_calls hold
+	 * call id down to the head, or jv_null() when the path has none. */
+	jv		(*since_call)(void *ctx, const char *call_id);
+	/* The messages a stored request (borrowed) sends, whether it holds
+	 * them or names them by reference; not an array on failure. */
+	jv		(*prompt)(void *ctx, const jv *request);
 	void		*ctx;
 };
 
 /*
  * The proposed DecisionResponse (PROTOCOL-NOTES.md §2): {} when the
- * engine has no default.  Every non-empty proposal carries the whole
- * transcript in "messages", so echoing it records only what is new.
- * Returns a new jv; never fails on well-formed input.
+ * engine has no default.  A proposal does not repeat the conversation:
+ * one that adds to it names the head it continues ("messages_after", the
+ * head's id or null) and holds only the new messages, and an llm.call
+ * whose messages are the engine's default (the config's system prompt,
+ * then the active path) leaves them out.  A client view that forks is
+ * proposed whole.  Returns a new jv; never fails on well-formed input.
  */
 jv	art_propose(const struct art_propose_in *);
+
+/*
+ * The seed's full form of a proposal (consumed): messages_after's path
+ * (path, borrowed: root..messages_after) before the new messages, and
+ * every llm.call without messages given the ones the engine would send
+ * (config's system prompt, then that whole transcript).  A proposal
+ * without messages_after is returned as it is.
+ */
+jv	art_propose_expand(jv proposed, const jv *path, const jv *config);
 
 /*
  * The llm.call an agent config makes for a view: model, the config's

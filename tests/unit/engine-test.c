@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "request.h"
 #include "json.h"
 #include "log.h"
 #include "session.h"
@@ -23,7 +24,8 @@ struct rig {
 	struct art_engine	*e;
 	const char		*config;
 	char			 sid[ART_ID_MAX + 1];
-	jv			 out;
+	jv			 out;		/* decision.requests made whole */
+	jv			 raw;		/* as the ring carries them */
 	jv			 events;
 	struct art_err		 err;
 };
@@ -73,14 +75,52 @@ rig_engine(struct rig *r, long pid, const char *seed)
 		exit(99);
 }
 
-/* Takes what the engine handed out since the last step. */
+struct whole_ctx {
+	jv	lines;
+};
+
+/* Each by-reference line read back as agentrt-decide reads it. */
+static int
+whole_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct whole_ctx *w = ctx;
+	jv out = jv_array(), l;
+
+	jv_array_foreach(w->lines, i, line) {
+		l = art_request_whole(t, &line, err);
+		jv_free(line);
+		if (!jv_is_valid(l)) {
+			jv_free(out);
+			return -1;
+		}
+		out = jv_array_append(out, l);
+		(void)i;
+	}
+	jv_free(w->lines);
+	w->lines = out;
+	return 0;
+}
+
+/*
+ * Takes what the engine handed out since the last step: the lines as the
+ * ring carries them (raw), and as a worker reads them (out).
+ */
 static void
 take(struct rig *r)
 {
+	struct whole_ctx w;
+
 	jv_free(r->out);
+	jv_free(r->raw);
 	jv_free(r->events);
-	r->out = art_engine_output(r->e);
+	r->raw = art_engine_output(r->e);
 	r->events = art_engine_events(r->e);
+	w.lines = jv_copy(r->raw);
+	if (art_store_read(r->db.st, whole_fn, &w, &r->err) == -1) {
+		fprintf(stderr, "engine-test: %s\n", r->err.msg);
+		exit(99);
+	}
+	r->out = w.lines;
 }
 
 static void
@@ -89,6 +129,7 @@ rig_open(struct rig *r, const char *config)
 	memset(r, 0, sizeof(*r));
 	r->config = config;
 	r->out = jv_array();
+	r->raw = jv_array();
 	r->events = jv_array();
 	testdb_open(&r->db, 0, 0);
 	rig_engine(r, (long)getpid(), "engine-test");
@@ -109,6 +150,7 @@ rig_close(struct rig *r)
 {
 	art_engine_free(r->e);
 	jv_free(r->out);
+	jv_free(r->raw);
 	jv_free(r->events);
 	testdb_close(&r->db);
 }

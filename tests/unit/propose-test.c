@@ -31,25 +31,113 @@ llm_call_cb(void *ctx, const char *id)
 	return jv_is_valid(c) ? c : (jv_free(c), jv_null());
 }
 
-/* Runs art_propose over JSON texts; calls may be NULL (none stored). */
+/* What the callbacks read: the stored calls and the path. */
+struct fixture {
+	jv	calls;
+	jv	path;
+};
+
+static jv
+fixture_llm_call(void *ctx, const char *id)
+{
+	return llm_call_cb(&((struct fixture *)ctx)->calls, id);
+}
+
+/* The path from the last assistant message asking for call id on. */
+static jv
+since_call_cb(void *ctx, const char *id)
+{
+	const struct fixture *fx = ctx;
+	int at = -1, n = jv_array_length(jv_copy(fx->path));
+
+	jv_array_foreach(fx->path, i, m) {
+		jv calls = art_json_field(&m, "tool_calls");
+
+		if (jv_get_kind(calls) == JV_KIND_ARRAY) {
+			jv_array_foreach(calls, k, c) {
+				const char *cid = art_json_str(&c, "id");
+
+				if (cid != NULL && strcmp(cid, id) == 0)
+					at = i;
+				jv_free(c);
+				(void)k;
+			}
+		}
+		jv_free(calls);
+		jv_free(m);
+	}
+	return at < 0 ? jv_null() : jv_array_slice(jv_copy(fx->path), at, n);
+}
+
+static jv
+prompt_cb(void *ctx, const jv *req)
+{
+	(void)ctx;
+	return art_json_field(req, "messages");
+}
+
+/* Does the trigger's view continue the path (ids before new_from)? */
+static int
+view_continues(const jv *tr, const jv *path)
+{
+	jv view = art_json_field(tr, "messages");
+	int64_t from = -1;
+	int n = jv_array_length(jv_copy(*path)), yes;
+
+	art_json_get_int(tr, "new_from", -1, &from, NULL);
+	yes = jv_get_kind(view) == JV_KIND_ARRAY && from == n;
+	for (int i = 0; yes && i < n; i++) {
+		jv a = jv_array_get(jv_copy(view), i);
+		jv b = jv_array_get(jv_copy(*path), i);
+
+		yes = art_json_str(&a, "id") != NULL && art_json_str(&b,
+		    "id") != NULL && strcmp(art_json_str(&a, "id"),
+		    art_json_str(&b, "id")) == 0;
+		jv_free(a);
+		jv_free(b);
+	}
+	jv_free(view);
+	return yes;
+}
+
+/* The head: the last message on the path, NULL for none (borrowed). */
+static const char *
+head_of(const jv *path, jv *last)
+{
+	int n = jv_array_length(jv_copy(*path));
+
+	*last = n > 0 ? jv_array_get(jv_copy(*path), n - 1) : jv_null();
+	return art_json_str(last, "id");
+}
+
+/*
+ * Runs art_propose over JSON texts, then makes its by-reference
+ * proposal whole with the path (art_propose_expand), so the proposals
+ * read as the seed's; calls may be NULL (none stored).
+ */
 static jv
 propose_with(const char *trigger, const char *path, const char *config,
     const char *file, int64_t pending, const char *calls,
     const char *interrupt)
 {
 	jv tr = J(trigger), p = J(path), cfg = J(config), f = J(file);
-	jv cs = J(calls != NULL ? calls : "{}"), it = J(interrupt), out;
-	struct art_propose_in in = { .trigger = &tr, .path = &p,
-	    .config = &cfg, .file_config = &f, .interrupt = &it,
-	    .pending_calls = pending, .llm_call = llm_call_cb, .ctx = &cs };
+	jv it = J(interrupt), out, last;
+	struct fixture fx = { J(calls != NULL ? calls : "{}"), jv_copy(p) };
+	struct art_propose_in in = { .trigger = &tr, .config = &cfg,
+	    .file_config = &f, .interrupt = &it, .head = head_of(&p, &last),
+	    .pending_calls = pending, .view_continues = view_continues(&tr,
+	    &p), .llm_call = fixture_llm_call, .since_call = since_call_cb,
+	    .prompt = prompt_cb, .ctx = &fx };
 
-	out = art_propose(&in);
+	out = art_propose_expand(art_propose(&in), &p, &cfg);
+	jv_free(last);
+	jv_free(fx.calls);
+	jv_free(fx.path);
 	jv_free(it);
 	jv_free(tr);
 	jv_free(p);
 	jv_free(cfg);
 	jv_free(f);
-	jv_free(cs);
 	return out;
 }
 
@@ -417,11 +505,13 @@ test_a_call_of_a_sub_agent_spawns_and_sends(void)
 	jv tr = jv_object_set(J("{\"type\":\"llm.finished\",\"id\":\"a2\","
 	    "\"ok\":true,\"truncated\":false}"), jv_string("message"), J(msg));
 	jv p = J("[" U1 "]"), cfg = J(TEAM), f = jv_null(), it = jv_null(), out;
-	jv cs = J("{}"), want;
-	struct art_propose_in in = { .trigger = &tr, .path = &p,
-	    .config = &cfg, .file_config = &f, .interrupt = &it,
-	    .decision_id = "d1", .pending_calls = 0, .llm_call = llm_call_cb,
-	    .ctx = &cs };
+	jv want;
+	struct fixture fx = { J("{}"), jv_copy(p) };
+	struct art_propose_in in = { .trigger = &tr, .config = &cfg,
+	    .file_config = &f, .interrupt = &it, .head = "u1",
+	    .decision_id = "d1", .pending_calls = 0,
+	    .llm_call = fixture_llm_call, .since_call = since_call_cb,
+	    .prompt = prompt_cb, .ctx = &fx };
 
 	art_propose_child_id("d1", "t1", child);
 	art_propose_child_id("d1", "t1", again);
@@ -451,7 +541,8 @@ test_a_call_of_a_sub_agent_spawns_and_sends(void)
 	jv_free(tr);
 	jv_free(p);
 	jv_free(cfg);
-	jv_free(cs);
+	jv_free(fx.calls);
+	jv_free(fx.path);
 }
 
 static void
