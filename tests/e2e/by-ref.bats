@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# Lines by reference (DESIGN §2.1): the ring carries news, not the
+# conversation; workers, jq programs and readers still get the seed's shape.
+
+load lib
+
+SID=0190a000-0000-7000-8000-000000000001
+
+# byref_ring TAP ARGS...: decide | llm | tool | session run, with what the
+# session writes into the ring copied to TAP.
+byref_ring() {
+	local tap=$1 fifo="$BATS_TEST_TMPDIR/ring"
+	shift
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	export TAP=$tap DECIDE
+	run timeout 120 bash -c '
+		fifo=$1; shift
+		tee -a "$TAP" <"$fifo" | agentrt-decide $DECIDE 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		agentrt-llm 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		agentrt-tool --tools "$BATS_TEST_TMPDIR/tools" --tools "$top_srcdir/examples/tools" \
+		    2>>"$BATS_TEST_TMPDIR/stages.err" |
+		AGENTRT_AGENTS="$BATS_TEST_TMPDIR/agents:$AGENTS" agentrt-session run --events "$EVENTS" "$@" >"$fifo"
+	' ring "$fifo" "$@"
+}
+
+# loop K: an agent that calls the jq tool step K times, then answers.
+loop() {
+	mkdir -p "$BATS_TEST_TMPDIR/agents" "$BATS_TEST_TMPDIR/tools"
+	printf '.i + 1\n' >"$BATS_TEST_TMPDIR/tools/step.jq"
+	jq -n --argjson k "$1" '[range($k) | {tool_calls: [{name: "step", arguments: {i: .}}]}]
+	    + [{content: "done after \($k) steps"}]' >"$BATS_TEST_TMPDIR/script-$1.json"
+	jq -n --arg f "$BATS_TEST_TMPDIR/script-$1.json" \
+	    '{model: "mock/script", system: "Count.", tools: [{name: "step", description: "i+1",
+	      input: {type: "object", properties: {i: {type: "number"}}}}], mock: {script_file: $f}}' \
+	    >"$BATS_TEST_TMPDIR/agents/loop$1.json"
+}
+
+# The longest decision.request line in a tap, in bytes.
+longest_request() {
+	grep '"type":"decision.request"' "$1" | awk '{ if (length($0) > n) n = length($0) } END { print n + 0 }'
+}
+
+@test "a decision.request on the ring stays the same size however long the turn" {
+	loop 3
+	loop 300
+	AGENTRT_DB="$BATS_TEST_TMPDIR/db3" byref_ring "$BATS_TEST_TMPDIR/tap3" -a loop3 -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	AGENTRT_DB="$BATS_TEST_TMPDIR/db300" byref_ring "$BATS_TEST_TMPDIR/tap300" -a loop300 -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(AGENTRT_DB="$BATS_TEST_TMPDIR/db300" agentrt-session log "$(AGENTRT_DB="$BATS_TEST_TMPDIR/db300" agentrt-session ls -q)" |
+	    jq -s '[.[] | select(.payload.type == "message.new")] | length')" 602
+	small=$(longest_request "$BATS_TEST_TMPDIR/tap3")
+	large=$(longest_request "$BATS_TEST_TMPDIR/tap300")
+	[ "$small" -gt 0 ] || fail "no decision.request in the K=3 tap"
+	# Longer numbers in the tool's arguments and results, nothing more.
+	[ "$large" -le $((small + 64)) ] || fail "K=300: $large bytes, K=3: $small bytes"
+	# No request line carries the conversation, the tree, state or config.
+	run jq -c 'select(.type == "decision.request") | select(has("messages") or has("message_tree") or has("state"))' \
+	    "$BATS_TEST_TMPDIR/tap300"
+	assert_eq "$output" ""
+	run jq -c 'select(.type == "decision.request") | .ref | keys' "$BATS_TEST_TMPDIR/tap300"
+	assert_eq "$(sort -u <<<"$output")" '["head","seq","store"]'
+}
+
+@test "an --exec worker receives the seed's whole DecisionRequest, the same as before" {
+	cat >"$BATS_TEST_TMPDIR/worker.sh" <<'W'
+#!/bin/sh
+tee -a "$CAP" | jq -c --unbuffered 'if .trigger.type == "tool.execute" then null else .proposed end'
+W
+	chmod +x "$BATS_TEST_TMPDIR/worker.sh"
+	mkdir -p "$BATS_TEST_TMPDIR/agents" "$BATS_TEST_TMPDIR/tools"
+	cp "$fixtures/byref/loop3.json" "$BATS_TEST_TMPDIR/agents/"
+	export CAP="$BATS_TEST_TMPDIR/got.ndjson" AGENTRT_CLOCK=2026-01-01T00:00:00Z
+	DECIDE="--exec $BATS_TEST_TMPDIR/worker.sh" AGENTRT_ID_SEED=7 \
+	    byref_ring /dev/null -s "$SID" -a loop3 -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	DECIDE="--exec $BATS_TEST_TMPDIR/worker.sh" AGENTRT_ID_SEED=8 \
+	    byref_ring /dev/null -s "$SID" -m more
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(wc -l <"$CAP")" 17
+	diff <(jq -cS . "$fixtures/byref/exec-worker.expected.ndjson") <(jq -cS . "$CAP") ||
+	    fail "the worker's requests differ from those of commit 4ac0a3f"
+}
+
+@test "a jq policy reads the whole request; accepting the proposal needs none of it" {
+	loop 2
+	DECIDE="-f $top_srcdir/tests/fixtures/byref/shape.jq" byref_ring "$BATS_TEST_TMPDIR/tap" -a loop2 -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"done after 2 steps"'
+	# The policy saw the path and the tree grow, and each proposal whole:
+	# the path so far and what is new.
+	assert_eq "$(agentrt-session show "$(the_session)" | jq -c '.state.seen')" \
+	    '[[0,0,-1],[0,0,1],[1,1,2],[2,2,3],[3,3,4],[4,4,5],[5,5,6]]'
+	# On the ring itself the proposals held only the news.
+	assert_eq "$(jq -c 'select(.type == "decision.request" and .proposed.messages != null) | .proposed.messages | length' \
+	    "$BATS_TEST_TMPDIR/tap" | sort -u | tr '\n' ' ')" '1 '
+}
+
+@test "a by-reference line whose store is gone is an error line, and passed on" {
+	line='{"type":"decision.request","session_id":"s1","decision_id":"d1","trigger":{"type":"session.start"},"proposed":{},"ref":{"store":"'"$BATS_TEST_TMPDIR"'/nowhere","head":null,"seq":3}}'
+	run bash -c 'agentrt-decide --jq .proposed 2>"$1"' sh "$BATS_TEST_TMPDIR/err" <<<"$line"
+	[ "$status" -eq 0 ]
+	grep -q "^agentrt-decide: <stdin>:1: decision 'd1': read it from the store: " "$BATS_TEST_TMPDIR/err" ||
+	    fail "$(cat "$BATS_TEST_TMPDIR/err")"
+	assert_eq "$(sed -n 1p <<<"$output" | jq -r '[.type, .code] | join(" ")')" "error bad_request"
+	sed -n 1p <<<"$output" | jq -r .message | grep -q "^decision 'd1': read it from the store: " ||
+	    fail "$output"
+	assert_eq "$(sed -n 2p <<<"$output")" "$line"
+	run bash -c 'agentrt-decide --jq .proposed 2>/dev/null' <<<'{"type":"decision.request","session_id":"s1","decision_id":"d1","trigger":{"type":"session.start"},"ref":{"head":null}}'
+	sed -n 1p <<<"$output" | jq -r .message | grep -qx "decision 'd1': \"ref\" names no store" || fail "$output"
+}
+
+@test "a response's messages_after must name a recorded message" {
+	DECIDE="--jq {messages_after:\"no-such-node\",messages:[]}" ring -a echo -m hi
+	[ "$status" -eq 1 ]
+	events 'select(.type=="error") | .message' | grep -q "messages_after: no message 'no-such-node'" ||
+	    fail "$(cat "$EVENTS")"
+	DECIDE="--jq {messages_after:7,messages:[]}" ring -a echo -m hi
+	[ "$status" -eq 1 ]
+	events 'select(.type=="error") | .message' | grep -q "messages_after: expected a message id or null" ||
+	    fail "$(cat "$EVENTS")"
+}
