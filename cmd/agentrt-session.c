@@ -90,6 +90,7 @@ help(void)
 "                      create a session and print its id\n"
 "  ls [-q]             list sessions, one JSON object per line\n"
 "  show SESSION        print one session as JSON\n"
+"  request SESSION     print the live decision as a worker receives it\n"
 "  log [--after SEQ] [-f] SESSION\n"
 "                      print the session's event log as NDJSON\n"
 "  rm SESSION...       delete sessions and everything recorded of them;\n"

@@ -188,8 +188,8 @@ _agentrt_session_ids()
 
 _agentrt_session()
 {
-	local cmds='new ls show log rm cancel export import checkpoint restore
-	    replay run'
+	local cmds='new ls show request log rm cancel export import checkpoint
+	    restore replay run'
 	local gopts='-d --db -h --help -V --version'
 	local spec='-d:1 --db:1 -a:1 --agent:1 --id:1 --identity:1 --after:1
 	    -s:1 --session:1 -m:1 --message:1 --turn-id:1 --input:1 --resume:1
@@ -223,7 +223,7 @@ _agentrt_session()
 		;;
 	new) opts='-a --agent --id --identity' ;;
 	ls) opts='-q --quiet' ;;
-	show|rm|cancel) opts= ;;
+	show|request|rm|cancel) opts= ;;
 	log) opts='--after -f --follow' ;;
 	export) opts='--children' ;;
 	import|restore) opts='--as' ;;
@@ -241,7 +241,7 @@ _agentrt_session()
 		return 0
 	fi
 	case $cmd in
-	show|log|export|checkpoint) ((nargs == 0)) || return 0 ;;
+	show|request|log|export|checkpoint) ((nargs == 0)) || return 0 ;;
 	rm|cancel) ;;
 	import|restore|replay)
 		((nargs == 0)) && _agentrt_files

@@ -55,12 +55,12 @@ function __agentrt_session_no_arg_yet
 end
 
 # True when a SESSION may come next: any number for rm and cancel, one for
-# show, log, export and checkpoint.
+# show, request, log, export and checkpoint.
 function __agentrt_session_wants_session
     if __agentrt_session_using rm cancel
         return 0
     end
-    __agentrt_session_using show log export checkpoint
+    __agentrt_session_using show request log export checkpoint
     and __agentrt_session_no_arg_yet
 end
 
@@ -165,6 +165,7 @@ complete -c agentrt-session -n __agentrt_session_needs_command -s V -l version -
 complete -c agentrt-session -n __agentrt_session_needs_command -a new -d 'create a session and print its id'
 complete -c agentrt-session -n __agentrt_session_needs_command -a ls -d 'list sessions, one JSON object per line'
 complete -c agentrt-session -n __agentrt_session_needs_command -a show -d 'print one session as JSON'
+complete -c agentrt-session -n __agentrt_session_needs_command -a request -d 'print the live decision as a worker receives it'
 complete -c agentrt-session -n __agentrt_session_needs_command -a log -d "print the session's event log as NDJSON"
 complete -c agentrt-session -n __agentrt_session_needs_command -a rm -d 'delete sessions and everything recorded of them'
 complete -c agentrt-session -n __agentrt_session_needs_command -a cancel -d "stop the sessions' running turns and their sub-agents"

@@ -263,7 +263,7 @@ make_agents() {
 	done
 	run help_commands
 	[ "$status" -eq 0 ]
-	[ "${lines[*]}" = "new ls show log rm cancel export import checkpoint restore replay run" ]
+	[ "${lines[*]}" = "new ls show request log rm cancel export import checkpoint restore replay run" ]
 	run help_options agentrt-session
 	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -ge 16 ]
@@ -360,12 +360,12 @@ make_agents() {
 	[ -z "$output" ]
 }
 
-@test "bash completes agentrt-session s to show, and r to rm, restore, replay and run" {
+@test "bash completes agentrt-session s to show, and r to request, rm, restore, replay and run" {
 	run bash_complete agentrt-session s
 	[ "$status" -eq 0 ]
 	[ "$output" = show ]
 	run bash_complete agentrt-session r
-	[ "${lines[*]}" = "rm restore replay run" ]
+	[ "${lines[*]}" = "request rm restore replay run" ]
 }
 
 @test "bash completes agentrt-session log --a to --after" {
@@ -524,7 +524,7 @@ make_agents() {
 	local db=$BATS_TEST_TMPDIR/db
 	run zsh_complete 'agentrt-session '
 	[ "$status" -eq 0 ]
-	[ "${lines[*]}" = "cancel checkpoint export import log ls new replay restore rm run show" ]
+	[ "${lines[*]}" = "cancel checkpoint export import log ls new replay request restore rm run show" ]
 	run zsh_complete 'agentrt-session log --a'
 	[ "$status" -eq 0 ]
 	[ "$output" = --after ]

@@ -121,3 +121,29 @@ W
 	events 'select(.type=="error") | .message' | grep -q "messages_after: expected a message id or null" ||
 	    fail "$(cat "$EVENTS")"
 }
+
+@test "agentrt-session request prints the live decision whole" {
+	run bash -c 'AGENTRT_AGENTS="$AGENTS" agentrt-session run -a calc -m "What is 17*23?" </dev/null 2>/dev/null'
+	[ "$status" -eq 1 ]
+	ring_line=$(sed -n 1p <<<"$output")
+	jq -e '.type == "decision.request" and (.ref | type) == "object" and (has("messages") | not)' <<<"$ring_line" >/dev/null ||
+	    fail "$ring_line"
+	sid=$(the_session)
+	run agentrt-session request "$sid"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -c 'keys_unsorted' <<<"$output")" \
+	    '["type","session_id","decision_id","agent_id","identity","trigger","proposed","state","agent","calls","pending_calls","messages","message_tree","ancestry","attempts","deadline","turn_id"]'
+	assert_eq "$(jq -c '[.trigger.type, .agent, .messages, .message_tree, .proposed.agent.model]' <<<"$output")" \
+	    '["session.start",null,[],{"nodes":[],"head_id":null},"mock/script"]'
+	assert_eq "$(jq -r .decision_id <<<"$output")" "$(jq -r .decision_id <<<"$ring_line")"
+	# What a policy would answer.
+	assert_eq "$(agentrt-session request "$sid" | agentrt-decide --jq '.proposed' | jq -r .type)" decision.response
+	run agentrt-session request no-such-session
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no session 'no-such-session'"* ]] || fail "$output"
+	ring -a echo -m hi
+	[ "$status" -eq 0 ]
+	run agentrt-session request "$(the_session)"
+	[ "$status" -eq 1 ]
+	assert_eq "$output" "agentrt-session: session '$(the_session)' has no decision waiting for an answer"
+}
