@@ -393,6 +393,7 @@ filter(struct run *r, int fd, const char *name, const struct opts *o)
 
 	if ((in = art_decide_input_new(fd, name, o->max_line)) == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");
+	art_decide_input_requests_only(in);
 	while ((st = art_decide_input_next(in, &line, &raw, &rawlen,
 	    &err)) != ART_NDJSON_EOF) {
 		if (st == ART_NDJSON_IOERR) {
@@ -406,6 +407,9 @@ filter(struct run *r, int fd, const char *name, const struct opts *o)
 			art_warn("%s:%zu: %s", name,
 			    art_decide_input_lineno(in), err.msg);
 			if (put_line(art_decide_input_bad_line(in, &err)) == -1)
+				status = WRITE_FAILED;
+		} else if (st == ART_NDJSON_RAW) {
+			if (put_raw(raw, rawlen) == -1)
 				status = WRITE_FAILED;
 		} else {
 			if (answer(r, in, &line, raw, rawlen) == -1)

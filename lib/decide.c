@@ -519,6 +519,19 @@ art_decide_input_new(int fd, const char *name, size_t max_line)
 	return in;
 }
 
+static int
+only_requests(const char *type, const char *trigger, void *ctx)
+{
+	(void)trigger, (void)ctx;
+	return strcmp(type, "decision.request") == 0;
+}
+
+void
+art_decide_input_requests_only(struct art_decide_input *in)
+{
+	art_ndjson_set_filter(in->rd, only_requests, NULL);
+}
+
 void
 art_decide_input_free(struct art_decide_input *in)
 {
@@ -672,6 +685,9 @@ art_decide_input_next(struct art_decide_input *in, jv *out, const char **raw,
 			*rawlen = in->linelen;
 			if (*rawlen > 0 && (*raw)[*rawlen - 1] == '\r')
 				(*rawlen)--;
+		} else if (st == ART_NDJSON_RAW) {
+			*out = jv_null();
+			*raw = art_ndjson_raw(in->rd, rawlen);
 		}
 		return st;
 	}

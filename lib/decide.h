@@ -103,6 +103,13 @@ enum art_decide_verdict art_decide_complete(const jv *line, jv resp, jv *out,
 struct art_decide_input *art_decide_input_new(int fd, const char *name,
 	    size_t max_line);
 void	art_decide_input_free(struct art_decide_input *);
+/*
+ * Only decision.request lines are parsed from now on: any other
+ * well-formed line comes back as ART_NDJSON_RAW, *out jv_null() and *raw
+ * its bytes, to be passed on as it is (a model request holds the whole
+ * prompt: parsing it only to pass it on would cost a step O(path)).
+ */
+void	art_decide_input_requests_only(struct art_decide_input *);
 
 /*
  * As art_ndjson_next(); on ART_NDJSON_OK, *raw and *rawlen also give the
