@@ -242,7 +242,17 @@ drain(struct ring *r)
 	int failed = 0;
 
 	jv_array_foreach(out, i, line) {
-		if (!failed && art_outq_push(r->out, line, &err) == -1) {
+		/* A line the engine made as text already (a model request). */
+		if (!failed && jv_get_kind(line) == JV_KIND_STRING) {
+			if (art_outq_push_raw(r->out, jv_string_value(line),
+			    (size_t)jv_string_length_bytes(jv_copy(line)),
+			    &err) == -1 || art_outq_push_raw(r->out, "\n", 1,
+			    &err) == -1) {
+				art_warn("write to the ring: %s", err.msg);
+				failed = 1;
+			}
+			jv_free(line);
+		} else if (!failed && art_outq_push(r->out, line, &err) == -1) {
 			art_warn("write to the ring: %s", err.msg);
 			failed = 1;
 		} else if (failed)

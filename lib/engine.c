@@ -43,6 +43,15 @@ struct art_engine {
 	int64_t			 wake;		/* the earliest of wakes[] */
 	int64_t			 wakes[MAX_SESSIONS];
 	jv			 first_token;	/* call id -> ms, for ttft */
+	/*
+	 * sid -> {head, depth, text}: the messages of the path root..head
+	 * as JSON text, joined by commas, as the last model call of sid
+	 * sent them.  The next call's prompt is that text and the few
+	 * messages since, so building it costs the news, not the path.
+	 * Only what a committed step made is kept (prompt_stage until then).
+	 */
+	jv			 prompts;
+	jv			 prompt_stage;
 };
 
 /* One step's work inside one transaction. */
@@ -1065,6 +1074,221 @@ native_request(const jv *call, jv req, struct art_err *err)
 	return body;
 }
 
+/* JSON text of v (borrowed) appended to s (consumed); invalid on nomem. */
+static jv
+append_dump(jv s, const jv *v)
+{
+	size_t n;
+	char *t = art_json_dump(v, &n);
+
+	if (t == NULL) {
+		jv_free(s);
+		return jv_invalid();
+	}
+	s = jv_string_append_buf(s, t, (int)n);
+	free(t);
+	return s;
+}
+
+/*
+ * The messages root..h as JSON text joined by commas ("" for none): the
+ * text kept for the session's last model call and the messages below it
+ * (a walk up of as many nodes), or, off that path, the whole path read.
+ */
+static jv
+path_text(struct cx *c, const char *h)
+{
+	jv kept = jv_null(), n, m, news = jv_array(), text, entry;
+	char at[ART_ID_MAX + 1];
+	int64_t depth = 0, kd = -1, i;
+	const char *kh = NULL, *p;
+	int found = 0;
+
+	if (h == NULL)
+		return jv_string("");
+	n = art_tree_node(c->t, c->sid, h, c->err);
+	if (!jv_is_valid(n) || art_json_get_int(&n, "depth", 1, &depth,
+	    c->err) == -1) {
+		jv_free(news);
+		return n;
+	}
+	jv_free(n);
+	if (c->e != NULL) {
+		kept = jv_object_get(jv_copy(c->e->prompt_stage),
+		    jv_string(c->sid));
+		if (!jv_is_valid(kept)) {
+			jv_free(kept);
+			kept = jv_object_get(jv_copy(c->e->prompts),
+			    jv_string(c->sid));
+		}
+		if (!jv_is_valid(kept)) {
+			jv_free(kept);
+			kept = jv_null();
+		}
+		kh = art_json_str(&kept, "head");
+		art_json_get_int(&kept, "depth", -1, &kd, NULL);
+	}
+	/* Up from h to the depth of the kept head: is it there? */
+	snprintf(at, sizeof(at), "%s", h);
+	for (i = depth; kh != NULL && kd >= 0 && kd <= depth; i--) {
+		if (i == kd) {
+			found = strcmp(at, kh) == 0;
+			break;
+		}
+		n = art_tree_node(c->t, c->sid, at, NULL);
+		p = jv_is_valid(n) ? art_json_str(&n, "parent_id") : NULL;
+		if (p == NULL) {
+			jv_free(n);
+			break;
+		}
+		news = jv_array_append(news, art_json_field(&n, "message"));
+		snprintf(at, sizeof(at), "%s", p);
+		jv_free(n);
+	}
+	if (found) {
+		text = art_json_field(&kept, "text");
+		for (i = jv_array_length(jv_copy(news)) - 1; i >= 0 &&
+		    jv_is_valid(text); i--) {
+			m = jv_array_get(jv_copy(news), (int)i);
+			if (jv_string_length_bytes(jv_copy(text)) > 0)
+				text = jv_string_append_buf(text, ",", 1);
+			text = append_dump(text, &m);
+			jv_free(m);
+		}
+	} else {
+		jv path = art_tree_path(c->t, c->sid, h, c->err);
+
+		if (!jv_is_valid(path)) {
+			jv_free(news);
+			jv_free(kept);
+			return path;
+		}
+		text = jv_string("");
+		jv_array_foreach(path, k, msg) {
+			if (k > 0 && jv_is_valid(text))
+				text = jv_string_append_buf(text, ",", 1);
+			if (jv_is_valid(text))
+				text = append_dump(text, &msg);
+			jv_free(msg);
+		}
+		jv_free(path);
+	}
+	jv_free(news);
+	jv_free(kept);
+	if (!jv_is_valid(text)) {
+		art_err_set(c->err, "nomem", "out of memory");
+		return text;
+	}
+	if (c->e != NULL) {
+		entry = set(set(set(jv_object(), "head", jv_string(h)), "depth",
+		    jv_number((double)depth)), "text", jv_copy(text));
+		c->e->prompt_stage = jv_object_set(c->e->prompt_stage,
+		    jv_string(c->sid), entry);
+	}
+	return text;
+}
+
+/* Object text (consumed) without its closing brace, and its length. */
+static jv
+open_object(jv text)
+{
+	jv out;
+
+	if (!jv_is_valid(text))
+		return text;
+	out = jv_string_sized(jv_string_value(text),
+	    jv_string_length_bytes(jv_copy(text)) - 1);
+	jv_free(text);
+	return out;
+}
+
+/*
+ * The llm.request line for a call whose prompt is the engine's default,
+ * as text: the one O(path) piece of a step (DESIGN §2.1) is then a copy
+ * of the path's text, kept from the last call, and the news.  The bytes
+ * are those art_json_dump() makes of the line with the request made
+ * whole (art_request_llm).  jv_null() when the request holds its own
+ * messages; jv_invalid() on failure.
+ */
+static jv
+llm_line_text(struct cx *c, jv head, const jv *req, jv tail)
+{
+	jv pr = art_json_field(req, "prompt"), text, msgs, rest, t, sys;
+	const char *s = art_json_str(&pr, "system");
+	jv model = art_json_field(req, "model");
+
+	if (jv_get_kind(pr) != JV_KIND_OBJECT || jv_get_kind(model) ==
+	    JV_KIND_INVALID) {
+		jv_free(pr);
+		jv_free(model);
+		jv_free(head);
+		jv_free(tail);
+		return jv_null();
+	}
+	msgs = path_text(c, art_json_str(&pr, "path"));
+	if (!jv_is_valid(msgs)) {
+		jv_free(pr);
+		jv_free(model);
+		jv_free(head);
+		jv_free(tail);
+		return msgs;
+	}
+	t = jv_string("[");
+	if (s != NULL) {
+		sys = set(set(jv_object(), "role", jv_string("system")),
+		    "content", jv_string(s));
+		t = append_dump(t, &sys);
+		jv_free(sys);
+		if (jv_is_valid(t) && jv_string_length_bytes(jv_copy(msgs)) > 0)
+			t = jv_string_append_buf(t, ",", 1);
+	}
+	if (jv_is_valid(t))
+		t = jv_string_concat(t, msgs);
+	else
+		jv_free(msgs);
+	if (jv_is_valid(t))
+		t = jv_string_append_buf(t, "]", 1);
+	/* {"type":…,"attempt":N,"request":{"model":M,"messages":[…],…},…} */
+	text = open_object(append_dump(jv_string(""), &head));
+	text = jv_string_append_str(text, ",\"request\":{\"model\":");
+	text = append_dump(text, &model);
+	text = jv_string_append_str(text, ",\"messages\":");
+	if (jv_is_valid(t) && jv_is_valid(text))
+		text = jv_string_concat(text, t);
+	else {
+		jv_free(t);
+		jv_free(text);
+		text = jv_invalid();
+	}
+	rest = jv_object_delete(jv_object_delete(jv_copy(*req),
+	    jv_string("prompt")), jv_string("model"));
+	if (jv_is_valid(text) && jv_object_length(jv_copy(rest)) > 0) {
+		t = append_dump(jv_string(""), &rest);
+		text = jv_string_append_str(text, ",");
+		text = jv_is_valid(t) ? jv_string_append_buf(text,
+		    jv_string_value(t) + 1, jv_string_length_bytes(jv_copy(t)) -
+		    1) : (jv_free(text), jv_invalid());
+		jv_free(t);
+	} else if (jv_is_valid(text))
+		text = jv_string_append_str(text, "}");
+	if (jv_is_valid(text)) {
+		t = append_dump(jv_string(""), &tail);
+		text = jv_string_append_str(text, ",");
+		text = jv_is_valid(t) ? jv_string_append_buf(text,
+		    jv_string_value(t) + 1, jv_string_length_bytes(jv_copy(t)) -
+		    1) : (jv_free(text), jv_invalid());
+		jv_free(t);
+	}
+	jv_free(rest);
+	jv_free(pr);
+	jv_free(model);
+	jv_free(head);
+	jv_free(tail);
+	if (!jv_is_valid(text))
+		art_err_set(c->err, "nomem", "out of memory");
+	return text;
+}
+
 static int
 dispatch_llm(struct cx *c, const jv *call, jv p)
 {
@@ -1101,19 +1325,38 @@ dispatch_llm(struct cx *c, const jv *call, jv p)
 	line = set(obj("llm.request"), "session_id", jv_string(c->sid));
 	line = set(line, "id", art_json_field(call, "id"));
 	line = set(line, "attempt", art_json_field(call, "attempt"));
-	req = art_request_llm(c->t, c->sid, call_request(c, call), c->err);
+	tr = set(jv_object(), "stream", art_json_field(call, "stream"));
+	tr = set_some(tr, "deadline", art_json_field(&p, "deadline"));
+	tr = set_some(tr, "mock", art_json_field(call, "mock"));
+	tr = set_some(tr, "providers", art_json_field(call, "providers"));
+	tr = set_some(tr, "fallback", art_json_field(call, "fallback"));
+	jv_free(p);
+	req = call_request(c, call);
+	/* A default prompt goes out as text made from the last call's. */
+	p = llm_line_text(c, jv_copy(line), &req, jv_copy(tr));
+	if (jv_get_kind(p) == JV_KIND_STRING) {
+		jv_free(req);
+		jv_free(line);
+		jv_free(tr);
+		emit(c, p);
+		return 0;
+	}
+	if (!jv_is_valid(p)) {
+		jv_free(req);
+		jv_free(line);
+		jv_free(tr);
+		return -1;
+	}
+	req = art_request_llm(c->t, c->sid, req, c->err);
 	if (!jv_is_valid(req)) {
 		jv_free(line);
-		jv_free(p);
+		jv_free(tr);
 		return -1;
 	}
 	line = set(line, "request", req);
-	line = set(line, "stream", art_json_field(call, "stream"));
-	line = set_some(line, "deadline", art_json_field(&p, "deadline"));
-	line = set_some(line, "mock", art_json_field(call, "mock"));
-	line = set_some(line, "providers", art_json_field(call, "providers"));
-	line = set_some(line, "fallback", art_json_field(call, "fallback"));
-	jv_free(p);
+	jv_object_foreach(tr, k, v)
+		line = jv_object_set(line, k, v);
+	jv_free(tr);
 	emit(c, line);
 	return 0;
 }
@@ -3567,7 +3810,11 @@ op_txn(struct art_txn *t, void *ctx, struct art_err *err)
 	struct cx c = { op->e, t, err, op->sid,
 	    art_clock_now_ms(op->e->o.clock), jv_array(), jv_array(), -1,
 	    jv_invalid(), jv_array(), NULL };
-	int r = op->fn != NULL ? op->fn(&c, op->arg) : 0;
+	int r;
+
+	jv_free(op->e->prompt_stage);	/* a rerun starts afresh */
+	op->e->prompt_stage = jv_object();
+	r = op->fn != NULL ? op->fn(&c, op->arg) : 0;
 
 	if (r == 0 && !op->quiet)
 		r = plan(&c);
@@ -3672,6 +3919,11 @@ run_op(struct art_engine *e, const char *sid, int (*fn)(struct cx *, void *),
 		r = art_store_write(e->o.store, op_txn, &op, err);
 	}
 	if (r == 0) {
+		/* What the committed step sent is what the next builds on. */
+		jv_object_foreach(e->prompt_stage, k, v)
+			e->prompts = jv_object_set(e->prompts, k, v);
+		jv_free(e->prompt_stage);
+		e->prompt_stage = jv_object();
 		e->out = jv_array_concat(e->out, op.out);
 		e->events = jv_array_concat(e->events, op.events);
 		set_wake(e, sid, op.wake);
@@ -3696,6 +3948,8 @@ art_engine_new(const struct art_engine_opts *o)
 	e->o = *o;
 	e->out = jv_array();
 	e->events = jv_array();
+	e->prompts = jv_object();
+	e->prompt_stage = jv_object();
 	e->first_token = jv_object();
 	e->wake = -1;
 	for (int i = 0; i < MAX_SESSIONS; i++)
@@ -3711,6 +3965,8 @@ art_engine_free(struct art_engine *e)
 	jv_free(e->out);
 	jv_free(e->events);
 	jv_free(e->first_token);
+	jv_free(e->prompts);
+	jv_free(e->prompt_stage);
 	free(e);
 }
 

@@ -83,7 +83,11 @@ int	art_engine_tick(struct art_engine *, struct art_err *);
 /* When the next timer is due (clock ms), or -1 when none is set. */
 int64_t	art_engine_wake(const struct art_engine *);
 
-/* Lines for the ring and events for clients, since the last call. */
+/*
+ * Lines for the ring and events for clients, since the last call.  A
+ * line is an object, or a string: the line's JSON text, already made (a
+ * model request whose prompt is built from the last one's text).
+ */
 jv	art_engine_output(struct art_engine *);
 jv	art_engine_events(struct art_engine *);
 

@@ -61,6 +61,15 @@ longest_request() {
 	assert_eq "$output" ""
 	run jq -c 'select(.type == "decision.request") | .ref | keys' "$BATS_TEST_TMPDIR/tap300"
 	assert_eq "$(sort -u <<<"$output")" '["head","seq","store"]'
+	# Each model request went out whole, built from the one before: the
+	# same value as the request the log records for that call.
+	export AGENTRT_DB="$BATS_TEST_TMPDIR/db300"
+	agentrt-session log "$(agentrt-session ls -q)" |
+	    jq -c 'select(.payload.type == "llm.call.requested") | {id: .payload.id, request: .payload.request}' >"$BATS_TEST_TMPDIR/logged"
+	jq -c 'select(.type == "llm.request") | {id, request}' "$BATS_TEST_TMPDIR/tap300" >"$BATS_TEST_TMPDIR/sent"
+	assert_eq "$(wc -l <"$BATS_TEST_TMPDIR/sent")" 301
+	cmp "$BATS_TEST_TMPDIR/logged" "$BATS_TEST_TMPDIR/sent" || fail "the requests sent are not those recorded"
+	assert_eq "$(tail -1 "$BATS_TEST_TMPDIR/sent" | jq '.request.messages | length')" 602
 }
 
 @test "an --exec worker receives the seed's whole DecisionRequest, the same as before" {
