@@ -3369,7 +3369,23 @@ plan(struct cx *c)
 
 /* --- transactions ---------------------------------------------------- */
 
+/*
+ * Group commit (DESIGN §4).  The lines one loop iteration read are one
+ * write transaction (art_engine_input_batch), and only a transaction
+ * with an effect is synced to disk: a model call or a tool run going
+ * out, a sub-agent starting, an event a client may act on.  The rest
+ * (recording that a tool started, a decision.request, a token, a
+ * message a client only shows) commits to the OS page cache and is made
+ * durable by the next synced commit, which fdatasyncs the whole file.
+ * A process killed with kill -9 loses none of it; an OS crash can lose
+ * that unsynced tail, and what it held is re-derived on the next run: a
+ * decision.request is a pure function of what is recorded, so the live
+ * decision is sent again, and a call whose dispatch was lost is retried.
+ * A tool step is then two synced commits: the decision that starts the
+ * tool run, and the one that makes the model call.
+ */
 static int	checkout_step(struct cx *, void *);
+static int	start_step(struct cx *, void *);
 
 struct op {
 	struct art_engine	*e;
@@ -3380,6 +3396,7 @@ struct op {
 	jv			 out, events, adopt;
 	int64_t			 wake;
 	int			 quiet;		/* no plan: nothing goes out */
+	int			 sync;		/* durable whatever it emits */
 };
 
 static int
@@ -3401,6 +3418,80 @@ op_txn(struct art_txn *t, void *ctx, struct art_err *err)
 	op->events = c.events;
 	op->adopt = c.adopt;
 	op->wake = c.wake;
+	return r;
+}
+
+/* Is a ring line an effect?  Only some decisions are pure. */
+static int
+line_acts(const jv *line)
+{
+	const char *type = art_json_str(line, "type"), *tt;
+	jv tr;
+	int acts;
+
+	if (type == NULL || strcmp(type, "decision.request") != 0)
+		return 1;	/* llm.request, and anything unforeseen */
+	tr = art_json_field(line, "trigger");
+	tt = art_json_str(&tr, "type");
+	acts = tt == NULL || strcmp(tt, "tool.execute") == 0 ||
+	    strcmp(tt, "llm.execute") == 0;
+	jv_free(tr);
+	return acts;
+}
+
+/*
+ * May a client act on this event?  Only what a client just shows is
+ * left unsynced: a token, a message, a tool's result, metrics, a turn
+ * starting, thinking or acting.  A completion, an error, a tool call (a
+ * client tool is run on it), a suspension and anything unforeseen sync.
+ */
+static int
+event_acts(const jv *ev)
+{
+	static const char *const shown[] = { "token", "message",
+	    "tool_result", "metrics", "turn.started", NULL };
+	const char *type = art_json_str(ev, "type"), *st;
+	int i;
+
+	if (type == NULL)
+		return 1;
+	for (i = 0; shown[i] != NULL; i++)
+		if (strcmp(type, shown[i]) == 0)
+			return 0;
+	st = art_json_str(ev, "status");
+	return strcmp(type, "status") != 0 || st == NULL ||
+	    (strcmp(st, "thinking") != 0 && strcmp(st, "acting") != 0);
+}
+
+static int
+any_acts(const jv *a, int (*acts)(const jv *))
+{
+	int r = 0;
+
+	jv_array_foreach(*a, i, x) {
+		r = r || acts(&x);
+		jv_free(x);
+		(void)i;
+	}
+	return r;
+}
+
+/* Must op's transaction reach the disk before what it made goes out? */
+static int
+op_has_effect(const struct op *op)
+{
+	return op->sync || jv_array_length(jv_copy(op->adopt)) > 0 ||
+	    any_acts(&op->out, line_acts) || any_acts(&op->events, event_acts);
+}
+
+/* One op as its own transaction, synced only when it has an effect. */
+static int
+op_write(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	int r = op_txn(t, ctx, err);
+
+	if (r == 0 && !op_has_effect(ctx))
+		art_txn_nosync(t);
 	return r;
 }
 
@@ -3481,17 +3572,18 @@ static int
 run_op(struct art_engine *e, const char *sid, int (*fn)(struct cx *, void *),
     void *arg, struct art_err *err)
 {
+	int quiet = fn == checkout_step || fn == cancel_op;
 	struct op op = { e, sid, fn, arg, NULL, jv_array(), jv_array(),
-	    jv_array(), -1, fn == checkout_step || fn == cancel_op };
+	    jv_array(), -1, quiet, quiet || fn == start_step };
 	char why[sizeof(err->msg)];
 	int r;
 
-	r = art_store_write(e->o.store, op_txn, &op, err);
+	r = art_store_write(e->o.store, op_write, &op, err);
 	if (r == -1 && art_err_is(err, "reject")) {
 		snprintf(why, sizeof(why), "%s", err->msg);
 		op.fn = reject_step;
 		op.arg = why;
-		r = art_store_write(e->o.store, op_txn, &op, err);
+		r = art_store_write(e->o.store, op_write, &op, err);
 	}
 	if (r == 0) {
 		e->out = jv_array_concat(e->out, op.out);
