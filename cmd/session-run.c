@@ -26,6 +26,9 @@
 #include "session-cmd.h"
 #include "tools.h"
 
+/* The most lines one transaction takes (the rest wait for the next). */
+#define RING_BATCH_MAX	256
+
 struct ring {
 	struct art_engine		*engine;
 	struct art_outq			*out;
@@ -363,39 +366,47 @@ send_message(struct ring *r, const struct opts *o)
 	return 0;
 }
 
-/* Reads what the ring has; every bad line becomes an error event. */
+/*
+ * Reads what the ring has, every bad line becoming an error event, and
+ * hands it to the engine a batch at a time: one transaction and at most
+ * one sync for all of it (group commit), then its output is written.
+ */
 static int
 read_ring(struct ring *r)
 {
 	struct art_err err;
-	jv line;
-	int st;
+	jv line, batch;
+	int st = ART_NDJSON_OK, n;
 
-	for (;;) {
-		st = art_ndjson_next(r->in, &line, &err);
-		if (st == ART_NDJSON_AGAIN)
-			return 0;
-		if (st == ART_NDJSON_EOF) {
-			r->eof = 1;
-			return 0;
+	while (st != ART_NDJSON_AGAIN && !r->eof) {
+		batch = jv_array();
+		for (n = 0; n < RING_BATCH_MAX; n++) {
+			st = art_ndjson_next(r->in, &line, &err);
+			if (st == ART_NDJSON_AGAIN)
+				break;
+			if (st == ART_NDJSON_EOF || st == ART_NDJSON_IOERR) {
+				if (st == ART_NDJSON_IOERR)
+					art_warn("%s", err.msg);
+				r->eof = 1;
+				break;
+			}
+			if (st == ART_NDJSON_BAD) {
+				art_warn("<stdin>:%zu: %s",
+				    art_ndjson_lineno(r->in), err.msg);
+				line = art_ndjson_bad_line(r->in, &err);
+			}
+			batch = jv_array_append(batch, line);
 		}
-		if (st == ART_NDJSON_IOERR) {
+		if (art_engine_input_batch(r->engine, r->sid, batch,
+		    &err) == -1) {
 			art_warn("%s", err.msg);
-			r->eof = 1;
-			return 0;
-		}
-		if (st == ART_NDJSON_BAD) {
-			art_warn("<stdin>:%zu: %s", art_ndjson_lineno(r->in),
-			    err.msg);
-			line = art_ndjson_bad_line(r->in, &err);
-		}
-		if (art_engine_input(r->engine, r->sid, line, &err) == -1) {
-			art_warn("%s", err.msg);
+			drain(r);	/* what did commit still goes out */
 			return -1;
 		}
 		if (drain(r) == -1)
 			return -1;
 	}
+	return 0;
 }
 
 static int

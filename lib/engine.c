@@ -3790,7 +3790,23 @@ plan(struct cx *c)
 
 /* --- transactions ---------------------------------------------------- */
 
+/*
+ * Group commit (DESIGN §4).  The lines one loop iteration read are one
+ * write transaction (art_engine_input_batch), and only a transaction
+ * with an effect is synced to disk: a model call or a tool run going
+ * out, a sub-agent starting, an event a client may act on.  The rest
+ * (recording that a tool started, a decision.request, a token, a
+ * message a client only shows) commits to the OS page cache and is made
+ * durable by the next synced commit, which fdatasyncs the whole file.
+ * A process killed with kill -9 loses none of it; an OS crash can lose
+ * that unsynced tail, and what it held is re-derived on the next run: a
+ * decision.request is a pure function of what is recorded, so the live
+ * decision is sent again, and a call whose dispatch was lost is retried.
+ * A tool step is then two synced commits: the decision that starts the
+ * tool run, and the one that makes the model call.
+ */
 static int	checkout_step(struct cx *, void *);
+static int	start_step(struct cx *, void *);
 
 struct op {
 	struct art_engine	*e;
@@ -3801,6 +3817,7 @@ struct op {
 	jv			 out, events, adopt;
 	int64_t			 wake;
 	int			 quiet;		/* no plan: nothing goes out */
+	int			 sync;		/* durable whatever it emits */
 };
 
 static int
@@ -3826,6 +3843,80 @@ op_txn(struct art_txn *t, void *ctx, struct art_err *err)
 	op->events = c.events;
 	op->adopt = c.adopt;
 	op->wake = c.wake;
+	return r;
+}
+
+/* Is a ring line an effect?  Only some decisions are pure. */
+static int
+line_acts(const jv *line)
+{
+	const char *type = art_json_str(line, "type"), *tt;
+	jv tr;
+	int acts;
+
+	if (type == NULL || strcmp(type, "decision.request") != 0)
+		return 1;	/* llm.request, and anything unforeseen */
+	tr = art_json_field(line, "trigger");
+	tt = art_json_str(&tr, "type");
+	acts = tt == NULL || strcmp(tt, "tool.execute") == 0 ||
+	    strcmp(tt, "llm.execute") == 0;
+	jv_free(tr);
+	return acts;
+}
+
+/*
+ * May a client act on this event?  Only what a client just shows is
+ * left unsynced: a token, a message, a tool's result, metrics, a turn
+ * starting, thinking or acting.  A completion, an error, a tool call (a
+ * client tool is run on it), a suspension and anything unforeseen sync.
+ */
+static int
+event_acts(const jv *ev)
+{
+	static const char *const shown[] = { "token", "message",
+	    "tool_result", "metrics", "turn.started", NULL };
+	const char *type = art_json_str(ev, "type"), *st;
+	int i;
+
+	if (type == NULL)
+		return 1;
+	for (i = 0; shown[i] != NULL; i++)
+		if (strcmp(type, shown[i]) == 0)
+			return 0;
+	st = art_json_str(ev, "status");
+	return strcmp(type, "status") != 0 || st == NULL ||
+	    (strcmp(st, "thinking") != 0 && strcmp(st, "acting") != 0);
+}
+
+static int
+any_acts(const jv *a, int (*acts)(const jv *))
+{
+	int r = 0;
+
+	jv_array_foreach(*a, i, x) {
+		r = r || acts(&x);
+		jv_free(x);
+		(void)i;
+	}
+	return r;
+}
+
+/* Must op's transaction reach the disk before what it made goes out? */
+static int
+op_has_effect(const struct op *op)
+{
+	return op->sync || jv_array_length(jv_copy(op->adopt)) > 0 ||
+	    any_acts(&op->out, line_acts) || any_acts(&op->events, event_acts);
+}
+
+/* One op as its own transaction, synced only when it has an effect. */
+static int
+op_write(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	int r = op_txn(t, ctx, err);
+
+	if (r == 0 && !op_has_effect(ctx))
+		art_txn_nosync(t);
 	return r;
 }
 
@@ -3906,17 +3997,18 @@ static int
 run_op(struct art_engine *e, const char *sid, int (*fn)(struct cx *, void *),
     void *arg, struct art_err *err)
 {
+	int quiet = fn == checkout_step || fn == cancel_op;
 	struct op op = { e, sid, fn, arg, NULL, jv_array(), jv_array(),
-	    jv_array(), -1, fn == checkout_step || fn == cancel_op };
+	    jv_array(), -1, quiet, quiet || fn == start_step };
 	char why[sizeof(err->msg)];
 	int r;
 
-	r = art_store_write(e->o.store, op_txn, &op, err);
+	r = art_store_write(e->o.store, op_write, &op, err);
 	if (r == -1 && art_err_is(err, "reject")) {
 		snprintf(why, sizeof(why), "%s", err->msg);
 		op.fn = reject_step;
 		op.arg = why;
-		r = art_store_write(e->o.store, op_txn, &op, err);
+		r = art_store_write(e->o.store, op_write, &op, err);
 	}
 	if (r == 0) {
 		/* What the committed step sent is what the next builds on. */
@@ -4387,49 +4479,212 @@ find_intr_fn(struct art_txn *t, void *ctx, struct art_err *err)
 	return 0;
 }
 
-int
-art_engine_input(struct art_engine *e, const char *sid, jv line,
+/*
+ * The session a line (consumed, and replaced when it is not ours) goes
+ * to: its index in e->sids, or -1 when the engine drives none (the line
+ * is dropped), or -2 on store failure.  The interrupt a resume names is
+ * looked up in t, or in a read transaction when t is NULL.
+ */
+static int
+route(struct art_engine *e, struct art_txn *t, const char *sid, jv *line,
     struct art_err *err)
 {
-	const char *named = art_json_str(&line, "session_id");
-	const char *type = art_json_str(&line, "type");
-	struct find_intr f = { e, art_json_str(&line, "interrupt_id"), -1 };
-	int i, r;
+	const char *named = art_json_str(line, "session_id");
+	const char *type = art_json_str(line, "type");
+	struct find_intr f = { e, art_json_str(line, "interrupt_id"), -1 };
+	int i;
 
 	if (named != NULL)
 		sid = named;
 	else if (type != NULL && strcmp(type, "interrupt.resume") == 0 &&
 	    f.id != NULL) {
 		/* A resume naming no session: the one holding the interrupt. */
-		if (art_store_read(e->o.store, find_intr_fn, &f, err) == -1) {
-			jv_free(line);
-			return -1;
-		}
+		if ((t != NULL ? find_intr_fn(t, &f, err) :
+		    art_store_read(e->o.store, find_intr_fn, &f, err)) == -1)
+			return -2;
 		if (f.at >= 0)
 			sid = e->sids[f.at];
 	}
 	for (i = 0; i < e->nsids; i++)
 		if (sid != NULL && strcmp(e->sids[i], sid) == 0)
-			break;
-	if (i == e->nsids) {
-		/* Not ours: say so in the first session we drive. */
-		if (e->nsids == 0) {
-			jv_free(line);
-			return 0;
-		}
-		jv text = jv_dump_string(line, 0);
-		const char *t = jv_string_value(text);
+			return i;
+	if (e->nsids == 0)
+		return -1;
+	/* Not ours: say so in the first session we drive. */
+	jv text = jv_dump_string(jv_copy(*line), 0);
+	const char *s = jv_string_value(text);
+	jv_free(*line);
+	*line = set(obj("error"), "code", jv_string("unknown_session"));
+	*line = set(*line, "message", jv_string("a line for a session "
+	    "this ring does not drive"));
+	*line = set(*line, "input", jv_string_sized(s, strlen(s) > 256 ?
+	    256 : (int)strlen(s)));
+	jv_free(text);
+	return 0;
+}
 
-		line = set(obj("error"), "code", jv_string("unknown_session"));
-		line = set(line, "message", jv_string("a line for a session "
-		    "this ring does not drive"));
-		line = set(line, "input", jv_string_sized(t, strlen(t) > 256 ?
-		    256 : (int)strlen(t)));
-		jv_free(text);
-		i = 0;
+int
+art_engine_input(struct art_engine *e, const char *sid, jv line,
+    struct art_err *err)
+{
+	int i = route(e, NULL, sid, &line, err), r;
+
+	if (i < 0) {
+		jv_free(line);
+		return i == -1 ? 0 : -1;
 	}
 	r = run_op(e, e->sids[i], input_step, &line, err);
 	jv_free(line);
+	return r;
+}
+
+/* What the engine drives, saved so a batch that is undone undoes it. */
+struct driven {
+	int	nsids;
+	int64_t	wakes[MAX_SESSIONS];
+	int64_t	wake;
+};
+
+struct batch {
+	struct art_engine	*e;
+	const char		*sid;
+	jv			 lines;		/* borrowed */
+	struct op		*ops;		/* one a line */
+	int			 n;
+	struct driven		 was;
+};
+
+static void
+driven_save(const struct art_engine *e, struct driven *d)
+{
+	d->nsids = e->nsids;
+	memcpy(d->wakes, e->wakes, sizeof(d->wakes));
+	d->wake = e->wake;
+}
+
+static void
+driven_restore(struct art_engine *e, const struct driven *d)
+{
+	e->nsids = d->nsids;
+	memcpy(e->wakes, d->wakes, sizeof(e->wakes));
+	e->wake = d->wake;
+}
+
+/*
+ * Every line's step and plan, in order, in one transaction.  A line's
+ * sessions and timers take effect at once (in memory), as they would
+ * after its own commit, so the next line is routed and planned as it
+ * would be one at a time; a rerun or an abort puts them back.
+ */
+static int
+batch_txn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct batch *b = ctx;
+	struct art_engine *e = b->e;
+	struct op *op;
+	jv line;
+	int i, at, r = 0, effect = 0;
+
+	driven_restore(e, &b->was);
+	for (i = 0; i < b->n && r == 0; i++) {
+		op = &b->ops[i];
+		op->fn = NULL;		/* not run: nothing to hand out */
+		line = jv_array_get(jv_copy(b->lines), i);
+		if ((at = route(e, t, b->sid, &line, err)) == -2)
+			r = -1;
+		if (at >= 0) {
+			op->sid = e->sids[at];
+			op->fn = input_step;
+			op->arg = &line;
+			r = op_txn(t, op, err);
+		}
+		jv_free(line);
+		if (r == 0 && at >= 0) {
+			effect = effect || op_has_effect(op);
+			set_wake(e, op->sid, op->wake);
+			drive(e, jv_copy(op->adopt), op->wake);
+		}
+	}
+	if (r == 0 && !effect)
+		art_txn_nosync(t);
+	return r;
+}
+
+/* The batch committed: its lines and events go out, in order. */
+static void
+batch_out(struct batch *b)
+{
+	for (int i = 0; i < b->n; i++) {
+		if (b->ops[i].fn != NULL) {
+			b->e->out = jv_array_concat(b->e->out, b->ops[i].out);
+			b->e->events = jv_array_concat(b->e->events,
+			    b->ops[i].events);
+		} else {
+			jv_free(b->ops[i].out);
+			jv_free(b->ops[i].events);
+		}
+		jv_free(b->ops[i].adopt);
+	}
+}
+
+static void
+batch_free(struct batch *b)
+{
+	for (int i = 0; i < b->n; i++) {
+		jv_free(b->ops[i].out);
+		jv_free(b->ops[i].events);
+		jv_free(b->ops[i].adopt);
+	}
+}
+
+/* The lines one at a time, each its own transaction, as before batches. */
+static int
+one_by_one(struct art_engine *e, const char *sid, jv lines,
+    struct art_err *err)
+{
+	int r = 0;
+
+	jv_array_foreach(lines, i, line) {
+		if (r == 0)
+			r = art_engine_input(e, sid, line, err);
+		else
+			jv_free(line);
+		(void)i;
+	}
+	jv_free(lines);
+	return r;
+}
+
+int
+art_engine_input_batch(struct art_engine *e, const char *sid, jv lines,
+    struct art_err *err)
+{
+	struct batch b = { e, sid, lines, NULL, 0, { 0, { 0 }, 0 } };
+	int i, r;
+
+	b.n = jv_array_length(jv_copy(lines));
+	if (b.n <= 1)
+		return one_by_one(e, sid, lines, err);
+	if ((b.ops = calloc((size_t)b.n, sizeof(*b.ops))) == NULL) {
+		jv_free(lines);
+		return art_err_set(err, "nomem", "out of memory");
+	}
+	for (i = 0; i < b.n; i++)
+		b.ops[i] = (struct op){ e, NULL, NULL, NULL, NULL, jv_array(),
+		    jv_array(), jv_array(), -1, 0, 0 };
+	driven_save(e, &b.was);
+	r = art_store_write(e->o.store, batch_txn, &b, err);
+	if (r == 0)
+		batch_out(&b);
+	else {
+		batch_free(&b);
+		driven_restore(e, &b.was);
+	}
+	free(b.ops);
+	/* A rejected line is refused on its own: so is each of the others. */
+	if (r == -1 && art_err_is(err, "reject"))
+		return one_by_one(e, sid, lines, err);
+	jv_free(lines);
 	return r;
 }
 

@@ -17,9 +17,14 @@
  * settles, token deltas, error lines) into recorded events, and plans
  * what goes out next: at most one live decision per session, model calls
  * for the llm stage, timers for deadlines and retries.  Every step is one
- * write transaction; the lines it produces are handed out only after the
- * transaction committed (art_engine_output), so nothing is emitted that
- * is not recorded.  The engine never does I/O itself.
+ * write transaction (a batch of lines is one for them all); the lines it
+ * produces are handed out only after the transaction committed
+ * (art_engine_output), so nothing is emitted that is not recorded.  Only a
+ * transaction with an effect is synced to disk: a model call, a tool or
+ * llm execute decision, a sub-agent starting, a client event a client
+ * may act on; the others reach the OS page cache, and a crash of the OS
+ * can lose only what the next run derives again.  The engine never does
+ * I/O itself.
  */
 struct art_engine;
 
@@ -77,6 +82,17 @@ int	art_engine_cancel(struct art_engine *, const char *sid,
  * when the store fails (err says why).
  */
 int	art_engine_input(struct art_engine *, const char *sid, jv line,
+	    struct art_err *);
+/*
+ * Takes the lines (an array, consumed) one loop iteration read, each as
+ * art_engine_input() would, in order, but all in one write transaction:
+ * one commit, and at most one sync, for the lot.  Their output is handed
+ * out only after that commit.  When a line is refused (a response that
+ * cannot apply), the transaction is undone and the lines are taken one
+ * at a time instead, so the refusal is recorded as it would be alone.
+ * -1 only when the store fails.
+ */
+int	art_engine_input_batch(struct art_engine *, const char *sid, jv lines,
 	    struct art_err *);
 /* Fires due timers and dispatches what can go out; -1 on store failure. */
 int	art_engine_tick(struct art_engine *, struct art_err *);

@@ -5,6 +5,15 @@
  * transaction is open, so the transaction is aborted, the map doubled and
  * the change run again from the start.  Views and log are written by the
  * same callback, so a failed change leaves nothing behind.
+ *
+ * Commits are durable by default: LMDB fdatasyncs the data file and
+ * writes the meta page through a descriptor opened O_DSYNC.  A change
+ * whose fn calls art_txn_nosync() is committed with MDB_NOSYNC set just
+ * for that commit: its pages reach the OS page cache (so a process killed
+ * with kill -9 loses nothing) but not the disk.  The next durable commit
+ * fdatasyncs the whole data file, which makes every earlier unsynced
+ * commit durable with it.  The environment is never opened MDB_NOSYNC or
+ * MDB_WRITEMAP; only this one flag is flipped, around one commit.
  */
 #include "store.h"
 
@@ -38,11 +47,13 @@ struct art_store {
 	const struct art_clock	*clock;
 	MDB_dbi			 meta;
 	MDB_dbi			 dbi[ART_DB__COUNT];
+	int			 unsynced;	/* a commit not yet on disk */
 };
 
 struct art_txn {
 	struct art_store	*st;
 	MDB_txn			*txn;
+	int			 nosync;	/* commit without a sync */
 };
 
 void
@@ -283,8 +294,11 @@ art_store_close(struct art_store *st)
 {
 	if (st == NULL)
 		return;
-	if (st->env != NULL)
+	if (st->env != NULL) {
+		if (st->unsynced)
+			mdb_env_sync(st->env, 1);	/* a clean exit is durable */
 		mdb_env_close(st->env);
+	}
 	jv_free(st->cache);
 	free(st->dir);
 	free(st);
@@ -408,22 +422,57 @@ grow(struct art_store *st, struct art_err *err)
 	return 0;
 }
 
+/*
+ * Commits t, with MDB_NOSYNC set around the commit when t asked for it
+ * (the flag is the environment's, so it is put back at once).  A durable
+ * commit that wrote nothing is a no-op for LMDB, so it would sync
+ * nothing: then the unsynced commits before it are synced here, since
+ * the caller may act on them once this returns.
+ */
+static int
+commit(struct art_store *st, struct art_txn *t)
+{
+	MDB_envinfo info;
+	size_t id = mdb_txn_id(t->txn);
+	int rc;
+
+	if (t->nosync && (rc = mdb_env_set_flags(st->env, MDB_NOSYNC,
+	    1)) != 0) {
+		mdb_txn_abort(t->txn);
+		return rc;
+	}
+	rc = mdb_txn_commit(t->txn);
+	if (t->nosync) {
+		mdb_env_set_flags(st->env, MDB_NOSYNC, 0);
+		if (rc == 0)
+			st->unsynced = 1;
+		return rc;
+	}
+	if (rc == 0 && st->unsynced && mdb_env_info(st->env, &info) == 0 &&
+	    info.me_last_txnid < id)
+		rc = mdb_env_sync(st->env, 1);
+	if (rc == 0)
+		st->unsynced = 0;
+	return rc;
+}
+
 int
 art_store_write(struct art_store *st, art_txn_fn *fn, void *ctx,
     struct art_err *err)
 {
-	struct art_txn t = { st, NULL };
+	struct art_txn t = { st, NULL, 0 };
 	int r, rc;
 
 	for (;;) {
 		if (begin(st, 0, &t.txn, err) == -1)
 			return -1;
+		t.nosync = 0;	/* a rerun decides afresh */
 		if ((r = fn(&t, ctx, err)) == -1) {
 			mdb_txn_abort(t.txn);
 			cache_clear(st);	/* it may hold nodes never committed */
 			if (!art_err_is(err, "map_full"))
 				return -1;
-		} else if ((rc = mdb_txn_commit(t.txn)) != MDB_MAP_FULL) {
+		} else if ((rc = commit(st, &t)) != MDB_MAP_FULL) {
 			if (rc != 0) {
 				cache_clear(st);
 				return art_err_set(err, "store", "commit to "
@@ -437,11 +486,17 @@ art_store_write(struct art_store *st, art_txn_fn *fn, void *ctx,
 	}
 }
 
+void
+art_txn_nosync(struct art_txn *t)
+{
+	t->nosync = 1;
+}
+
 int
 art_store_read(struct art_store *st, art_txn_fn *fn, void *ctx,
     struct art_err *err)
 {
-	struct art_txn t = { st, NULL };
+	struct art_txn t = { st, NULL, 0 };
 	int r;
 
 	if (begin(st, MDB_RDONLY, &t.txn, err) == -1)

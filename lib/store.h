@@ -82,6 +82,18 @@ size_t	art_store_mapsize(const struct art_store *);
 typedef int art_txn_fn(struct art_txn *, void *ctx, struct art_err *);
 int	art_store_write(struct art_store *, art_txn_fn *, void *ctx,
 	    struct art_err *);
+/*
+ * Called by a write's fn before it returns: this change need not be on
+ * disk when art_store_write() returns.  It is in the OS page cache, so
+ * every process sees it and a process killed with kill -9 loses nothing;
+ * only an OS crash or power loss can undo it, together with the other
+ * unsynced changes since the last durable commit, which makes them all
+ * durable.  Use it only for a change whose loss the caller can re-derive
+ * (what it hands out is a pure function of what was durably recorded).
+ * LMDB's caveat holds: on a file system that does not keep the order of
+ * writes, such a crash can also damage the environment.
+ */
+void	art_txn_nosync(struct art_txn *);
 /* Runs fn in a read transaction, which never blocks the writer. */
 int	art_store_read(struct art_store *, art_txn_fn *, void *ctx,
 	    struct art_err *);

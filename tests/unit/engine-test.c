@@ -1657,6 +1657,135 @@ test_actions_fill_their_defaults(void)
 	rig_close(&r);
 }
 
+/*
+ * Two rigs at the same point, fed the same lines: one a line at a time,
+ * the other as one batch.  Each line is made by mk for the rig it goes
+ * to, before any is fed (a response names that rig's live decision).
+ * The result is whether their logs, lines and events are equal.
+ */
+typedef jv line_maker(struct rig *, int);
+
+static int
+same_as_one_by_one(struct rig *one, struct rig *b, int n, line_maker *mk)
+{
+	jv out = jv_array(), ev = jv_array(), lines = jv_array();
+	int i, same;
+
+	for (i = 0; i < n; i++)
+		lines = jv_array_append(lines, mk(one, i));
+	jv_array_foreach(lines, k, l) {
+		feed(one, l);
+		out = jv_array_concat(out, jv_copy(one->out));
+		ev = jv_array_concat(ev, jv_copy(one->events));
+		(void)k;
+	}
+	jv_free(lines);
+	lines = jv_array();
+	for (i = 0; i < n; i++)
+		lines = jv_array_append(lines, mk(b, i));
+	if (art_engine_input_batch(b->e, b->sid, lines, &b->err) == -1)
+		return 0;
+	take(b);
+	same = jv_equal(payloads(one), payloads(b)) &&
+	    jv_equal(jv_copy(out), jv_copy(b->out)) &&
+	    jv_equal(jv_copy(ev), jv_copy(b->events));
+	jv_free(out);
+	jv_free(ev);
+	return same;
+}
+
+/* session.start's answer, a client message and an unknown line. */
+static jv
+start_lines(struct rig *r, int i)
+{
+	jv req, resp;
+
+	if (i == 1)
+		return J(HI);
+	if (i == 2)
+		return J("{\"type\":\"teleport\"}");
+	req = line(r, "decision.request");
+	resp = at(&req, "proposed");
+	resp = jv_object_set(resp, jv_string("type"),
+	    jv_string("decision.response"));
+	resp = jv_object_set(resp, jv_string("decision_id"), at(&req,
+	    "decision_id"));
+	jv_free(req);
+	return resp;
+}
+
+static void
+test_a_batch_records_what_line_by_line_would(void)
+{
+	struct rig one, b;
+
+	rig_open(&one, CONFIG);
+	rig_open(&b, CONFIG);
+	rig_start(&one);
+	rig_start(&b);
+	ok(same_as_one_by_one(&one, &b, 3, start_lines),
+	    "a batch of three lines: the same log, lines and events as one "
+	    "at a time");
+	ok(count(&b.out, "decision.request") == 1 && has_event(&b, "error",
+	    "unknown_type"), "the client message's decision goes out, the "
+	    "unknown line is an error");
+	rig_close(&one);
+	rig_close(&b);
+}
+
+/* A bad line, a response with a bad messages member, another bad line. */
+static jv
+refused_lines(struct rig *r, int i)
+{
+	jv req, resp;
+
+	if (i == 0)
+		return J("{\"type\":\"teleport\"}");
+	if (i == 2)
+		return J("{\"no\":\"type\"}");
+	req = line(r, "decision.request");
+	resp = J("{\"type\":\"decision.response\",\"messages\":5,"
+	    "\"actions\":[]}");
+	resp = jv_object_set(resp, jv_string("decision_id"), at(&req,
+	    "decision_id"));
+	jv_free(req);
+	return resp;
+}
+
+static void
+test_a_refused_line_undoes_its_batch(void)
+{
+	struct rig one, b;
+	jv req;
+	int n;
+
+	rig_open(&one, CONFIG);
+	rig_open(&b, CONFIG);
+	rig_start(&one);
+	rig_start(&b);
+	req = line(&one, "decision.request");
+	echo(&one, &req);
+	jv_free(req);
+	req = line(&b, "decision.request");
+	echo(&b, &req);
+	jv_free(req);
+	send(&one, HI);
+	send(&b, HI);
+	n = nevents(&b);
+	ok(same_as_one_by_one(&one, &b, 3, refused_lines),
+	    "a batch with a refused response: the same log, lines and events "
+	    "as one at a time");
+	ok(is_json(types_since(&b, n), "[\"error\",\"decision.errored\","
+	    "\"error\",\"turn.completed\",\"session.done\",\"error\"]"),
+	    "each line recorded in order, the refusal as it would be alone");
+	ok(has_event(&b, "error", "bad_response") && has_event(&b, "error",
+	    "no_type"), "clients see the refusal and the lines after it");
+	ok(is_json(shown(&b, "nodes"), "0") && is_json(shown(&b, "calls"),
+	    "[]"), "nothing of the refused response was applied");
+	rig_close(&one);
+	rig_close(&b);
+}
+
 int
 main(void)
 {
@@ -1689,5 +1818,7 @@ main(void)
 	test_a_fork_voids_calls_off_the_new_path();
 	test_a_restart_during_tool_execute_keeps_the_call();
 	test_actions_fill_their_defaults();
+	test_a_batch_records_what_line_by_line_would();
+	test_a_refused_line_undoes_its_batch();
 	return tap_done();
 }

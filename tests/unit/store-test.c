@@ -321,6 +321,52 @@ test_a_failed_change_writes_nothing(void)
 	testdb_close(&db);
 }
 
+/* Whether v (consumed) is the number n. */
+static int
+is_json_num(jv v, double n)
+{
+	int r = jv_get_kind(v) == JV_KIND_NUMBER && jv_number_value(v) == n;
+
+	jv_free(v);
+	return r;
+}
+
+static int
+nosync_put_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	art_txn_nosync(t);
+	return put_fn(t, ctx, err);
+}
+
+static void
+test_an_unsynced_change_is_committed_all_the_same(void)
+{
+	struct testdb db;
+	struct kv a = { "s", "a", jv_number(1), 0, 0 };
+	struct kv b = { "s", "b", jv_number(2), 0, 0 };
+	struct art_store_opts o = { 0 };
+	struct art_err err;
+	jv v;
+
+	testdb_open(&db, 0, 0);
+	ok(art_store_write(db.st, nosync_put_fn, &a, &err) == 0,
+	    "a change that asks for no sync commits");
+	v = get(&db, "s", "a", &err);
+	ok(is_json_num(v, 1), "and is read back at once");
+	ok(art_store_write(db.st, put_fn, &b, &err) == 0,
+	    "a synced change after it commits too");
+	art_store_close(db.st);
+	o.dir = db.dir;
+	o.clock = &db.clock;
+	ok(art_store_open(&db.st, &o, &err) == 0, "the store opens again");
+	ok(is_json_num(get(&db, "s", "a", &err), 1) &&
+	    is_json_num(get(&db, "s", "b", &err), 2),
+	    "both changes are in it");
+	jv_free(a.value);
+	jv_free(b.value);
+	testdb_close(&db);
+}
+
 static void
 test_a_full_map_grows_and_the_change_reruns(void)
 {
@@ -502,6 +548,7 @@ main(void)
 	test_scans_keep_to_their_session_and_prefix();
 	test_del_session_removes_one_session_everywhere();
 	test_a_failed_change_writes_nothing();
+	test_an_unsynced_change_is_committed_all_the_same();
 	test_a_full_map_grows_and_the_change_reruns();
 	test_a_map_at_its_limit_is_store_full();
 	test_schema_and_owner_are_checked();
