@@ -590,7 +590,7 @@ cancel_each(struct env *e, int argc, char **argv, const char *why,
 {
 	struct rm_ctx c = { argc, argv };
 	struct art_engine_opts eo = { e->store, &e->ids, &e->clock, NULL, NULL,
-	    (long)getpid() };
+	    (long)getpid(), false };
 	struct art_engine *en;
 	int i, r = 0;
 

@@ -481,18 +481,33 @@ open_events(const char *path)
 	return f;
 }
 
+/* $AGENTRT_SYNC: "effects" (the default) or "always". */
+static bool
+sync_always(void)
+{
+	const char *v = getenv("AGENTRT_SYNC");
+
+	if (v == NULL || *v == '\0' || strcmp(v, "effects") == 0)
+		return false;
+	if (strcmp(v, "always") == 0)
+		return true;
+	art_die(ART_EXIT_USAGE, "bad AGENTRT_SYNC '%s': use effects or always",
+	    v);
+}
+
 int
 session_run(struct env *e, const struct opts *o, int argc, char **argv)
 {
 	struct agents agents = { .n = 0 };
 	struct art_engine_opts eo = { e->store, &e->ids, &e->clock, load_agent,
-	    &agents, (long)getpid() };
+	    &agents, (long)getpid(), false };
 	struct ring r = { .clock = &e->clock };
 	struct art_err err;
 	int fl, status;
 
 	(void)argc, (void)argv;
 	signal(SIGPIPE, SIG_IGN);
+	eo.sync_always = sync_always();
 	agent_dirs(&agents, o);
 	r.events = open_events(o->events);
 	if ((r.engine = art_engine_new(&eo)) == NULL ||

@@ -3829,8 +3829,6 @@ op_txn(struct art_txn *t, void *ctx, struct art_err *err)
 	    jv_invalid(), jv_array(), NULL };
 	int r;
 
-	jv_free(op->e->prompt_stage);	/* a rerun starts afresh */
-	op->e->prompt_stage = jv_object();
 	r = op->fn != NULL ? op->fn(&c, op->arg) : 0;
 
 	if (r == 0 && !op->quiet)
@@ -3844,6 +3842,23 @@ op_txn(struct art_txn *t, void *ctx, struct art_err *err)
 	op->adopt = c.adopt;
 	op->wake = c.wake;
 	return r;
+}
+
+/* The prompts a transaction kept are dropped (it is run again or undone). */
+static void
+prompts_unstage(struct art_engine *e)
+{
+	jv_free(e->prompt_stage);
+	e->prompt_stage = jv_object();
+}
+
+/* The transaction committed: what it kept is what the next builds on. */
+static void
+prompts_keep(struct art_engine *e)
+{
+	jv_object_foreach(e->prompt_stage, k, v)
+		e->prompts = jv_object_set(e->prompts, k, v);
+	prompts_unstage(e);
 }
 
 /* Is a ring line an effect?  Only some decisions are pure. */
@@ -3913,9 +3928,13 @@ op_has_effect(const struct op *op)
 static int
 op_write(struct art_txn *t, void *ctx, struct art_err *err)
 {
-	int r = op_txn(t, ctx, err);
+	int r;
 
-	if (r == 0 && !op_has_effect(ctx))
+	prompts_unstage(((struct op *)ctx)->e);	/* a rerun starts afresh */
+	r = op_txn(t, ctx, err);
+
+	if (r == 0 && !op_has_effect(ctx) &&
+	    !((struct op *)ctx)->e->o.sync_always)
 		art_txn_nosync(t);
 	return r;
 }
@@ -4011,16 +4030,13 @@ run_op(struct art_engine *e, const char *sid, int (*fn)(struct cx *, void *),
 		r = art_store_write(e->o.store, op_write, &op, err);
 	}
 	if (r == 0) {
-		/* What the committed step sent is what the next builds on. */
-		jv_object_foreach(e->prompt_stage, k, v)
-			e->prompts = jv_object_set(e->prompts, k, v);
-		jv_free(e->prompt_stage);
-		e->prompt_stage = jv_object();
+		prompts_keep(e);
 		e->out = jv_array_concat(e->out, op.out);
 		e->events = jv_array_concat(e->events, op.events);
 		set_wake(e, sid, op.wake);
 		drive(e, op.adopt, op.wake);
 	} else {
+		prompts_unstage(e);
 		jv_free(op.out);
 		jv_free(op.events);
 		jv_free(op.adopt);
@@ -4586,6 +4602,7 @@ batch_txn(struct art_txn *t, void *ctx, struct art_err *err)
 	int i, at, r = 0, effect = 0;
 
 	driven_restore(e, &b->was);
+	prompts_unstage(e);
 	for (i = 0; i < b->n && r == 0; i++) {
 		op = &b->ops[i];
 		op->fn = NULL;		/* not run: nothing to hand out */
@@ -4605,7 +4622,7 @@ batch_txn(struct art_txn *t, void *ctx, struct art_err *err)
 			drive(e, jv_copy(op->adopt), op->wake);
 		}
 	}
-	if (r == 0 && !effect)
+	if (r == 0 && !effect && !e->o.sync_always)
 		art_txn_nosync(t);
 	return r;
 }
@@ -4674,9 +4691,11 @@ art_engine_input_batch(struct art_engine *e, const char *sid, jv lines,
 		    jv_array(), jv_array(), -1, 0, 0 };
 	driven_save(e, &b.was);
 	r = art_store_write(e->o.store, batch_txn, &b, err);
-	if (r == 0)
+	if (r == 0) {
+		prompts_keep(e);
 		batch_out(&b);
-	else {
+	} else {
+		prompts_unstage(e);
 		batch_free(&b);
 		driven_restore(e, &b.was);
 	}

@@ -38,6 +38,9 @@ struct art_engine_opts {
 	art_agent_loader	*load_agent;
 	void			*agent_ctx;
 	long			 pid;		/* the driver's, recorded */
+	/* Sync every commit, not only those with an effect (a file
+	 * system that may reorder writes: see agentrt(7), THE STORE). */
+	bool			 sync_always;
 };
 
 struct art_engine *art_engine_new(const struct art_engine_opts *);

@@ -98,3 +98,16 @@ setup() {
 		END { print n + 0, bad + 0 }' "$BATS_TEST_TMPDIR/trace-5"
 	assert_eq "$output" "6 0"
 }
+
+@test "AGENTRT_SYNC=always syncs every commit; another value is refused" {
+	traced_turn 5
+	local effects=$(syncs 5) always
+	AGENTRT_SYNC=always traced_turn 5
+	always=$(syncs 5)
+	echo "syncs for K=5: effects $effects, always $always"
+	# Every step's four or five commits, not two.
+	[ "$always" -ge $((effects + 2 * 5)) ] || fail "effects $effects, always $always"
+	run env AGENTRT_SYNC=sometimes agentrt-session run -a steps-5 -m go </dev/null
+	[ "$status" -eq 2 ]
+	assert_eq "$output" "agentrt-session: bad AGENTRT_SYNC 'sometimes': use effects or always"
+}
