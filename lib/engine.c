@@ -382,8 +382,11 @@ rec(struct cx *c, jv payload)
 
 	jv_free(c->sum);	/* every event may change the summary */
 	c->sum = jv_invalid();
-	if (art_session_record(c->t, c->sid, payload, &ev, c->err) == -1)
+	if (art_session_record_at(c->t, c->sid, payload, &ev, &c->sum,
+	    c->err) == -1) {
+		c->sum = jv_invalid();
 		return -1;
+	}
 	project(c, &ev);
 	jv_free(ev);
 	return 0;
@@ -1188,7 +1191,24 @@ path_text(struct cx *c, const char *h)
 	return text;
 }
 
-/* Object text (consumed) without its closing brace, and its length. */
+/* ",", then the members of a non-empty object o and its closing brace. */
+static jv
+append_members(jv text, const jv *o)
+{
+	jv t = append_dump(jv_string(""), o);
+
+	if (!jv_is_valid(t)) {
+		jv_free(text);
+		return t;
+	}
+	text = jv_string_append_str(text, ",");
+	text = jv_string_append_buf(text, jv_string_value(t) + 1,
+	    jv_string_length_bytes(jv_copy(t)) - 1);
+	jv_free(t);
+	return text;
+}
+
+/* Object text (consumed) without its closing brace. */
 static jv
 open_object(jv text)
 {
@@ -1262,23 +1282,12 @@ llm_line_text(struct cx *c, jv head, const jv *req, jv tail)
 	}
 	rest = jv_object_delete(jv_object_delete(jv_copy(*req),
 	    jv_string("prompt")), jv_string("model"));
-	if (jv_is_valid(text) && jv_object_length(jv_copy(rest)) > 0) {
-		t = append_dump(jv_string(""), &rest);
-		text = jv_string_append_str(text, ",");
-		text = jv_is_valid(t) ? jv_string_append_buf(text,
-		    jv_string_value(t) + 1, jv_string_length_bytes(jv_copy(t)) -
-		    1) : (jv_free(text), jv_invalid());
-		jv_free(t);
-	} else if (jv_is_valid(text))
+	if (jv_is_valid(text) && jv_object_length(jv_copy(rest)) > 0)
+		text = append_members(text, &rest);
+	else if (jv_is_valid(text))
 		text = jv_string_append_str(text, "}");
-	if (jv_is_valid(text)) {
-		t = append_dump(jv_string(""), &tail);
-		text = jv_string_append_str(text, ",");
-		text = jv_is_valid(t) ? jv_string_append_buf(text,
-		    jv_string_value(t) + 1, jv_string_length_bytes(jv_copy(t)) -
-		    1) : (jv_free(text), jv_invalid());
-		jv_free(t);
-	}
+	if (jv_is_valid(text))
+		text = append_members(text, &tail);
 	jv_free(rest);
 	jv_free(pr);
 	jv_free(model);

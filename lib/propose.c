@@ -622,11 +622,12 @@ art_propose(const struct art_propose_in *in)
 static jv
 expand_llm_call(jv a, const jv *config, const jv *view)
 {
-	jv out = jv_object(), m;
+	jv out, m;
 	int put = 0;
 
 	if (jv_object_has(jv_copy(a), jv_string("messages")))
 		return a;
+	out = jv_object();
 	m = prompt_for(config, jv_copy(*view));
 	jv_object_foreach(a, k, v) {
 		const char *key = jv_string_value(k);
@@ -657,11 +658,12 @@ is_llm_call(const jv *a)
 jv
 art_propose_expand(jv proposed, const jv *path, const jv *config)
 {
-	jv out = jv_object(), view, acts;
+	jv out, view, acts;
 
 	if (jv_get_kind(proposed) != JV_KIND_OBJECT ||
 	    !jv_object_has(jv_copy(proposed), jv_string("messages_after")))
 		return proposed;
+	out = jv_object();
 	view = art_json_field(&proposed, "messages");
 	view = jv_array_concat(jv_copy(*path), jv_get_kind(view) ==
 	    JV_KIND_ARRAY ? view : (jv_free(view), jv_array()));

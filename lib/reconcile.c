@@ -66,13 +66,20 @@ stray_tool(struct art_txn *t, const char *sid, const jv *m, int *fail,
 	return known ? NULL : art_json_str(m, "tool_call_id");
 }
 
-/* The id of the node answering call tcid, as the header says; or NULL. */
-static const char *
-adopt(const jv *nodes, const jv *path, const char *tcid)
-{
-	const char *found = NULL, *id, *cid, *role;
-	int on = 0;
+/*
+ * The id of the node answering call tcid, as the header says; or NULL.
+ * The ids of the tool messages for tcid are gathered into *ids (the
+ * caller frees it: the id returned is borrowed from it).
+ */
+static const char *adopt_indexed(const jv *, const jv *);
 
+static const char *
+adopt(const jv *nodes, const jv *path, const char *tcid, jv *ids)
+{
+	const char *id, *cid, *role;
+
+	jv_free(*ids);
+	*ids = jv_array();
 	jv_array_foreach(*nodes, i, n) {
 		jv m = art_json_field(&n, "message");
 
@@ -80,27 +87,19 @@ adopt(const jv *nodes, const jv *path, const char *tcid)
 		cid = art_json_str(&m, "tool_call_id");
 		id = art_json_str(&m, "id");
 		if (role != NULL && strcmp(role, "tool") == 0 && cid != NULL &&
-		    id != NULL && strcmp(cid, tcid) == 0) {
-			int here = 0;
-
-			jv_array_foreach(*path, k, p) {
-				if (strcmp(jv_string_value(p), id) == 0)
-					here = 1;
-				jv_free(p);
-			}
-			/* ids are borrowed from nodes, which the caller keeps */
-			if (here || !on) {
-				found = id;
-				on = here;
-			}
-		}
+		    id != NULL && strcmp(cid, tcid) == 0)
+			*ids = jv_array_append(*ids, jv_string(id));
 		jv_free(m);
 		jv_free(n);
+		(void)i;
 	}
-	return found;
+	return adopt_indexed(ids, path);
 }
 
-/* The same choice among the indexed nodes answering the call (ids). */
+/*
+ * Of the nodes answering a call (ids, in id order), the last on the path,
+ * else the last: the latest recorded, as the engine's ids are UUIDv7.
+ */
 static const char *
 adopt_indexed(const jv *ids, const jv *path)
 {
@@ -189,7 +188,7 @@ art_reconcile_normalize(struct art_txn *t, const char *sid, const jv *view,
 			fail = !jv_is_valid(path);
 		}
 		if (tcid != NULL && !fail &&
-		    (id = adopt(&nodes, &path, tcid)) != NULL)
+		    (id = adopt(&nodes, &path, tcid, &ids)) != NULL)
 			out = jv_array_set(out, i, jv_object_set(jv_copy(m),
 			    jv_string("id"), jv_string(id)));
 		jv_free(m);

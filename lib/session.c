@@ -479,47 +479,76 @@ art_session_apply(struct art_txn *t, const jv *ev, struct art_err *err)
 
 /* The turn an event belongs to: the one running, or the one it starts. */
 static jv
-turn_of(struct art_txn *t, const char *sid, const jv *payload)
+turn_of(const jv *s, const jv *payload)
 {
 	const char *type = art_json_str(payload, "type");
-	jv s, turn = jv_null();
-	const char *st;
+	const char *st = art_json_str(s, "status");
 
 	if (type != NULL && strcmp(type, "turn.started") == 0)
 		return art_json_field(payload, "turn_id");
-	if (type != NULL && strcmp(type, "session.created") == 0)
-		return turn;
-	s = art_store_get(t, ART_DB_SESSIONS, sid, NULL, 0, NULL);
-	if (jv_is_valid(s) && (st = art_json_str(&s, "status")) != NULL &&
-	    strcmp(st, "running") == 0) {
-		jv_free(turn);
-		turn = art_json_field(&s, "turn");
+	if (st != NULL && strcmp(st, "running") == 0)
+		return art_json_field(s, "turn");
+	return jv_null();
+}
+
+int64_t
+art_session_record_at(struct art_txn *t, const char *sid, jv payload,
+    jv *event, jv *summary, struct art_err *err)
+{
+	const char *type = art_json_str(&payload, "type");
+	int created = type != NULL && strcmp(type, "session.created") == 0;
+	jv s, turn, ev, p;
+	int64_t seq;
+	int r;
+
+	/* The summary is read once: for the turn, then to fold the event. */
+	s = created ? jv_null() : art_store_get(t, ART_DB_SESSIONS, sid, NULL,
+	    0, NULL);
+	if (!jv_is_valid(s)) {
+		jv_free(s);
+		s = jv_null();
 	}
-	jv_free(s);
-	return turn;
+	turn = turn_of(&s, &payload);
+	seq = art_log_append(t, sid, payload, jv_get_kind(turn) ==
+	    JV_KIND_STRING ? jv_string_value(turn) : NULL, &ev, err);
+	jv_free(turn);
+	if (seq == -1) {
+		jv_free(s);
+		return -1;
+	}
+	if (created || jv_get_kind(s) != JV_KIND_OBJECT) {
+		jv_free(s);
+		r = art_session_apply(t, &ev, err);
+		s = r == 0 && summary != NULL ? art_session_get(t, sid, err) :
+		    jv_null();
+	} else {
+		p = art_json_field(&ev, "payload");
+		r = apply_to(t, sid, &s, &ev, &p, art_json_str(&p, "type"), err);
+		jv_free(p);
+		if (r == 0)
+			r = put_summary(t, sid, jv_copy(s), err);
+	}
+	if (r == -1) {
+		jv_free(s);
+		jv_free(ev);
+		return -1;
+	}
+	if (summary != NULL)
+		*summary = s;
+	else
+		jv_free(s);
+	if (event != NULL)
+		*event = ev;
+	else
+		jv_free(ev);
+	return seq;
 }
 
 int64_t
 art_session_record(struct art_txn *t, const char *sid, jv payload,
     jv *event, struct art_err *err)
 {
-	jv turn = turn_of(t, sid, &payload), ev;
-	int64_t seq;
-
-	seq = art_log_append(t, sid, payload, jv_get_kind(turn) ==
-	    JV_KIND_STRING ? jv_string_value(turn) : NULL, &ev, err);
-	jv_free(turn);
-	if (seq == -1)
-		return -1;
-	if (art_session_apply(t, &ev, err) == -1) {
-		jv_free(ev);
-		return -1;
-	}
-	if (event != NULL)
-		*event = ev;
-	else
-		jv_free(ev);
-	return seq;
+	return art_session_record_at(t, sid, payload, event, NULL, err);
 }
 
 int

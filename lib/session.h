@@ -25,6 +25,9 @@
  */
 int64_t	art_session_record(struct art_txn *, const char *sid, jv payload,
 	    jv *event, struct art_err *);
+/* The same; summary, when not NULL, receives the session's summary after. */
+int64_t	art_session_record_at(struct art_txn *, const char *sid, jv payload,
+	    jv *event, jv *summary, struct art_err *);
 /* Folds one recorded event (borrowed) into the views. */
 int	art_session_apply(struct art_txn *, const jv *event, struct art_err *);
 

@@ -54,7 +54,31 @@ struct art_txn {
 	struct art_store	*st;
 	MDB_txn			*txn;
 	int			 nosync;	/* commit without a sync */
+	/*
+	 * A write transaction's own view of the values it read or wrote
+	 * in the databases a step reads again and again (a session's
+	 * summary, its calls): raw key -> parsed value.  No other process
+	 * writes while it is open, so it is exact; it ends with the
+	 * transaction.  jv_null() in a read transaction.
+	 */
+	jv			 mine;
 };
+
+static int
+is_mine(const struct art_txn *t, enum art_db db)
+{
+	return jv_get_kind(t->mine) == JV_KIND_OBJECT &&
+	    (db == ART_DB_SESSIONS || db == ART_DB_CALLS);
+}
+
+static jv
+mine_key(enum art_db db, const MDB_val *k)
+{
+	char tag = (char)('0' + db);
+
+	return jv_string_append_buf(jv_string_sized(&tag, 1), k->mv_data,
+	    (int)k->mv_size);
+}
 
 void
 art_be64_put(unsigned char out[8], uint64_t v)
@@ -460,14 +484,19 @@ int
 art_store_write(struct art_store *st, art_txn_fn *fn, void *ctx,
     struct art_err *err)
 {
-	struct art_txn t = { st, NULL, 0 };
+	struct art_txn t = { st, NULL, 0, jv_null() };
 	int r, rc;
 
 	for (;;) {
 		if (begin(st, 0, &t.txn, err) == -1)
 			return -1;
 		t.nosync = 0;	/* a rerun decides afresh */
-		if ((r = fn(&t, ctx, err)) == -1) {
+		jv_free(t.mine);
+		t.mine = jv_object();
+		r = fn(&t, ctx, err);
+		jv_free(t.mine);
+		t.mine = jv_null();
+		if (r == -1) {
 			mdb_txn_abort(t.txn);
 			cache_clear(st);	/* it may hold nodes never committed */
 			if (!art_err_is(err, "map_full"))
@@ -496,7 +525,7 @@ int
 art_store_read(struct art_store *st, art_txn_fn *fn, void *ctx,
     struct art_err *err)
 {
-	struct art_txn t = { st, NULL, 0 };
+	struct art_txn t = { st, NULL, 0, jv_null() };
 	int r;
 
 	if (begin(st, MDB_RDONLY, &t.txn, err) == -1)
@@ -533,14 +562,18 @@ put(struct art_txn *t, enum art_db db, const char *sid, const void *sub,
 	MDB_val k, v;
 	size_t n;
 	char *text;
+	jv mv;
 	int rc;
 
 	text = art_json_dump(&value, &n);
-	jv_free(value);
-	if (text == NULL)
+	mv = is_mine(t, db) ? value : (jv_free(value), jv_null());
+	if (text == NULL) {
+		jv_free(mv);
 		return art_err_set(err, "nomem", "out of memory");
+	}
 	if (make_key(kb, &k, sid, sub, sublen, err) == -1) {
 		free(text);
+		jv_free(mv);
 		return -1;
 	}
 	v.mv_data = text;
@@ -549,6 +582,10 @@ put(struct art_txn *t, enum art_db db, const char *sid, const void *sub,
 		cache_clear(t->st);	/* a node rewritten: forget them all */
 	rc = mdb_put(t->txn, t->st->dbi[db], &k, &v, flags);
 	free(text);
+	if (rc == 0 && is_mine(t, db))
+		t->mine = jv_object_set(t->mine, mine_key(db, &k), mv);
+	else
+		jv_free(mv);
 	if (rc == MDB_KEYEXIST)
 		return art_err_set(err, "exists", "%s: key exists", dbnames[db]);
 	if (rc == MDB_MAP_FULL)
@@ -601,6 +638,11 @@ art_store_get(struct art_txn *t, enum art_db db, const char *sid,
 	if (jv_is_valid(val = cache_get(t->st, db, &k)))
 		return val;
 	jv_free(val);
+	if (is_mine(t, db) && jv_is_valid(val = jv_object_get(jv_copy(t->mine),
+	    mine_key(db, &k))))
+		return val;
+	if (is_mine(t, db))
+		jv_free(val);
 	rc = mdb_get(t->txn, t->st->dbi[db], &k, &v);
 	if (rc == MDB_NOTFOUND) {
 		art_err_set(err, "not_found", "%s: no such key", dbnames[db]);
@@ -614,6 +656,8 @@ art_store_get(struct art_txn *t, enum art_db db, const char *sid,
 	val = parse_value(&v, err);
 	if (jv_is_valid(val))
 		cache_put(t->st, db, &k, jv_copy(val));
+	if (jv_is_valid(val) && is_mine(t, db))
+		t->mine = jv_object_set(t->mine, mine_key(db, &k), jv_copy(val));
 	return val;
 }
 
@@ -627,6 +671,8 @@ art_store_del(struct art_txn *t, enum art_db db, const char *sid,
 
 	if (make_key(kb, &k, sid, sub, sublen, err) == -1)
 		return -1;
+	if (is_mine(t, db))
+		t->mine = jv_object_delete(t->mine, mine_key(db, &k));
 	rc = mdb_del(t->txn, t->st->dbi[db], &k, NULL);
 	if (rc == MDB_NOTFOUND)
 		return 0;
@@ -780,6 +826,10 @@ art_store_del_session(struct art_txn *t, const char *sid,
 	if (make_key(kb, &pk, sid, NULL, 0, err) == -1)
 		return -1;
 	cache_clear(t->st);
+	if (jv_get_kind(t->mine) == JV_KIND_OBJECT) {
+		jv_free(t->mine);
+		t->mine = jv_object();
+	}
 	for (i = 0; i < ART_DB__COUNT; i++) {
 		if ((rc = mdb_cursor_open(t->txn, t->st->dbi[i], &cur)) != 0)
 			return art_err_set(err, "store", "delete: %s",
