@@ -65,6 +65,7 @@ struct input {
 	struct art_ndjson_reader *rd;
 	bool			  done;	/* every file has ended */
 	bool			  failed; /* one could not be read */
+	void			 *stage;	/* the filter's */
 };
 
 struct stage {
@@ -74,6 +75,9 @@ struct stage {
 	struct art_llm		*llm;
 	struct held		*held;	/* by due time, then arrival */
 	size_t			 nheld, capheld;
+	/* The line the reader passes raw is a model request to parse. */
+	bool			 raw_request;
+	struct art_llm_reuse	 reuse;
 };
 
 enum { OPT_SCRIPT = 256, OPT_MAX_LINE, OPT_RECORD, OPT_REPLAY, OPT_PRICES };
@@ -279,14 +283,19 @@ take(struct stage *st, jv line)
 	art_llm_call_release(&call);
 }
 
-/* The lines this stage answers; the rest pass by unparsed. */
+/*
+ * The lines this stage answers; the rest pass by unparsed.  A model
+ * request comes raw too, flagged, to be parsed for what it adds to the
+ * one before (art_llm_parse_request).
+ */
 static int
 wanted(const char *type, const char *trigger, void *ctx)
 {
-	(void)ctx;
-	return strcmp(type, "llm.request") == 0 ||
-	    (strcmp(type, "decision.request") == 0 &&
-	    strcmp(trigger, "llm.execute") == 0);
+	struct stage *st = ctx;
+
+	st->raw_request = strcmp(type, "llm.request") == 0;
+	return strcmp(type, "decision.request") == 0 &&
+	    strcmp(trigger, "llm.execute") == 0;
 }
 
 static void
@@ -318,7 +327,17 @@ drain(struct stage *st)
 			size_t n;
 			const char *raw = art_ndjson_raw(st->in.rd, &n);
 
-			emit_raw(st, raw, n);
+			if (!st->raw_request) {
+				emit_raw(st, raw, n);
+				continue;
+			}
+			st->raw_request = false;
+			line = art_llm_parse_request(&st->reuse, raw, n, &err);
+			if (!jv_is_valid(line)) {	/* out of memory */
+				jv_free(line);
+				art_die(ART_EXIT_FAIL, "%s", err.msg);
+			}
+			take(st, line);
 			continue;
 		}
 		if (s == ART_NDJSON_IOERR)	/* cannot happen when fed */
@@ -351,7 +370,7 @@ open_next(struct input *in, size_t max_line)
 		    ART_NDJSON_REQUIRE_TYPE);
 		if (in->rd == NULL)
 			art_die(ART_EXIT_FAIL, "out of memory");
-		art_ndjson_set_filter(in->rd, wanted, NULL);
+		art_ndjson_set_filter(in->rd, wanted, in->stage);
 		return;
 	}
 	in->done = true;
@@ -509,6 +528,7 @@ run(const struct opts *o, int argc, char **argv)
 	st.in.paths = argc > 0 ? argv : stdin_only;
 	st.in.npaths = argc > 0 ? argc : 1;
 	st.in.fd = -1;
+	st.in.stage = &st;
 	if ((st.out = art_outq_new(STDOUT_FILENO)) == NULL ||
 	    (st.llm = art_llm_new(&lo, answered, &st)) == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");
@@ -517,6 +537,7 @@ run(const struct opts *o, int argc, char **argv)
 	    art_outq_pending(st.out) > 0)
 		wait_and_work(&st);
 	art_llm_free(st.llm);
+	art_llm_reuse_free(&st.reuse);
 	art_outq_free(st.out);
 	art_prices_free(lo.prices);
 	art_cassette_free(lo.replay);

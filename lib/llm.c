@@ -714,3 +714,182 @@ art_llm_lines(const struct art_llm_call *call,
 			lines = jv_array_append(lines, delta_line(call, d));
 	return jv_array_append(lines, settle_line(call, out));
 }
+
+/* --- parsing model requests ------------------------------------------- */
+
+void
+art_llm_reuse_free(struct art_llm_reuse *r)
+{
+	if (r->text != NULL)
+		jv_free(r->messages);
+	free(r->text);
+	r->text = NULL;
+	r->len = 0;
+}
+
+/* Past the string that starts at p (at its opening quote), or NULL. */
+static const char *
+skip_string(const char *p, const char *end)
+{
+	for (p++; p < end; p++) {
+		if (*p == '\\')
+			p++;
+		else if (*p == '"')
+			return p + 1;
+	}
+	return NULL;
+}
+
+/* Past the array or object that starts at p, or NULL. */
+static const char *
+skip_nested(const char *p, const char *end)
+{
+	int depth = 0;
+
+	while (p < end) {
+		if (*p == '"') {
+			if ((p = skip_string(p, end)) == NULL)
+				return NULL;
+			continue;
+		}
+		if (*p == '[' || *p == '{')
+			depth++;
+		else if ((*p == ']' || *p == '}') && --depth == 0)
+			return p + 1;
+		p++;
+	}
+	return NULL;
+}
+
+/* Finds "needle" in text[0..n), outside strings; returns its offset. */
+static const char *
+find_key(const char *p, const char *end, const char *needle)
+{
+	size_t k = strlen(needle);
+
+	while (p < end) {
+		if (*p == '"') {
+			if ((size_t)(end - p) >= k && memcmp(p, needle, k) == 0)
+				return p;
+			if ((p = skip_string(p, end)) == NULL)
+				return NULL;
+			continue;
+		}
+		p++;
+	}
+	return NULL;
+}
+
+/*
+ * The span [*a, *b) of the request's messages array: the request object
+ * is the top-level member "request", its "messages" its own member (the
+ * request is walked member by member, so nothing nested deeper counts).
+ */
+static int
+messages_span(const char *text, size_t n, size_t *a, size_t *b)
+{
+	const char *end = text + n, *p = find_key(text, end, "\"request\":{");
+	const char *q;
+
+	if (p == NULL)
+		return 0;
+	for (p += strlen("\"request\":{"); p < end && *p != '}';) {
+		if (*p == ',' || *p == ' ') {
+			p++;
+			continue;
+		}
+		if (*p != '"')
+			return 0;
+		q = skip_string(p, end);
+		if (q == NULL || q >= end || *q != ':')
+			return 0;
+		if ((size_t)(q - p) == strlen("\"messages\"") &&
+		    memcmp(p, "\"messages\"", (size_t)(q - p)) == 0) {
+			if (q + 1 >= end || q[1] != '[' ||
+			    (p = skip_nested(q + 1, end)) == NULL)
+				return 0;
+			*a = (size_t)(q + 1 - text);
+			*b = (size_t)(p - text);
+			return 1;
+		}
+		/* Another member: skip its value. */
+		p = q + 1;
+		if (p < end && (*p == '{' || *p == '['))
+			p = skip_nested(p, end);
+		else if (p < end && *p == '"')
+			p = skip_string(p, end);
+		else
+			while (p < end && *p != ',' && *p != '}')
+				p++;
+		if (p == NULL)
+			return 0;
+	}
+	return 0;
+}
+
+jv
+art_llm_parse_request(struct art_llm_reuse *r, const char *text, size_t n,
+    struct art_err *err)
+{
+	size_t a, b, len;
+	jv msgs, tail, line, req;
+	char *skel;
+
+	if (!messages_span(text, n, &a, &b))
+		return art_json_parse(text, n, err);
+	len = b - a;
+	if (r->text != NULL && len > r->len && memcmp(text + a, r->text,
+	    r->len - 1) == 0 && text[a + r->len - 1] == ',') {
+		/* The kept messages and more: "[" + what follows the comma. */
+		skel = malloc(len - r->len + 2);
+		if (skel != NULL)
+			skel[len - r->len + 1] = '\0';
+		if (skel == NULL) {
+			art_err_set(err, "nomem", "out of memory");
+			return jv_invalid();
+		}
+		skel[0] = '[';
+		memcpy(skel + 1, text + a + r->len, len - r->len);
+		tail = art_json_parse(skel, len - r->len + 1, err);
+		free(skel);
+		msgs = jv_get_kind(tail) == JV_KIND_ARRAY ? jv_array_concat(
+		    jv_copy(r->messages), tail) : tail;
+	} else if (r->text != NULL && len == r->len &&
+	    memcmp(text + a, r->text, len) == 0)
+		msgs = jv_copy(r->messages);
+	else
+		msgs = art_json_parse(text + a, len, err);
+	if (jv_get_kind(msgs) != JV_KIND_ARRAY) {
+		jv_free(msgs);
+		return art_json_parse(text, n, err);
+	}
+	/* The line with [] for its messages, then the messages put back. */
+	if ((skel = calloc(1, n - len + 3)) == NULL) {
+		jv_free(msgs);
+		art_err_set(err, "nomem", "out of memory");
+		return jv_invalid();
+	}
+	memcpy(skel, text, a);
+	memcpy(skel + a, "[]", 2);
+	memcpy(skel + a + 2, text + b, n - b);
+	line = art_json_parse(skel, n - len + 2, err);
+	free(skel);
+	req = art_json_field(&line, "request");
+	if (jv_get_kind(req) != JV_KIND_OBJECT) {
+		jv_free(req);
+		jv_free(line);
+		jv_free(msgs);
+		return art_json_parse(text, n, err);
+	}
+	line = jv_object_set(line, jv_string("request"), jv_object_set(req,
+	    jv_string("messages"), jv_copy(msgs)));
+	/* Kept for the next request. */
+	art_llm_reuse_free(r);
+	if ((r->text = malloc(len)) != NULL) {
+		memcpy(r->text, text + a, len);
+		r->len = len;
+		r->messages = msgs;
+	} else
+		jv_free(msgs);
+	return line;
+}

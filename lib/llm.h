@@ -150,6 +150,28 @@ void	art_llm_job_done(struct art_llm_job *, struct art_llm_outcome *out);
 enum art_llm_kind art_llm_kind_of(const jv *line);
 
 /*
+ * The messages of the last llm.request parsed, kept so that the next,
+ * which repeats them and adds a few, is parsed for what it adds: a model
+ * request holds the whole conversation, and parsing all of it at every
+ * step would make a step cost the conversation's length.  Zero it to
+ * start; art_llm_reuse_free() empties it.
+ */
+struct art_llm_reuse {
+	char	*text;		/* the last request's messages array, as text */
+	size_t	 len;
+	jv	 messages;	/* the same, parsed (valid when text is set) */
+};
+void	art_llm_reuse_free(struct art_llm_reuse *);
+/*
+ * The llm.request line text[0..n) (a well-formed JSON object, as the
+ * ndjson reader has checked it) parsed: the same value art_json_parse()
+ * gives, built from the kept messages when the line's request.messages
+ * begins with them.  jv_invalid() with err when it does not parse.
+ */
+jv	art_llm_parse_request(struct art_llm_reuse *, const char *text,
+	    size_t n, struct art_err *);
+
+/*
  * Reads the call in line (borrowed; the call keeps a copy).  Returns 0, or
  * -1 with err code "bad_request" and a message naming what is wrong
  * ("llm.request: missing field 'id'"); call then holds nothing to release.
