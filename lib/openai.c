@@ -1206,6 +1206,7 @@ openai_stream_result(struct art_wire_stream *st, jv *resp, jv *error)
 const struct art_wire art_openai_wire = {
 	.name = "openai",
 	.request = openai_request,
+	.message = message_out,
 	.response = openai_response,
 	.native = openai_native,
 	.error = openai_error,

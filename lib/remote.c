@@ -17,10 +17,23 @@
 #define DEFAULT_TIMEOUT_MS	600000
 #define MAX_HEADERS	32
 
+/*
+ * What the last body sent was made of, when the format converts one
+ * message at a time: the request's messages (the same jv values the
+ * next request shares, art_llm_parse_request) and their wire forms as
+ * JSON text joined by commas.  A request that begins with them costs
+ * only the messages it adds.
+ */
+struct sent {
+	jv	 in;		/* jv_null(): nothing kept */
+	jv	 text;
+};
+
 struct remote {
 	const struct art_llm_opts	*opts;
 	const struct art_wire		*wire;
 	struct art_http			*http;
+	struct sent			 sent;
 };
 
 /* One HTTP exchange: the job it answers and what has come so far. */
@@ -75,6 +88,8 @@ remote_open(const struct art_llm_opts *opts, const struct art_wire *wire,
 	}
 	r->opts = opts;
 	r->wire = wire;
+	r->sent.in = jv_null();
+	r->sent.text = jv_null();
 	if ((r->http = art_http_new(err)) == NULL) {
 		free(r);
 		return NULL;
@@ -100,6 +115,8 @@ remote_close(void *state)
 	struct remote *r = state;
 
 	art_http_free(r->http);
+	jv_free(r->sent.in);
+	jv_free(r->sent.text);
 	free(r);
 }
 
@@ -513,6 +530,124 @@ build_body(const struct xfer *x, const struct art_llm_call *call,
 	return b;
 }
 
+/* JSON text of v (borrowed) appended to s (consumed); invalid on nomem. */
+static jv
+append_dump(jv s, const jv *v)
+{
+	size_t n;
+	char *t = art_json_dump(v, &n);
+
+	if (t == NULL) {
+		jv_free(s);
+		return jv_invalid();
+	}
+	s = jv_string_append_buf(s, t, (int)n);
+	free(t);
+	return s;
+}
+
+/*
+ * The body's text as art_json_dump() makes it of build_body(), for a
+ * format that converts one message at a time: the body of the request
+ * with no messages, and in its "messages":[] the wire forms of the kept
+ * messages the request begins with (r->sent) and of the rest.  NULL
+ * when the body is not made so (then the caller builds it whole);
+ * *failed is set when the request is bad (err says why).
+ */
+static char *
+body_text(struct remote *r, const struct xfer *x,
+    const struct art_llm_call *call, const char *name, size_t *blen,
+    int *failed, struct art_err *err)
+{
+	static const char empty[] = "\"messages\":[]";
+	jv msgs, skel, body, text, m, w;
+	size_t n;
+	char *b, *at, *out;
+	int i, len, kept = 0, same;
+
+	*failed = 0;
+	if (x->native || r->wire->message == NULL ||
+	    jv_get_kind(call->request) != JV_KIND_OBJECT)
+		return NULL;
+	msgs = jv_object_get(jv_copy(call->request), jv_string("messages"));
+	if (jv_get_kind(msgs) != JV_KIND_ARRAY) {
+		jv_free(msgs);
+		return NULL;
+	}
+	skel = jv_object_set(jv_copy(call->request), jv_string("messages"),
+	    jv_array());
+	body = r->wire->request(&skel, name, call->stream, err);
+	jv_free(skel);
+	if (!jv_is_valid(body)) {
+		jv_free(msgs);
+		*failed = 1;
+		return NULL;
+	}
+	b = art_json_dump(&body, &n);
+	jv_free(body);
+	if (b == NULL || (at = strstr(b, empty)) == NULL) {
+		free(b);
+		jv_free(msgs);
+		return NULL;
+	}
+	/* How many of the kept messages the request begins with. */
+	len = jv_array_length(jv_copy(msgs));
+	if (jv_get_kind(r->sent.in) == JV_KIND_ARRAY) {
+		kept = jv_array_length(jv_copy(r->sent.in));
+		same = kept <= len;
+		for (i = 0; same && i < kept; i++)
+			same = jv_identical(jv_array_get(jv_copy(r->sent.in), i),
+			    jv_array_get(jv_copy(msgs), i));
+		if (!same)
+			kept = 0;
+	}
+	text = kept > 0 ? jv_copy(r->sent.text) : jv_string("");
+	for (i = kept; i < len && jv_is_valid(text); i++) {
+		m = jv_array_get(jv_copy(msgs), i);
+		w = r->wire->message(&m, i, err);
+		jv_free(m);
+		if (!jv_is_valid(w)) {
+			jv_free(w);
+			jv_free(text);
+			jv_free(msgs);
+			free(b);
+			*failed = 1;
+			return NULL;
+		}
+		if (i > 0)
+			text = jv_string_append_buf(text, ",", 1);
+		text = append_dump(text, &w);
+		jv_free(w);
+	}
+	if (!jv_is_valid(text)) {
+		jv_free(msgs);
+		free(b);
+		*failed = 1;
+		art_err_set(err, "nomem", "out of memory");
+		return NULL;
+	}
+	/* b with the messages' text inside its "messages":[]. */
+	i = jv_string_length_bytes(jv_copy(text));
+	out = malloc(n + (size_t)i + 1);
+	if (out != NULL) {
+		size_t head = (size_t)(at - b) + sizeof(empty) - 2;
+
+		memcpy(out, b, head);
+		memcpy(out + head, jv_string_value(text), (size_t)i);
+		memcpy(out + head + (size_t)i, b + head, n - head + 1);
+		*blen = n + (size_t)i;
+	} else {
+		*failed = 1;
+		art_err_set(err, "nomem", "out of memory");
+	}
+	free(b);
+	jv_free(r->sent.in);
+	jv_free(r->sent.text);
+	r->sent.in = msgs;
+	r->sent.text = text;
+	return out;
+}
+
 static int
 remote_start(void *state, struct art_llm_job *job, const char *model,
     struct art_err *err)
@@ -528,7 +663,7 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 	size_t len, blen;
 	jv block, body;
 	int64_t now;
-	int rc = -1;
+	int rc = -1, failed;
 
 	len = (size_t)(slash - model);
 	if (len >= sizeof(prefix))
@@ -581,11 +716,16 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 		art_err_set(err, "nomem", "out of memory");
 		goto out;
 	}
-	body = build_body(x, call, slash + 1, err);
-	if (!jv_is_valid(body))
+	text = body_text(r, x, call, slash + 1, &blen, &failed, err);
+	if (failed)
 		goto out;
-	text = art_json_dump(&body, &blen);
-	jv_free(body);
+	if (text == NULL) {
+		body = build_body(x, call, slash + 1, err);
+		if (!jv_is_valid(body))
+			goto out;
+		text = art_json_dump(&body, &blen);
+		jv_free(body);
+	}
 	path = r->wire == &art_openai_wire ? "/chat/completions" :
 	    "/v1/messages";
 	len = strlen(base);

@@ -61,6 +61,14 @@ struct art_wire {
 	 */
 	jv	 (*request)(const jv *req, const char *model, bool stream,
 		    struct art_err *);
+	/*
+	 * When the format turns each message into one message of its own
+	 * (OpenAI), request's "messages" holds exactly what this gives for
+	 * each, i its index: so a body can be built from the one before,
+	 * converting only the messages it adds.  NULL when messages do not
+	 * map one to one (Anthropic merges tool results).
+	 */
+	jv	 (*message)(const jv *msg, int i, struct art_err *);
 
 	/*
 	 * A 2xx response body (bytes, not yet parsed) as an LlmResponse.

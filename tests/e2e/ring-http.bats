@@ -166,3 +166,19 @@ ms_of='def ms: capture("^(?<s>[^.]*)(\\.(?<f>[0-9]{3}))?Z$") |
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"providers.local.headers.X-N: expected a string"* ]]
 }
+
+# Each OpenAI body is built from the one before (lib/remote.c, body_text)
+# and must be what building it whole gave: the bodies of a 25-step loop,
+# plain and streamed, on a frozen clock, are those agentrt sent at commit
+# 4ed298d, before it built them so (tests/fixtures/openai/loop25-*).
+@test "openai: a long loop's bodies, built from the one before, are the whole ones" {
+	export AGENTRT_CLOCK=2026-01-01T00:00:00Z AGENTRT_ID_SEED=25
+	for agent in http-openai http-openai-stream; do
+		: >"$srv_log"
+		AGENTRT_DB="$BATS_TEST_TMPDIR/db-$agent" http_ring "$agent" 25
+		[ "$status" -eq 0 ] || fail "$output"
+		assert_eq "$(wc -l <"$srv_log")" 26
+		diff <(jq -cS .body "$fixtures/openai/loop25-$agent.ndjson") \
+		    <(jq -cS .body "$srv_log") || fail "$agent: the bodies differ"
+	done
+}
