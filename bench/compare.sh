@@ -193,7 +193,9 @@ peer() {
 }
 
 # probe K: one untimed agentrt turn under strace, a tap on each pipe;
-# prints "syncs bytes max_decision_request_line".
+# prints "syncs bytes max_decision_request_line news": news, the bytes
+# of every line but the model requests (llm.request, the one line that
+# must carry the whole prompt).
 probe() {
 	local k=$1 p="$work/p" fifo="$work/ring" tap="$here/bench/tap.py"
 	rm -rf "$work/db" "$fifo" "$p".*
@@ -211,7 +213,8 @@ probe() {
 	# into "<unfinished ...>" and "<... resumed>"); msync only with MS_SYNC.
 	awk '$2 ~ /^(fsync|fdatasync)\(/ || ($2 ~ /^msync\(/ && /MS_SYNC/) { n++ } END { print n + 0 }' \
 	    "$p.strace" | tr '\n' ' '
-	jq -s -r '[(map(.bytes) | add), (.[0].types["decision.request"].max // 0)] | map(tostring) | join(" ")' \
+	jq -s -r '[(map(.bytes) | add), (.[0].types["decision.request"].max // 0),
+	    (map(.bytes - (.types["llm.request"].bytes // 0)) | add)] | map(tostring) | join(" ")' \
 	    "$p.s2d" "$p.d2l" "$p.l2t" "$p.t2s"
 	for pipe in s2d d2l l2t t2s; do
 		jq -c --arg p "$pipe" '{pipe: $p, bytes, lines, max_line}' "$p.$pipe"
@@ -267,16 +270,16 @@ for fw in "${frameworks[@]}"; do
 			step=-
 		fi
 		if [ "$fw" = agentrt ]; then
-			read -r syncs bytes dreq < <(awk -v k="$k" '$1 == k { print $2, $3, $4 }' "$work/probe")
+			read -r syncs bytes dreq news < <(awk -v k="$k" '$1 == k { print $2, $3, $4, $5 }' "$work/probe")
 			fk=$(awk -v s="$syncs" -v k="$k" 'BEGIN { printf "%.1f", s / k }')
 			bk=$(awk -v s="$bytes" -v k="$k" 'BEGIN { printf "%.0f", s / k }')
 		else
-			fk=- bk=- dreq=- bytes=-
+			fk=- bk=- dreq=- bytes=- news=-
 		fi
 		printf '%-14s %5d %4d %10.1f %21s %9s %9.2f %8.1f %8.1f %9s %9s %10s\n' "$fw" "$k" "$n" "$w" \
 		    "$(printf '%.1f..%.1f' "$lo" "$hi")" "$step" "$(awk -v w="$w" -v k="$k" 'BEGIN { print w / k }')" \
 		    "$c" "$(awk -v m="$m" 'BEGIN { print m / 1024 }')" "$fk" "$bk" "$dreq"
-		echo "$fw $k $w $c $m $bytes" >>"$work/med"
+		echo "$fw $k $w $c $m $bytes $news" >>"$work/med"
 		pk=$k pw=$w
 	done
 done
@@ -284,7 +287,7 @@ done
 # The ratios.
 echo
 awk -v kl="${kl[*]}" -v peers="$peers" '
-	{ w[$1, $2] = $3; rss[$1, $2] = $5; b[$1, $2] = $6; fw[$1] = 1 }
+	{ w[$1, $2] = $3; rss[$1, $2] = $5; b[$1, $2] = $6; nb[$1, $2] = $7; fw[$1] = 1 }
 	END {
 		nk = split(kl, K, " "); lo = K[1]; hi = K[nk]
 		if (peers) for (i = 1; i <= nk; i++) {
@@ -304,4 +307,8 @@ awk -v kl="${kl[*]}" -v peers="$peers" '
 		if (nk > 1)
 			printf "agentrt ring bytes/K at K=%d / at K=%d: %.1fx  (%.0f / %.0f bytes a step)\n", hi, lo,
 			    (b["agentrt", hi] / hi) / (b["agentrt", lo] / lo), b["agentrt", hi] / hi, b["agentrt", lo] / lo
+		if (nk > 1)
+			printf "agentrt ring bytes/K but the model requests, at K=%d / at K=%d: %.2fx  (%.0f / %.0f bytes a step)\n",
+			    hi, lo, (nb["agentrt", hi] / hi) / (nb["agentrt", lo] / lo), nb["agentrt", hi] / hi,
+			    nb["agentrt", lo] / lo
 	}' "$work/med"
