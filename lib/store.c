@@ -48,6 +48,14 @@ struct art_store {
 	MDB_dbi			 meta;
 	MDB_dbi			 dbi[ART_DB__COUNT];
 	int			 unsynced;	/* a commit not yet on disk */
+	/*
+	 * The summaries the last write transaction read or wrote, as they
+	 * stand in the snapshot kept_id: a transaction that begins on that
+	 * snapshot (no other process committed since) starts from them
+	 * instead of parsing them again.  jv_null() when none.
+	 */
+	jv			 kept;
+	size_t			 kept_id;
 };
 
 struct art_txn {
@@ -69,6 +77,41 @@ is_mine(const struct art_txn *t, enum art_db db)
 {
 	return jv_get_kind(t->mine) == JV_KIND_OBJECT &&
 	    (db == ART_DB_SESSIONS || db == ART_DB_CALLS);
+}
+
+/* What t starts from: the kept summaries if they are of its snapshot. */
+static jv
+mine_from(struct art_store *st, size_t snapshot)
+{
+	if (jv_get_kind(st->kept) == JV_KIND_OBJECT && st->kept_id == snapshot)
+		return jv_copy(st->kept);
+	return jv_object();
+}
+
+/* t committed: its summaries are those of the snapshot it made. */
+static void
+keep_mine(struct art_store *st, const struct art_txn *t, size_t id)
+{
+	MDB_envinfo info;
+	jv kept = jv_object();
+
+	jv_free(st->kept);
+	st->kept = jv_null();
+	if (mdb_env_info(st->env, &info) != 0 || (info.me_last_txnid != id &&
+	    info.me_last_txnid + 1 != id)) {
+		jv_free(kept);
+		return;
+	}
+	jv_object_foreach(t->mine, k, v) {
+		if (jv_string_value(k)[0] == '0' + ART_DB_SESSIONS)
+			kept = jv_object_set(kept, k, v);
+		else {
+			jv_free(k);
+			jv_free(v);
+		}
+	}
+	st->kept = kept;
+	st->kept_id = info.me_last_txnid;
 }
 
 static jv
@@ -295,6 +338,7 @@ art_store_open(struct art_store **stp, const struct art_store_opts *o,
 	}
 	st->map_max = o->map_max > 0 ? o->map_max : ART_STORE_MAP_MAX;
 	st->cache = jv_object();
+	st->kept = jv_null();
 	st->clock = o->clock;
 	start = o->map_start > 0 ? o->map_start : ART_STORE_MAP_START;
 	if (start > st->map_max)
@@ -324,6 +368,7 @@ art_store_close(struct art_store *st)
 		mdb_env_close(st->env);
 	}
 	jv_free(st->cache);
+	jv_free(st->kept);
 	free(st->dir);
 	free(st);
 }
@@ -485,31 +530,42 @@ art_store_write(struct art_store *st, art_txn_fn *fn, void *ctx,
     struct art_err *err)
 {
 	struct art_txn t = { st, NULL, 0, jv_null() };
+	size_t id;
 	int r, rc;
 
 	for (;;) {
 		if (begin(st, 0, &t.txn, err) == -1)
 			return -1;
 		t.nosync = 0;	/* a rerun decides afresh */
+		id = mdb_txn_id(t.txn);
 		jv_free(t.mine);
-		t.mine = jv_object();
+		t.mine = mine_from(st, id - 1);
 		r = fn(&t, ctx, err);
-		jv_free(t.mine);
-		t.mine = jv_null();
 		if (r == -1) {
+			jv_free(t.mine);
+			t.mine = jv_null();
 			mdb_txn_abort(t.txn);
 			cache_clear(st);	/* it may hold nodes never committed */
 			if (!art_err_is(err, "map_full"))
 				return -1;
 		} else if ((rc = commit(st, &t)) != MDB_MAP_FULL) {
+			if (rc == 0)
+				keep_mine(st, &t, id);
+			jv_free(t.mine);
+			t.mine = jv_null();
 			if (rc != 0) {
 				cache_clear(st);
+				jv_free(st->kept);
+				st->kept = jv_null();
 				return art_err_set(err, "store", "commit to "
 				    "'%s': %s", st->dir, mdb_strerror(rc));
 			}
 			return r;
-		} else
+		} else {
+			jv_free(t.mine);
+			t.mine = jv_null();
 			cache_clear(st);
+		}
 		if (grow(st, err) == -1)
 			return -1;
 	}
@@ -530,7 +586,9 @@ art_store_read(struct art_store *st, art_txn_fn *fn, void *ctx,
 
 	if (begin(st, MDB_RDONLY, &t.txn, err) == -1)
 		return -1;
+	t.mine = mine_from(st, mdb_txn_id(t.txn));
 	r = fn(&t, ctx, err);
+	jv_free(t.mine);
 	mdb_txn_abort(t.txn);
 	return r;
 }

@@ -1,9 +1,10 @@
 /* append-events - a second writer for the store tests
  *
- * usage: append-events DIR SESSION N [PAD]
+ * usage: append-events DIR SESSION N [PAD | msg]
  * Records N events of type "test.note" ({"n":i,"pad":…}) in SESSION, one
  * write transaction each, through the same library calls the engine uses,
- * so another process can watch them arrive.
+ * so another process can watch them arrive.  With "msg", N messages
+ * m1..mN instead, each under the head as this process reads it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,14 +19,31 @@ struct note {
 	const char	*sid;
 	long		 n;
 	const char	*pad;
+	int		 msg;
 };
 
 static int
 note_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
 	struct note *c = ctx;
-	jv p = jv_object();
+	jv p = jv_object(), s, m;
 
+	if (c->msg) {
+		s = art_session_get(t, c->sid, err);
+		if (!jv_is_valid(s)) {
+			jv_free(p);
+			return -1;
+		}
+		m = jv_object_set(jv_object(), jv_string("id"),
+		    jv_string_fmt("m%ld", c->n));
+		m = jv_object_set(m, jv_string("role"), jv_string("user"));
+		p = jv_object_set(p, jv_string("type"), jv_string("message.new"));
+		p = jv_object_set(p, jv_string("message"), m);
+		p = jv_object_set(p, jv_string("parent_id"), jv_object_get(s,
+		    jv_string("head")));
+		return art_session_record(t, c->sid, p, NULL, err) == -1 ? -1 :
+		    0;
+	}
 	p = jv_object_set(p, jv_string("type"), jv_string("test.note"));
 	p = jv_object_set(p, jv_string("n"), jv_number((double)c->n));
 	p = jv_object_set(p, jv_string("pad"), jv_string(c->pad));
@@ -49,7 +67,8 @@ main(int argc, char *argv[])
 		art_die(2, "usage: append-events DIR SESSION N [PAD]");
 	so.dir = argv[1];
 	n = atol(argv[3]);
-	padlen = argc == 5 ? (size_t)atol(argv[4]) : 0;
+	c.msg = argc == 5 && strcmp(argv[4], "msg") == 0;
+	padlen = argc == 5 && !c.msg ? (size_t)atol(argv[4]) : 0;
 	if ((pad = malloc(padlen + 1)) == NULL)
 		art_die(1, "out of memory");
 	memset(pad, 'x', padlen);

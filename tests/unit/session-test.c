@@ -436,6 +436,34 @@ test_a_map_grown_by_another_process_is_adopted(void)
 	testdb_close(&db);
 }
 
+/*
+ * Summaries are kept from one transaction to the next (store.c, kept)
+ * only while no other process commits: one that does is read afresh.
+ */
+static void
+test_another_writer_is_never_overwritten_from_a_kept_summary(void)
+{
+	struct testdb db;
+	struct art_err err;
+	const char *bd = getenv("top_builddir");
+	char cmd[1024];
+
+	testdb_open(&db, 0, 0);
+	create(&db, "s", &err);
+	ok(record(&db, "s", &err, MSG("u1", "null"), NULL) == 0 &&
+	    is_json(field(&db, "s", "head"), "\"u1\""), "this process: u1");
+	snprintf(cmd, sizeof(cmd), "%s/tests/helpers/append-events '%s' s 2 "
+	    "msg", bd != NULL ? bd : ".", db.dir);
+	ok(system(cmd) == 0, "another process: m1 and m2 under it");
+	ok(is_json(field(&db, "s", "head"), "\"m2\"") &&
+	    is_json(field(&db, "s", "nodes"), "3"), "read: the other's head");
+	ok(record(&db, "s", &err, MSG("u2", "\"m2\""), NULL) == 0 &&
+	    is_json(field(&db, "s", "nodes"), "4") &&
+	    is_json(field(&db, "s", "head"), "\"u2\""),
+	    "written after it: nothing of it lost");
+	testdb_close(&db);
+}
+
 int
 main(void)
 {
@@ -447,5 +475,6 @@ main(void)
 	test_list_and_remove();
 	test_views_rebuilt_from_the_log_equal_the_live_ones();
 	test_a_map_grown_by_another_process_is_adopted();
+	test_another_writer_is_never_overwritten_from_a_kept_summary();
 	return tap_done();
 }
