@@ -218,9 +218,36 @@ put(struct out *o, const char *s, size_t n)
 
 /*
  * The shortest digits that read back as d, laid out as libjq 1.6's
- * jvp_dtoa_fmt does (David Gay's g_fmt): exponential when the point is
- * far left (decpt <= -4) or far right of the digits (decpt > ndigits + 5).
+ * jvp_dtoa_fmt does (David Gay's g_fmt, with jq's wider margin):
+ * exponential when the point is far left (decpt <= -4) or far right of
+ * the digits (decpt > ndigits + 15: libjq writes 12000000, not 1.2e+07).
  */
+/*
+ * An integer below 1e15 the way put_number() lays it out, without its
+ * search for the shortest digits (up to 17 snprintf and strtod calls):
+ * those are the integer's own digits, and below 1e15 the layout is never
+ * exponential, so it is written whole.  Returns 0 for anything else.
+ */
+static int
+put_integer(struct out *o, double d)
+{
+	char buf[24];
+	unsigned long long v;
+	int len = 0;
+
+	if (d != floor(d) || fabs(d) >= 1e15)
+		return 0;
+	v = (unsigned long long)fabs(d);
+	do {
+		buf[sizeof(buf) - 1 - len++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	if (d < 0)
+		buf[sizeof(buf) - 1 - len++] = '-';
+	put(o, buf + sizeof(buf) - len, (size_t)len);
+	return 1;
+}
+
 static void
 put_number(struct out *o, double d)
 {
@@ -240,6 +267,8 @@ put_number(struct out *o, double d)
 		put(o, signbit(d) ? "-0" : "0", signbit(d) ? 2 : 1);
 		return;
 	}
+	if (put_integer(o, d))
+		return;
 	for (prec = 1; prec <= 17; prec++) {
 		snprintf(buf, sizeof(buf), "%.*e", prec - 1, d);
 		if (strtod(buf, NULL) == d)
@@ -253,7 +282,7 @@ put_number(struct out *o, double d)
 	decpt = atoi(p + 1) + 1;
 	if (d < 0)
 		out[len++] = '-';
-	if (decpt <= -4 || decpt > n + 5) {
+	if (decpt <= -4 || decpt > n + 15) {
 		out[len++] = digits[0];
 		if (n > 1)
 			out[len++] = '.';

@@ -489,6 +489,7 @@ test_dump_matches_libjq_byte_for_byte(void)
 		"{\"a\":[1,2.5,-0,1e400,0.1,1e-7,123456789012345678,1.5e300]}",
 		"[0.3,100,1e16,1e17,12345678901234567890,0.000001,0.0001,1e21]",
 		"[-2.25e-300,3.14159,-123.456,1e5,5e-324,9007199254740993]",
+		"[12000000,-1.2e7,1764620000000,1e15,2.5e15,1e16,0.00012,1.25e-5]",
 		"{\"s\":\"q\\\"b\\\\c\\n\\t\\r\\b\\f\\u0001\\u007f\\u0080\"}",
 		"{\"u\":\"\u00e9\u00f0\u9fa5 \\ud83d\\ude00\"}",
 		"{\"n\":null,\"t\":true,\"f\":false,\"e\":{},\"ea\":[]}",
@@ -512,6 +513,40 @@ test_dump_matches_libjq_byte_for_byte(void)
 		jv_free(theirs);
 		jv_free(v);
 	}
+}
+
+/* Integers take a short way out of the dump: the same bytes as libjq's. */
+static void
+test_dump_of_integers_matches_libjq(void)
+{
+	static const double pow10[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7,
+	    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16 };
+	struct art_err err;
+	size_t n, bad = 0, tried = 0, k;
+	char *ours;
+	jv v, theirs;
+	double d;
+	int i;
+
+	(void)err;
+	for (k = 0; k < sizeof(pow10) / sizeof(pow10[0]); k++) {
+		for (i = -1200; i <= 1200; i += 7) {
+			d = (double)i * pow10[k] + (k > 2 ? (double)(i % 3) : 0);
+			v = jv_array_append(jv_array(), jv_number(d));
+			theirs = jv_dump_string(jv_copy(v), 0);
+			ours = art_json_dump(&v, &n);
+			tried++;
+			if (ours == NULL || strcmp(ours, jv_string_value(theirs)))
+				if (bad++ == 0)
+					printf("#   ours %s, libjq %s\n", ours,
+					    jv_string_value(theirs));
+			free(ours);
+			jv_free(theirs);
+			jv_free(v);
+		}
+	}
+	ok(bad == 0, "%zu integers from -1.2e19 to 1.2e19 dump as libjq "
+	    "dumps them (%zu differ)", tried, bad);
 }
 
 static int
@@ -590,6 +625,7 @@ main(void)
 	test_scan_refuses_what_is_not_one_object();
 	test_scan_accepts_only_what_libjq_parses();
 	test_dump_matches_libjq_byte_for_byte();
+	test_dump_of_integers_matches_libjq();
 	test_get_str_returns_a_present_string();
 	test_missing_required_field_is_missing_field();
 	test_wrong_kind_names_both_kinds();
