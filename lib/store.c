@@ -18,6 +18,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -324,7 +325,8 @@ art_store_open(struct art_store **stp, const struct art_store_opts *o,
 {
 	struct art_store *st;
 	size_t start;
-	int rc;
+	mdb_filehandle_t fd;
+	int rc, fl;
 
 	*stp = NULL;
 	if (!o->create && access(o->dir, F_OK) == -1 && errno == ENOENT)
@@ -353,6 +355,12 @@ art_store_open(struct art_store **stp, const struct art_store_opts *o,
 		art_store_close(st);
 		return -1;
 	}
+	/*
+	 * LMDB leaves its data file's descriptor open across exec: a worker
+	 * or tool a process starts must not inherit the store.
+	 */
+	if (mdb_env_get_fd(st->env, &fd) == 0 && (fl = fcntl(fd, F_GETFD)) != -1)
+		fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
 	*stp = st;
 	return 0;
 }

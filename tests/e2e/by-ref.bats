@@ -156,3 +156,19 @@ W
 	[ "$status" -eq 1 ]
 	assert_eq "$output" "agentrt-session: session '$(the_session)' has no decision waiting for an answer"
 }
+
+@test "a worker agentrt-decide starts after reading the store does not inherit it" {
+	cat >"$BATS_TEST_TMPDIR/worker.sh" <<'W'
+#!/bin/sh
+for fd in /proc/$$/fd/*; do readlink "$fd"; done >"$FDS"
+exec jq -c --unbuffered 'if .trigger.type == "tool.execute" then null else .proposed end'
+W
+	chmod +x "$BATS_TEST_TMPDIR/worker.sh"
+	export FDS="$BATS_TEST_TMPDIR/fds"
+	DECIDE_EXEC="$BATS_TEST_TMPDIR/worker.sh" ring_exec -a calc -m 'What is 17*23?'
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"17*23 = 391"'
+	[ -s "$FDS" ] || fail "the worker listed no descriptors"
+	run grep -c 'mdb' "$FDS"
+	assert_eq "$output" 0
+}
