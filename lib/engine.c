@@ -1077,22 +1077,6 @@ native_request(const jv *call, jv req, struct art_err *err)
 	return body;
 }
 
-/* JSON text of v (borrowed) appended to s (consumed); invalid on nomem. */
-static jv
-append_dump(jv s, const jv *v)
-{
-	size_t n;
-	char *t = art_json_dump(v, &n);
-
-	if (t == NULL) {
-		jv_free(s);
-		return jv_invalid();
-	}
-	s = jv_string_append_buf(s, t, (int)n);
-	free(t);
-	return s;
-}
-
 /*
  * The messages root..h as JSON text joined by commas ("" for none): the
  * text kept for the session's last model call and the messages below it
@@ -1155,7 +1139,7 @@ path_text(struct cx *c, const char *h)
 			m = jv_array_get(jv_copy(news), (int)i);
 			if (jv_string_length_bytes(jv_copy(text)) > 0)
 				text = jv_string_append_buf(text, ",", 1);
-			text = append_dump(text, &m);
+			text = art_json_append_dump(text, &m);
 			jv_free(m);
 		}
 	} else {
@@ -1171,7 +1155,7 @@ path_text(struct cx *c, const char *h)
 			if (k > 0 && jv_is_valid(text))
 				text = jv_string_append_buf(text, ",", 1);
 			if (jv_is_valid(text))
-				text = append_dump(text, &msg);
+				text = art_json_append_dump(text, &msg);
 			jv_free(msg);
 		}
 		jv_free(path);
@@ -1195,7 +1179,7 @@ path_text(struct cx *c, const char *h)
 static jv
 append_members(jv text, const jv *o)
 {
-	jv t = append_dump(jv_string(""), o);
+	jv t = art_json_append_dump(jv_string(""), o);
 
 	if (!jv_is_valid(t)) {
 		jv_free(text);
@@ -1257,7 +1241,7 @@ llm_line_text(struct cx *c, jv head, const jv *req, jv tail)
 	if (s != NULL) {
 		sys = set(set(jv_object(), "role", jv_string("system")),
 		    "content", jv_string(s));
-		t = append_dump(t, &sys);
+		t = art_json_append_dump(t, &sys);
 		jv_free(sys);
 		if (jv_is_valid(t) && jv_string_length_bytes(jv_copy(msgs)) > 0)
 			t = jv_string_append_buf(t, ",", 1);
@@ -1269,9 +1253,9 @@ llm_line_text(struct cx *c, jv head, const jv *req, jv tail)
 	if (jv_is_valid(t))
 		t = jv_string_append_buf(t, "]", 1);
 	/* {"type":…,"attempt":N,"request":{"model":M,"messages":[…],…},…} */
-	text = open_object(append_dump(jv_string(""), &head));
+	text = open_object(art_json_append_dump(jv_string(""), &head));
 	text = jv_string_append_str(text, ",\"request\":{\"model\":");
-	text = append_dump(text, &model);
+	text = art_json_append_dump(text, &model);
 	text = jv_string_append_str(text, ",\"messages\":");
 	if (jv_is_valid(t) && jv_is_valid(text))
 		text = jv_string_concat(text, t);

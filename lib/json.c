@@ -412,6 +412,21 @@ art_json_dump(const jv *v, size_t *len)
 	return o.p;
 }
 
+jv
+art_json_append_dump(jv s, const jv *v)
+{
+	size_t n;
+	char *t = art_json_dump(v, &n);
+
+	if (t == NULL) {
+		jv_free(s);
+		return jv_invalid();
+	}
+	s = jv_string_append_buf(s, t, (int)n);
+	free(t);
+	return s;
+}
+
 /* --- scanning without building ---------------------------------------- */
 
 #define SCAN_DEPTH	200

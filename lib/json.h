@@ -68,6 +68,9 @@ int	art_json_equal(const jv *a, const jv *b);
  * the caller frees, *len its length; NULL when out of memory.
  */
 char	*art_json_dump(const jv *v, size_t *len);
+/* s (a string, consumed) with v's JSON text appended; jv_invalid() when
+ * out of memory. */
+jv	art_json_append_dump(jv s, const jv *v);
 
 /*
  * Checks, without building it, that text[0..len) is exactly one

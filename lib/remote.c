@@ -530,22 +530,6 @@ build_body(const struct xfer *x, const struct art_llm_call *call,
 	return b;
 }
 
-/* JSON text of v (borrowed) appended to s (consumed); invalid on nomem. */
-static jv
-append_dump(jv s, const jv *v)
-{
-	size_t n;
-	char *t = art_json_dump(v, &n);
-
-	if (t == NULL) {
-		jv_free(s);
-		return jv_invalid();
-	}
-	s = jv_string_append_buf(s, t, (int)n);
-	free(t);
-	return s;
-}
-
 /*
  * The body's text as art_json_dump() makes it of build_body(), for a
  * format that converts one message at a time: the body of the request
@@ -616,7 +600,7 @@ body_text(struct remote *r, const struct xfer *x,
 		}
 		if (i > 0)
 			text = jv_string_append_buf(text, ",", 1);
-		text = append_dump(text, &w);
+		text = art_json_append_dump(text, &w);
 		jv_free(w);
 	}
 	if (!jv_is_valid(text)) {
