@@ -3,7 +3,8 @@
  * Without a program the answer is the request's "proposed", the step an
  * ordinary tool loop would take; an empty proposal (the engine has no
  * default, as for tool.execute and llm.execute) is no answer.  With a
- * program, libjq runs it over the whole request line and its first value
+ * program, libjq runs it over the whole request line (a line by reference
+ * read back whole from the store it names, request.h) and its first value
  * decides: an object answers (a bare DecisionResponse, completed here with
  * type, session_id and decision_id), null or no value passes the request
  * on.  The program is compiled once; jq_start() resets the machine for

@@ -40,8 +40,10 @@ struct art_decide_conf {
 	 * A worker that answers instead of the proposal or a program (then
 	 * program must be NULL): called with each request this decider
 	 * answers (checked to have string decision_id and session_id) and
-	 * its bytes (raw, rawlen; NULL when the caller has none); returns
-	 * what art_decide_line() returns.  NULL for none.
+	 * its bytes (raw, rawlen); a line by reference (DESIGN §2.1) is
+	 * first read back whole from the store it names, and the worker
+	 * gets that line and its text.  Returns what art_decide_line()
+	 * returns.  NULL for none.
 	 */
 	enum art_decide_verdict (*ask)(void *arg, const jv *line,
 		    const char *raw, size_t rawlen, jv *out, struct art_err *);

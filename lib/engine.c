@@ -686,6 +686,39 @@ asks_for(const jv *m, const char *id)
 }
 
 /*
+ * The message of node at (ART_ID_MAX + 1 bytes), at moved to its parent
+ * ("" past a root); jv_invalid() when at names no node.  The walks up
+ * from the head below are made of it: each goes as far as it needs.
+ */
+static jv
+step_up(struct cx *c, char *at)
+{
+	jv n = art_tree_node(c->t, c->sid, at, NULL), m;
+	const char *p;
+
+	if (!jv_is_valid(n))
+		return n;
+	m = art_json_field(&n, "message");
+	p = art_json_str(&n, "parent_id");
+	snprintf(at, ART_ID_MAX + 1, "%s", p != NULL ? p : "");
+	jv_free(n);
+	return m;
+}
+
+/* a (consumed) back to front. */
+static jv
+reversed(jv a)
+{
+	jv out = jv_array();
+	int i;
+
+	for (i = jv_array_length(jv_copy(a)) - 1; i >= 0; i--)
+		out = jv_array_append(out, jv_array_get(jv_copy(a), i));
+	jv_free(a);
+	return out;
+}
+
+/*
  * The messages from the last assistant message on the active path that
  * asked for call id down to the head: a walk up from the head, as far as
  * that message (the tool results since it, in a tool loop).
@@ -694,43 +727,21 @@ static jv
 since_call_cb(void *ctx, const char *id)
 {
 	struct cx *c = ctx;
-	char h[ART_ID_MAX + 1], at[ART_ID_MAX + 1];
-	jv rev = jv_array(), n, m, out;
-	const char *parent;
-	int found = 0, i;
+	char at[ART_ID_MAX + 1];
+	jv rev = jv_array(), m;
+	int found = 0;
 
-	if (head(c, h, sizeof(h)) == -1 || *h == '\0') {
-		jv_free(rev);
-		return jv_null();
-	}
-	snprintf(at, sizeof(at), "%s", h);
-	while (!found) {
-		n = art_tree_node(c->t, c->sid, at, NULL);
-		if (!jv_is_valid(n)) {
-			jv_free(n);
-			break;
-		}
-		m = art_json_field(&n, "message");
+	if (head(c, at, sizeof(at)) == -1)
+		*at = '\0';
+	while (!found && *at != '\0' && jv_is_valid(m = step_up(c, at))) {
 		found = asks_for(&m, id);
 		rev = jv_array_append(rev, m);
-		parent = art_json_str(&n, "parent_id");
-		if (!found && parent == NULL) {
-			jv_free(n);
-			break;
-		}
-		if (!found)
-			snprintf(at, sizeof(at), "%s", parent);
-		jv_free(n);
 	}
 	if (!found) {
 		jv_free(rev);
 		return jv_null();
 	}
-	out = jv_array();
-	for (i = jv_array_length(jv_copy(rev)) - 1; i >= 0; i--)
-		out = jv_array_append(out, jv_array_get(jv_copy(rev), i));
-	jv_free(rev);
-	return out;
+	return reversed(rev);
 }
 
 static jv
@@ -1077,6 +1088,22 @@ native_request(const jv *call, jv req, struct art_err *err)
 	return body;
 }
 
+/* text (consumed) and the JSON text of msgs (consumed), comma-joined. */
+static jv
+joined(jv text, jv msgs)
+{
+	jv_array_foreach(msgs, k, m) {
+		if (jv_is_valid(text) && jv_string_length_bytes(jv_copy(text)) > 0)
+			text = jv_string_append_buf(text, ",", 1);
+		if (jv_is_valid(text))
+			text = art_json_append_dump(text, &m);
+		jv_free(m);
+		(void)k;
+	}
+	jv_free(msgs);
+	return text;
+}
+
 /*
  * The messages root..h as JSON text joined by commas ("" for none): the
  * text kept for the session's last model call and the messages below it
@@ -1088,7 +1115,7 @@ path_text(struct cx *c, const char *h)
 	jv kept = jv_null(), n, m, news = jv_array(), text, entry;
 	char at[ART_ID_MAX + 1];
 	int64_t depth = 0, kd = -1, i;
-	const char *kh = NULL, *p;
+	const char *kh = NULL;
 	int found = 0;
 
 	if (h == NULL)
@@ -1117,50 +1144,21 @@ path_text(struct cx *c, const char *h)
 	}
 	/* Up from h to the depth of the kept head: is it there? */
 	snprintf(at, sizeof(at), "%s", h);
-	for (i = depth; kh != NULL && kd >= 0 && kd <= depth; i--) {
-		if (i == kd) {
-			found = strcmp(at, kh) == 0;
-			break;
-		}
-		n = art_tree_node(c->t, c->sid, at, NULL);
-		p = jv_is_valid(n) ? art_json_str(&n, "parent_id") : NULL;
-		if (p == NULL) {
-			jv_free(n);
-			break;
-		}
-		news = jv_array_append(news, art_json_field(&n, "message"));
-		snprintf(at, sizeof(at), "%s", p);
-		jv_free(n);
-	}
-	if (found) {
-		text = art_json_field(&kept, "text");
-		for (i = jv_array_length(jv_copy(news)) - 1; i >= 0 &&
-		    jv_is_valid(text); i--) {
-			m = jv_array_get(jv_copy(news), (int)i);
-			if (jv_string_length_bytes(jv_copy(text)) > 0)
-				text = jv_string_append_buf(text, ",", 1);
-			text = art_json_append_dump(text, &m);
-			jv_free(m);
-		}
-	} else {
-		jv path = art_tree_path(c->t, c->sid, h, c->err);
-
-		if (!jv_is_valid(path)) {
-			jv_free(news);
+	for (i = depth; kh != NULL && kd >= 0 && i > kd && *at != '\0' &&
+	    jv_is_valid(m = step_up(c, at)); i--)
+		news = jv_array_append(news, m);
+	found = kh != NULL && i == kd && strcmp(at, kh) == 0;
+	if (found)
+		text = joined(art_json_field(&kept, "text"), reversed(news));
+	else {
+		jv_free(news);
+		news = art_tree_path(c->t, c->sid, h, c->err);
+		if (!jv_is_valid(news)) {
 			jv_free(kept);
-			return path;
+			return news;
 		}
-		text = jv_string("");
-		jv_array_foreach(path, k, msg) {
-			if (k > 0 && jv_is_valid(text))
-				text = jv_string_append_buf(text, ",", 1);
-			if (jv_is_valid(text))
-				text = art_json_append_dump(text, &msg);
-			jv_free(msg);
-		}
-		jv_free(path);
+		text = joined(jv_string(""), news);
 	}
-	jv_free(news);
 	jv_free(kept);
 	if (!jv_is_valid(text)) {
 		art_err_set(c->err, "nomem", "out of memory");
@@ -2916,21 +2914,14 @@ static int
 below(struct cx *c, const char *h, const char *old, int steps)
 {
 	char at[ART_ID_MAX + 1];
-	const char *p;
-	jv n;
+	jv m;
 	int i, yes = 0;
 
 	snprintf(at, sizeof(at), "%s", h);
-	for (i = 0; i < steps && !yes; i++) {
-		n = art_tree_node(c->t, c->sid, at, NULL);
-		p = jv_is_valid(n) ? art_json_str(&n, "parent_id") : NULL;
-		if (p == NULL) {
-			jv_free(n);
-			break;
-		}
-		yes = strcmp(p, old) == 0;
-		snprintf(at, sizeof(at), "%s", p);
-		jv_free(n);
+	for (i = 0; i < steps && !yes && *at != '\0' &&
+	    jv_is_valid(m = step_up(c, at)); i++) {
+		jv_free(m);
+		yes = strcmp(at, old) == 0;
 	}
 	return yes;
 }

@@ -413,6 +413,28 @@ art_json_dump(const jv *v, size_t *len)
 }
 
 jv
+art_json_set_after(jv o, const char *after, const char *key, jv v)
+{
+	jv out = jv_object();
+	int put = 0;
+
+	o = jv_object_delete(o, jv_string(key));
+	jv_object_foreach(o, k, x) {
+		out = jv_object_set(out, jv_copy(k), x);
+		if (!put && strcmp(jv_string_value(k), after) == 0) {
+			out = jv_object_set(out, jv_string(key), jv_copy(v));
+			put = 1;
+		}
+		jv_free(k);
+	}
+	if (!put)
+		out = jv_object_set(out, jv_string(key), jv_copy(v));
+	jv_free(v);
+	jv_free(o);
+	return out;
+}
+
+jv
 art_json_append_dump(jv s, const jv *v)
 {
 	size_t n;

@@ -68,6 +68,12 @@ int	art_json_equal(const jv *a, const jv *b);
  * the caller frees, *len its length; NULL when out of memory.
  */
 char	*art_json_dump(const jv *v, size_t *len);
+/*
+ * Object o (consumed) with key set to v (consumed) placed right after the
+ * member after (at the end when o has none), as when it was built in
+ * that order: dumps keep insertion order.
+ */
+jv	art_json_set_after(jv o, const char *after, const char *key, jv v);
 /* s (a string, consumed) with v's JSON text appended; jv_invalid() when
  * out of memory. */
 jv	art_json_append_dump(jv s, const jv *v);

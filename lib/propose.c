@@ -234,9 +234,8 @@ prompt_for(const jv *config, jv view)
 	return jv_array_concat(p, view);
 }
 
-/* The llm.call of a config: view (consumed) is its messages, when valid. */
-static jv
-llm_call(const jv *config, jv view)
+jv
+art_propose_llm_call(const jv *config, jv view)
 {
 	jv a = action("llm.call"), stream = art_json_field(config, "stream");
 	const char *h;
@@ -258,12 +257,6 @@ llm_call(const jv *config, jv view)
 	    h : "server"));
 }
 
-jv
-art_propose_llm_call(const jv *config, jv view)
-{
-	return llm_call(config, view);
-}
-
 /*
  * The same llm.call with its messages left to the engine: the config's
  * system prompt, then the active path once the response is recorded.
@@ -271,7 +264,7 @@ art_propose_llm_call(const jv *config, jv view)
 static jv
 default_llm_call(const jv *config)
 {
-	return llm_call(config, jv_invalid());
+	return art_propose_llm_call(config, jv_invalid());
 }
 
 /*
@@ -622,29 +615,10 @@ art_propose(const struct art_propose_in *in)
 static jv
 expand_llm_call(jv a, const jv *config, const jv *view)
 {
-	jv out, m;
-	int put = 0;
-
 	if (jv_object_has(jv_copy(a), jv_string("messages")))
 		return a;
-	out = jv_object();
-	m = prompt_for(config, jv_copy(*view));
-	jv_object_foreach(a, k, v) {
-		const char *key = jv_string_value(k);
-
-		out = jv_object_set(out, jv_copy(k), v);
-		if (!put && strcmp(key, "model") == 0) {
-			out = jv_object_set(out, jv_string("messages"),
-			    jv_copy(m));
-			put = 1;
-		}
-		jv_free(k);
-	}
-	if (!put)
-		out = jv_object_set(out, jv_string("messages"), jv_copy(m));
-	jv_free(m);
-	jv_free(a);
-	return out;
+	return art_json_set_after(a, "model", "messages", prompt_for(config,
+	    jv_copy(*view)));
 }
 
 static int

@@ -54,6 +54,7 @@ jv	art_propose_expand(jv proposed, const jv *path, const jv *config);
 /*
  * The llm.call an agent config makes for a view: model, the config's
  * system prompt before the view, its tools as LlmTools, stream, retry.
+ * With view jv_invalid() the messages are left to the engine's default.
  */
 jv	art_propose_llm_call(const jv *config, jv view);
 /* AgentConfig tools as LlmTools ({name, description, input?, output?}). */

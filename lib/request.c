@@ -56,8 +56,7 @@ jv
 art_request_llm(struct art_txn *t, const char *sid, jv req,
     struct art_err *err)
 {
-	jv msgs, out;
-	int put = 0;
+	jv msgs;
 
 	if (jv_get_kind(req) != JV_KIND_OBJECT ||
 	    !jv_object_has(jv_copy(req), jv_string("prompt")))
@@ -68,24 +67,8 @@ art_request_llm(struct art_txn *t, const char *sid, jv req,
 		return msgs;
 	}
 	/* The messages go where the engine put them: after the model. */
-	out = jv_object();
-	jv_object_foreach(req, k, v) {
-		if (strcmp(jv_string_value(k), "prompt") == 0) {
-			jv_free(v);
-		} else {
-			out = jv_object_set(out, jv_copy(k), v);
-			if (!put && strcmp(jv_string_value(k), "model") == 0) {
-				out = set(out, "messages", jv_copy(msgs));
-				put = 1;
-			}
-		}
-		jv_free(k);
-	}
-	if (!put)
-		out = set(out, "messages", jv_copy(msgs));
-	jv_free(msgs);
-	jv_free(req);
-	return out;
+	return art_json_set_after(jv_object_delete(req, jv_string("prompt")),
+	    "model", "messages", msgs);
 }
 
 jv
