@@ -1477,6 +1477,14 @@ stream_result(struct art_wire_stream *st, jv *resp, jv *error)
 
 const struct art_wire art_anthropic_wire = {
 	.name = "anthropic",
+	.base_url = "https://api.anthropic.com",
+	.base_url_env = "ANTHROPIC_BASE_URL",
+	.key_env = "ANTHROPIC_API_KEY",
+	.path = "/v1/messages",
+	.key_header = "x-api-key",
+	.key_prefix = "",
+	.version_header = "anthropic-version",
+	.version_default = "2023-06-01",
 	.request = make_request,
 	.response = read_response,
 	.native = make_native,

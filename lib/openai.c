@@ -1205,6 +1205,13 @@ openai_stream_result(struct art_wire_stream *st, jv *resp, jv *error)
 
 const struct art_wire art_openai_wire = {
 	.name = "openai",
+	.base_url = "https://api.openai.com/v1",
+	.base_url_env = "OPENAI_BASE_URL",
+	.key_env = "OPENAI_API_KEY",
+	.path = "/chat/completions",
+	.key_header = "Authorization",
+	.key_prefix = "Bearer ",
+	.stream_options = "{\"include_usage\":true}",
 	.request = openai_request,
 	.message = message_out,
 	.response = openai_response,

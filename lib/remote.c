@@ -463,9 +463,11 @@ static int
 build_headers(const struct remote *r, const jv *block, const char *key,
     bool stream, struct hdrs *h, struct art_err *err)
 {
-	const char *version = art_json_str(block, "anthropic_version");
+	const struct art_wire *w = r->wire;
 	jv extra = art_json_field(block, "headers");
-	char *auth, *v;
+	char member[64], *auth, *v;
+	const char *version;
+	size_t i, len;
 	int bad = 0;
 
 	h->n = 0;
@@ -473,19 +475,25 @@ build_headers(const struct remote *r, const jv *block, const char *key,
 	bad |= add_header(h, "Content-Type", "application/json");
 	bad |= add_header(h, "Accept", stream ? "text/event-stream" :
 	    "application/json");
-	if (r->wire == &art_anthropic_wire) {
-		if (key != NULL)
-			bad |= add_header(h, "x-api-key", key);
-		bad |= add_header(h, "anthropic-version", version != NULL ?
-		    version : "2023-06-01");
-	} else if (key != NULL) {
-		if ((auth = malloc(strlen(key) + 8)) == NULL)
+	if (key != NULL) {
+		len = strlen(w->key_prefix) + strlen(key) + 1;
+		if ((auth = malloc(len)) == NULL)
 			bad = -1;
 		else {
-			snprintf(auth, strlen(key) + 8, "Bearer %s", key);
-			bad |= add_header(h, "Authorization", auth);
+			snprintf(auth, len, "%s%s", w->key_prefix, key);
+			bad |= add_header(h, w->key_header, auth);
 			free(auth);
 		}
+	}
+	if (w->version_header != NULL &&
+	    strlen(w->version_header) < sizeof(member)) {
+		for (i = 0; w->version_header[i] != '\0'; i++)
+			member[i] = w->version_header[i] == '-' ? '_' :
+			    w->version_header[i];
+		member[i] = '\0';
+		version = art_json_str(block, member);
+		bad |= add_header(h, w->version_header, version != NULL ?
+		    version : w->version_default);
 	}
 	if (jv_get_kind(extra) == JV_KIND_OBJECT)
 		jv_object_foreach(extra, k, val) {
@@ -524,9 +532,9 @@ build_body(const struct xfer *x, const struct art_llm_call *call,
 	if (!call->stream)
 		return b;
 	b = jv_object_set(b, jv_string("stream"), jv_true());
-	if (x->wire == &art_openai_wire)
+	if (x->wire->stream_options != NULL)
 		b = jv_object_set(b, jv_string("stream_options"),
-		    jv_parse("{\"include_usage\":true}"));
+		    jv_parse(x->wire->stream_options));
 	return b;
 }
 
@@ -681,11 +689,9 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 
 	base = art_json_str(&block, "base_url");
 	if (base == NULL && builtin)
-		base = env(r, r->wire == &art_openai_wire ? "OPENAI_BASE_URL" :
-		    "ANTHROPIC_BASE_URL");
+		base = env(r, r->wire->base_url_env);
 	if (base == NULL && builtin)
-		base = r->wire == &art_openai_wire ?
-		    "https://api.openai.com/v1" : "https://api.anthropic.com";
+		base = r->wire->base_url;
 	if (base == NULL) {
 		art_err_set(err, "bad_model", "provider '%s' has no base_url",
 		    prefix);
@@ -693,8 +699,7 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 	}
 	keyvar = art_json_str(&block, "api_key_env");
 	if (keyvar == NULL && builtin)
-		keyvar = r->wire == &art_openai_wire ? "OPENAI_API_KEY" :
-		    "ANTHROPIC_API_KEY";
+		keyvar = r->wire->key_env;
 	if (env(r, keyvar) != NULL && (x->key = strdup(env(r, keyvar))) ==
 	    NULL) {
 		art_err_set(err, "nomem", "out of memory");
@@ -710,8 +715,7 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 		text = art_json_dump(&body, &blen);
 		jv_free(body);
 	}
-	path = r->wire == &art_openai_wire ? "/chat/completions" :
-	    "/v1/messages";
+	path = r->wire->path;
 	len = strlen(base);
 	while (len > 0 && base[len - 1] == '/')
 		len--;

@@ -53,6 +53,32 @@ struct art_wire {
 	const char	*name;		/* "openai", "anthropic" */
 
 	/*
+	 * Where the format's own provider lives, and how a key goes with a
+	 * request: the data remote.c reads instead of asking which format it
+	 * holds.  A provider block's base_url and api_key_env override the
+	 * first three; base_url_env names the variable that overrides
+	 * base_url for the built-in provider of this name.
+	 */
+	const char	*base_url;	/* "https://api.openai.com/v1" */
+	const char	*base_url_env;	/* "OPENAI_BASE_URL" */
+	const char	*key_env;	/* "OPENAI_API_KEY" */
+	const char	*path;		/* appended to the base URL */
+	const char	*key_header;	/* the header the key goes in */
+	const char	*key_prefix;	/* before the key in it: "Bearer " */
+	/*
+	 * A header every request carries, its value from the provider
+	 * block's member of the same name with '-' as '_', else the default
+	 * ("anthropic-version": "2023-06-01").  NULL: none.
+	 */
+	const char	*version_header;
+	const char	*version_default;
+	/*
+	 * What a provider-native body that asks for a stream adds beside
+	 * "stream": true, as JSON text ("stream_options"), or NULL.
+	 */
+	const char	*stream_options;
+
+	/*
 	 * The request body for req (an LlmRequest, borrowed) naming model
 	 * (the part after "provider/").  With stream, the body asks for a
 	 * stream (OpenAI: with stream_options.include_usage); without, it

@@ -226,6 +226,20 @@ last() {
 	    "[\"/chunk/3/fixture/sse/messages-stream-text.sse/v1/messages\",\"$key\",\"2023-06-01\",4096,true,null]"
 }
 
+@test "anthropic: a provider block's anthropic_version and key variable go in the headers" {
+	export TEAM_KEY=sk-ant-team-0123456789
+	req r1 team/claude-x ".providers = {team: {format: \"anthropic\",
+	    base_url: \"$srv/fixture/sse/messages-stream-text.sse\",
+	    api_key_env: \"TEAM_KEY\", anthropic_version: \"2024-10-22\"}} | .stream = true" |
+	    input
+	llm fixture/sse/messages-stream-text.sse
+	[ "$rc" -eq 0 ]
+	assert_eq "$(last .type)" '"llm.result"'
+	assert_eq "$(jq -c '[.path, .headers["x-api-key"],
+	    .headers["anthropic-version"], .headers.authorization]' "$srv_log")" \
+	    '["/fixture/sse/messages-stream-text.sse/v1/messages","sk-ant-team-0123456789","2024-10-22",null]'
+}
+
 @test "anthropic: tool_use in a stream becomes tool_calls, as without one" {
 	req r1 anthropic/claude-sonnet-4 '.stream = true' | input
 	llm fixture/sse/messages-stream-tool-use.sse
