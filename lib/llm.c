@@ -9,18 +9,10 @@
 #include "cassette.h"
 #include "clock.h"
 #include "json.h"
-#include "mock.h"
 #include "ndjson.h"
 #include "price.h"
-#include "remote.h"
+#include "providers.h"
 
-/* Every provider, found by the model's prefix. */
-static const struct art_llm_provider *const providers[] = {
-	&art_mock_provider,
-	&art_openai_provider,
-	&art_anthropic_provider,
-};
-#define NPROVIDERS	(sizeof(providers) / sizeof(providers[0]))
 
 struct art_llm_job {
 	struct art_llm		*llm;
@@ -35,9 +27,9 @@ struct art_llm {
 	struct art_llm_opts	 opts;
 	art_llm_emit_fn		*emit;
 	void			*ctx;
-	void			*state[NPROVIDERS];
-	bool			 opened[NPROVIDERS];
-	size_t			 nfds[NPROVIDERS];	/* last filled */
+	void			*state[ART_NPROVIDERS];
+	bool			 opened[ART_NPROVIDERS];
+	size_t			 nfds[ART_NPROVIDERS];	/* last filled */
 	struct art_llm_job	*jobs;
 	size_t			 njobs;
 };
@@ -263,26 +255,13 @@ art_llm_free(struct art_llm *llm)
 
 	if (llm == NULL)
 		return;
-	for (i = 0; i < NPROVIDERS; i++)
+	for (i = 0; i < ART_NPROVIDERS; i++)
 		if (llm->opened[i] && llm->state[i] != NULL &&
-		    providers[i]->close != NULL)
-			providers[i]->close(llm->state[i]);
+		    art_providers[i]->close != NULL)
+			art_providers[i]->close(llm->state[i]);
 	while (llm->jobs != NULL)
 		job_free(llm->jobs);
 	free(llm);
-}
-
-/* The provider called name (n bytes): its index, or -1. */
-static int
-provider_named(const char *name, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < NPROVIDERS; i++)
-		if (strlen(providers[i]->name) == n &&
-		    strncmp(providers[i]->name, name, n) == 0)
-			return (int)i;
-	return -1;
 }
 
 /*
@@ -309,8 +288,8 @@ find_provider(const char *model, const jv *blocks, struct art_err *err)
 		prefix[n] = '\0';
 		block = art_json_field(blocks, prefix);
 		format = art_json_str(&block, "format");
-		i = format != NULL ? provider_named(format, strlen(format)) :
-		    provider_named(model, n);
+		i = format != NULL ? art_provider_find(format, strlen(format)) :
+		    art_provider_find(model, n);
 		jv_free(block);
 		if (format != NULL && i == -1)
 			return art_err_set(err, "bad_model", "provider '%s' "
@@ -319,7 +298,7 @@ find_provider(const char *model, const jv *blocks, struct art_err *err)
 		if (i != -1)
 			return i;
 	}
-	if ((i = provider_named(model, n)) != -1)
+	if ((i = art_provider_find(model, n)) != -1)
 		return i;
 	return art_err_set(err, "bad_model", "unknown provider '%.*s' in "
 	    "model '%s'", (int)n, model, model);
@@ -337,8 +316,8 @@ open_provider(struct art_llm *llm, size_t i, struct art_err *err)
 {
 	if (llm->opened[i])
 		return 0;
-	if (providers[i]->open != NULL &&
-	    (llm->state[i] = providers[i]->open(&llm->opts, err)) == NULL)
+	if (art_providers[i]->open != NULL &&
+	    (llm->state[i] = art_providers[i]->open(&llm->opts, err)) == NULL)
 		return -1;
 	llm->opened[i] = true;
 	return 0;
@@ -459,13 +438,13 @@ ask(struct art_llm_job *job)
 	i = find_provider(model, &job->call.providers, &err);
 	if (i != -1 && open_provider(llm, (size_t)i, &err) == -1)
 		i = -1;
-	if (i != -1 && providers[i]->start != NULL) {
-		if (providers[i]->start(llm->state[i], job, model, &err) == 0)
+	if (i != -1 && art_providers[i]->start != NULL) {
+		if (art_providers[i]->start(llm->state[i], job, model, &err) == 0)
 			return;		/* it answers from art_llm_work() */
 		i = -1;
 	}
 	art_llm_outcome_init(&out);
-	r = i == -1 ? -1 : providers[i]->answer(llm->state[i], &job->call,
+	r = i == -1 ? -1 : art_providers[i]->answer(llm->state[i], &job->call,
 	    model, &out, &err);
 	if (r == -1)
 		art_llm_outcome_fail(&out, err.msg, false, NULL);
@@ -593,11 +572,11 @@ art_llm_pollfds(struct art_llm *llm, struct pollfd *pfd, size_t max)
 {
 	size_t i, n = 0, k;
 
-	for (i = 0; i < NPROVIDERS; i++) {
+	for (i = 0; i < ART_NPROVIDERS; i++) {
 		llm->nfds[i] = 0;
-		if (!llm->opened[i] || providers[i]->pollfds == NULL)
+		if (!llm->opened[i] || art_providers[i]->pollfds == NULL)
 			continue;
-		k = providers[i]->pollfds(llm->state[i], n < max ? pfd + n :
+		k = art_providers[i]->pollfds(llm->state[i], n < max ? pfd + n :
 		    NULL, n < max ? max - n : 0);
 		llm->nfds[i] = n + k <= max ? k : n < max ? max - n : 0;
 		n += k;
@@ -611,10 +590,10 @@ art_llm_timeout(const struct art_llm *llm)
 	size_t i;
 	int t, best = -1;
 
-	for (i = 0; i < NPROVIDERS; i++) {
-		if (!llm->opened[i] || providers[i]->timeout == NULL)
+	for (i = 0; i < ART_NPROVIDERS; i++) {
+		if (!llm->opened[i] || art_providers[i]->timeout == NULL)
 			continue;
-		t = providers[i]->timeout(llm->state[i]);
+		t = art_providers[i]->timeout(llm->state[i]);
 		if (t >= 0 && (best < 0 || t < best))
 			best = t;
 	}
@@ -631,12 +610,12 @@ art_llm_work(struct art_llm *llm, const struct pollfd *pfd, size_t n)
 	 * order: a callback may start a transfer in another provider (a
 	 * fallback), so what it would fill now may differ.
 	 */
-	for (i = 0; i < NPROVIDERS; i++) {
+	for (i = 0; i < ART_NPROVIDERS; i++) {
 		k = llm->nfds[i];
 		if (at + k > n)
 			k = at < n ? n - at : 0;
-		if (llm->opened[i] && providers[i]->work != NULL)
-			providers[i]->work(llm->state[i], k > 0 ? pfd + at :
+		if (llm->opened[i] && art_providers[i]->work != NULL)
+			art_providers[i]->work(llm->state[i], k > 0 ? pfd + at :
 			    NULL, k);
 		at += k;
 		llm->nfds[i] = 0;

@@ -23,7 +23,7 @@
  * The model is "provider/name".  A provider is a table of functions
  * (struct art_llm_provider) found by the part before the first '/', or by
  * the "format" of the agent's provider block of that name; adding one is
- * a module and a line in llm.c's list.  A provider answers at once
+ * a module and a line in providers.c's table.  A provider answers at once
  * (answer: the mock) or later (start: HTTP), when the caller's poll loop
  * says its sockets are ready; the dispatcher hands every line back through
  * one callback either way.
