@@ -1,25 +1,22 @@
 #!/usr/bin/env bats
 # agentrt-tool --mcp: the tools of a real MCP server
 # (@modelcontextprotocol/server-everything, from the npm registry) served
-# over its stdio, in a stage and in a whole ring.  Without node, npm or
-# the registry the tests are skipped, saying why.
+# over its stdio, in a stage and in a whole ring.  Without node or the
+# installed server the tests are skipped, saying why.
 
 load lib
 
-PKG=@modelcontextprotocol/server-everything@2026.8.31
-
-# The server, installed once into a cache shared with tests/unit/mcp-test.
+# The server, installed by make mcp-server into a cache shared with
+# tests/unit/mcp-test; make check names its script in $MCP_SERVER_JS.
 setup_file() {
-	local cache="${TMPDIR:-/tmp}/agentrt-mcp-cache"
-	export MCP_JS="$cache/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+	export MCP_JS="${MCP_SERVER_JS:-}"
 	export MCP_SKIP=
-	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-		MCP_SKIP="no node or npm on this machine"
+	if ! command -v node >/dev/null; then
+		MCP_SKIP="no node on this machine"
 	elif ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)'; then
 		MCP_SKIP="node $(node --version) is older than 20, which the server needs"
-	elif [ ! -f "$MCP_JS" ] && ! npm install --prefix "$cache" --no-audit \
-	    --no-fund "$PKG" >/dev/null 2>&1; then
-		MCP_SKIP="npm install $PKG failed (no registry?)"
+	elif [ -z "$MCP_JS" ] || [ ! -f "$MCP_JS" ]; then
+		MCP_SKIP="the MCP server is not installed (make mcp-server)"
 	fi
 }
 

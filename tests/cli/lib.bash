@@ -5,7 +5,9 @@
 : "${top_srcdir:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 export top_srcdir top_builddir
-export PATH="$top_builddir:$top_builddir/tests/helpers:$PATH"
+# make check-valgrind puts wrappers that run each binary under valgrind
+# first ($ART_TEST_WRAP).
+export PATH="${ART_TEST_WRAP:+$ART_TEST_WRAP:}$top_builddir:$top_builddir/tests/helpers:$PATH"
 
 export HOME="$BATS_TEST_TMPDIR/home"
 export XDG_DATA_HOME="$HOME/.local/share"

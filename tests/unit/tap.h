@@ -26,6 +26,20 @@ tap_ok(int cond, const char *file, int line, const char *fmt, ...)
 	return cond;
 }
 
+/* A test point that cannot run here, and why: it counts as skipped. */
+static void __attribute__((format(printf, 1, 2), unused))
+tap_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("ok %d # SKIP ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
 /* Prints the plan; the exit status says whether every point passed. */
 static int __attribute__((unused))
 tap_done(void)
