@@ -35,6 +35,18 @@ enum art_db {
 	ART_DB__COUNT
 };
 
+/*
+ * Concurrency and fork.  Any number of processes may open one store at
+ * once: LMDB serialises writers (one write transaction at a time across
+ * every process; art_store_write waits for it) and readers never block.
+ * Within a process a struct art_store is for one thread; nothing here
+ * takes locks of its own, and LMDB's reader slots are per thread.  Never
+ * fork() with a store open and use it, or close it, in the child (LMDB:
+ * the child shares the parent's locks and maps; see mdb_env_open(3)): a
+ * child that is to run another program execs at once and touches
+ * nothing here (the environment's file descriptors are close-on-exec),
+ * and a child that needs the store opens it anew after an exec.
+ */
 struct art_store;
 /* A transaction, valid only inside the callback it is handed to. */
 struct art_txn;
