@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include <jv.h>
 
+#include "buf.h"
 #include "diag.h"
 #include "err.h"
 #include "json.h"
@@ -24,46 +26,31 @@
 static unsigned char *
 slurp(const char *path, size_t *len)
 {
-	size_t cap = 65536, n = 0;
-	unsigned char *buf = malloc(cap), *nb;
-	int fd = path == NULL || strcmp(path, "-") == 0 ? STDIN_FILENO :
-	    open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
+	bool in = path == NULL || strcmp(path, "-") == 0;
+	int fd = in ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	struct art_buf b = ART_BUF_INIT;
+	struct art_err err;
+	char *text;
+	int rc;
 
-	if (buf == NULL)
-		art_die(ART_EXIT_FAIL, "out of memory");
 	if (fd == -1) {
 		art_warn("read '%s': %s", path, strerror(errno));
-		free(buf);
 		return NULL;
 	}
-	for (;;) {
-		if (cap - n < 4096) {
-			if ((nb = realloc(buf, cap *= 2)) == NULL)
-				art_die(ART_EXIT_FAIL, "out of memory");
-			buf = nb;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r > 0) {
-			n += (size_t)r;
-			continue;
-		}
-		if (r == 0)
-			break;
-		if (errno == EINTR)
-			continue;
-		art_warn("read '%s': %s", path != NULL ? path : "-",
-		    strerror(errno));
-		free(buf);
-		buf = NULL;
-		break;
-	}
-	if (fd != STDIN_FILENO)
+	rc = art_buf_read_fd(&b, fd, 0, in ? "-" : path, &err);
+	if (rc == -1 && art_err_is(&err, "nomem"))
+		art_die(ART_EXIT_FAIL, "out of memory");
+	if (rc == -1)
+		art_warn("read '%s': %s", in ? "-" : path, strerror(errno));
+	if (!in)
 		close(fd);
-	if (buf != NULL)
-		buf[n] = '\0';
-	*len = n;
-	return buf;
+	if (rc == -1) {
+		art_buf_free(&b);
+		return NULL;
+	}
+	if ((text = art_buf_detach(&b, len)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	return (unsigned char *)text;
 }
 
 /*

@@ -20,6 +20,7 @@
 
 #include "diag.h"
 #include "json.h"
+#include "utf8.h"
 
 #define DIM	"\033[2m"
 #define RED	"\033[31m"
@@ -80,9 +81,7 @@ render_line(const char *s, size_t used)
 	if (s[i] != '\0') {
 		/* Room for the ellipsis; never cut a UTF-8 sequence in two
 		 * (out[n] is the first byte dropped). */
-		n = n > 1 ? n - 1 : 0;
-		while (n > 0 && ((unsigned char)out[n] & 0xc0) == 0x80)
-			n--;
+		n = art_utf8_back(out, n > 1 ? n - 1 : 0);
 		memcpy(out + n, "\xe2\x80\xa6", 3);	/* … */
 		n += 3;
 	}

@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "json.h"
+#include "utf8.h"
 
 #define MAX_TOKENS	4096	/* the API requires max_tokens */
 #define BUDGET		1024	/* the API's smallest thinking budget */
@@ -44,11 +45,6 @@ static const struct stop {
 
 /* --- small things ----------------------------------------------------- */
 
-static jv
-set(jv obj, const char *key, jv v)
-{
-	return jv_object_set(obj, jv_string(key), v);
-}
 
 static bool
 is(const char *s, const char *want)
@@ -114,7 +110,8 @@ parse_body(const char *body, size_t len)
 static jv
 text_block(jv text)
 {
-	return set(set(jv_object(), "type", jv_string("text")), "text", text);
+	return art_json_set(art_json_set(jv_object(), "type",
+	    jv_string("text")), "text", text);
 }
 
 /* Content as blocks: a string becomes a text block, unless it is empty. */
@@ -146,10 +143,10 @@ data_source(const char *url, int i, int j, struct art_err *err)
 		    "image data URL is not base64 with a media type", i, j);
 		return jv_invalid();
 	}
-	src = set(jv_object(), "type", jv_string("base64"));
-	src = set(src, "media_type",
+	src = art_json_set(jv_object(), "type", jv_string("base64"));
+	src = art_json_set(src, "media_type",
 	    jv_string_sized(media, (int)(semi - media)));
-	return set(src, "data", jv_string(comma + 1));
+	return art_json_set(src, "data", jv_string(comma + 1));
 }
 
 static jv
@@ -167,13 +164,13 @@ image_block(const jv *part, int i, int j, struct art_err *err)
 	if (strncmp(url, "data:", 5) == 0)
 		src = data_source(url, i, j, err);
 	else
-		src = set(set(jv_object(), "type", jv_string("url")), "url",
-		    jv_string(url));
+		src = art_json_set(art_json_set(jv_object(), "type",
+		    jv_string("url")), "url", jv_string(url));
 	jv_free(img);
 	if (!jv_is_valid(src))
 		return src;
-	return set(set(jv_object(), "type", jv_string("image")), "source",
-	    src);
+	return art_json_set(art_json_set(jv_object(), "type",
+	    jv_string("image")), "source", src);
 }
 
 static jv
@@ -318,10 +315,10 @@ tool_use(const jv *call, int i, int j, struct art_err *err)
 		    "arguments of call '%.64s' are not a JSON object", i, j,
 		    id);
 	} else {
-		out = set(jv_object(), "type", jv_string("tool_use"));
-		out = set(out, "id", jv_string(id));
-		out = set(out, "name", jv_string(name));
-		out = set(out, "input", input);
+		out = art_json_set(jv_object(), "type", jv_string("tool_use"));
+		out = art_json_set(out, "id", jv_string(id));
+		out = art_json_set(out, "name", jv_string(name));
+		out = art_json_set(out, "input", input);
 	}
 	jv_free(fn);
 	return out;
@@ -332,8 +329,8 @@ turn(const char *role, jv content)
 {
 	if (!jv_is_valid(content))
 		return content;
-	return set(set(jv_object(), "role", jv_string(role)), "content",
-	    content);
+	return art_json_set(art_json_set(jv_object(), "role", jv_string(role)),
+	    "content", content);
 }
 
 /* Text (or parts) first, then one tool_use block per tool call. */
@@ -380,9 +377,9 @@ tool_result(const jv *m, int i, struct art_err *err)
 	}
 	if (!jv_is_valid(text = text_of(m, i, err)))
 		return text;
-	b = set(jv_object(), "type", jv_string("tool_result"));
-	b = set(b, "tool_use_id", jv_string(id));
-	b = set(b, "content", text);
+	b = art_json_set(jv_object(), "type", jv_string("tool_result"));
+	b = art_json_set(b, "tool_use_id", jv_string(id));
+	b = art_json_set(b, "content", text);
 	return turn("user", JV_ARRAY(b));
 }
 
@@ -434,7 +431,7 @@ add_turn(jv turns, jv t)
 			    as_blocks(art_json_field(&t, "content")));
 			jv_free(t);
 			return jv_array_set(turns, n - 1,
-			    set(last, "content", c));
+			    art_json_set(last, "content", c));
 		}
 		jv_free(last);
 	}
@@ -476,10 +473,10 @@ put_messages(jv body, const jv *msgs, struct art_err *err)
 			turns = add_turn(turns, t);
 	}
 	if (jv_array_length(jv_copy(system)) > 0)
-		body = set(body, "system", join_system(system));
+		body = art_json_set(body, "system", join_system(system));
 	else
 		jv_free(system);
-	return set(body, "messages", turns);
+	return art_json_set(body, "messages", turns);
 }
 
 static jv
@@ -492,18 +489,18 @@ tool(const jv *t, int i, struct art_err *err)
 		art_err_set(err, "bad_request", "tools[%d]: no string name", i);
 		return jv_invalid();
 	}
-	out = set(jv_object(), "name", jv_string(name));
+	out = art_json_set(jv_object(), "name", jv_string(name));
 	if (jv_get_kind(desc = art_json_field(t, "description")) ==
 	    JV_KIND_STRING)
-		out = set(out, "description", desc);
+		out = art_json_set(out, "description", desc);
 	else
 		jv_free(desc);
 	if (jv_get_kind(input = art_json_field(t, "input")) != JV_KIND_OBJECT) {
 		jv_free(input);
-		input = set(set(jv_object(), "type", jv_string("object")),
-		    "properties", jv_object());
+		input = art_json_set(art_json_set(jv_object(), "type",
+		    jv_string("object")), "properties", jv_object());
 	}
-	return set(out, "input_schema", input);
+	return art_json_set(out, "input_schema", input);
 }
 
 static jv
@@ -536,7 +533,7 @@ put_tools(jv body, const jv *req, struct art_err *err)
 		out = jv_array_append(out, one);
 	}
 	jv_free(tools);
-	return set(body, "tools", out);
+	return art_json_set(body, "tools", out);
 }
 
 /*
@@ -556,7 +553,8 @@ thinking(const jv *reasoning, struct art_err *err)
 	}
 	if (enabled == 0 || (enabled == -1 && budget == -1))
 		return jv_null();
-	return set(set(jv_object(), "type", jv_string("enabled")),
+	return art_json_set(art_json_set(jv_object(), "type",
+	    jv_string("enabled")),
 	    "budget_tokens", jv_number(budget >= 0 ? (double)budget : BUDGET));
 }
 
@@ -574,7 +572,7 @@ put_limits(jv body, const jv *req, struct art_err *err)
 		jv_free(body);
 		return bad_request(err);
 	}
-	body = set(body, "max_tokens", jv_number((double)max));
+	body = art_json_set(body, "max_tokens", jv_number((double)max));
 	think = thinking(&reasoning, err);
 	jv_free(reasoning);
 	if (!jv_is_valid(think)) {
@@ -583,11 +581,11 @@ put_limits(jv body, const jv *req, struct art_err *err)
 		return think;
 	}
 	if (jv_get_kind(temp) == JV_KIND_NUMBER)
-		body = set(body, "temperature", temp);
+		body = art_json_set(body, "temperature", temp);
 	else
 		jv_free(temp);
 	if (jv_get_kind(think) == JV_KIND_OBJECT)
-		body = set(body, "thinking", think);
+		body = art_json_set(body, "thinking", think);
 	else
 		jv_free(think);
 	return body;
@@ -607,14 +605,15 @@ make_request(const jv *req, const char *model, bool stream,
 	if (art_json_get_kind(req, "messages", JV_KIND_ARRAY, 1, &msgs,
 	    err) == -1)
 		return bad_request(err);
-	body = set(jv_object(), "model", jv_string(model != NULL ? model : ""));
+	body = art_json_set(jv_object(), "model",
+	    jv_string(model != NULL ? model : ""));
 	body = put_limits(body, req, err);
 	if (jv_is_valid(body))
 		body = put_messages(body, &msgs, err);
 	if (jv_is_valid(body))
 		body = put_tools(body, req, err);
 	if (jv_is_valid(body) && stream)
-		body = set(body, "stream", jv_true());
+		body = art_json_set(body, "stream", jv_true());
 	jv_free(msgs);
 	return body;
 }
@@ -642,20 +641,6 @@ classify(long status, const char *type, const char **code)
 	    is(type, "api_error") || is(type, "timeout_error");
 }
 
-/* Leaves out a UTF-8 sequence that the cut at n split. */
-static size_t
-utf8_cut(const unsigned char *s, size_t n)
-{
-	size_t lead = n, need;
-
-	while (lead > 0 && n - lead < 4 && (s[lead - 1] & 0xc0) == 0x80)
-		lead--;
-	if (lead == 0 || s[lead - 1] < 0xc0)
-		return n;
-	need = s[lead - 1] >= 0xf0 ? 4 : s[lead - 1] >= 0xe0 ? 3 : 2;
-	return n - (lead - 1) < need ? lead - 1 : n;
-}
-
 /* The first SNIPPET printable bytes of a body, on one line. */
 static jv
 snippet(const char *body, size_t len)
@@ -677,7 +662,7 @@ snippet(const char *body, size_t len)
 		blank = false;
 		buf[n++] = c;
 	}
-	n = utf8_cut(buf, n);
+	n = art_utf8_whole((const char *)buf, n);
 	if (n == 0)
 		return jv_string("empty response body");
 	return jv_string_sized((const char *)buf, (int)n);
@@ -709,14 +694,16 @@ describe(long status, const jv *parsed, const char *raw, size_t len,
 	    jv_string_fmt("anthropic %ld: %s", status, what) :
 	    jv_string_fmt("anthropic: %s", what), msg), retryable, code);
 	if (retry_ms >= 0)
-		e = set(e, "retry_after_ms", jv_number((double)retry_ms));
+		e = art_json_set(e, "retry_after_ms",
+		    jv_number((double)retry_ms));
 	detail = jv_object();
 	if (status > 0)
-		detail = set(detail, "status", jv_number((double)status));
-	detail = set(detail, "error", perr);
+		detail = art_json_set(detail, "status",
+		    jv_number((double)status));
+	detail = art_json_set(detail, "error", perr);
 	if ((rid = rid != NULL ? rid : header_id) != NULL)
-		detail = set(detail, "request_id", jv_string(rid));
-	return set(e, "detail", detail);
+		detail = art_json_set(detail, "request_id", jv_string(rid));
+	return art_json_set(e, "detail", detail);
 }
 
 /* A retry-after-ms value, rounded up; -1 when it is not a number. */
@@ -846,24 +833,25 @@ usage_of(jv raw)
 	double rd = num(&raw, "cache_read_input_tokens");
 	double wr = num(&raw, "cache_creation_input_tokens");
 	double out = num(&raw, "output_tokens");
-	jv u = set(jv_object(), "input", jv_number(in + rd + wr));
+	jv u = art_json_set(jv_object(), "input", jv_number(in + rd + wr));
 
-	u = set(u, "uncached_input", jv_number(in));
-	u = set(u, "cache_read", jv_number(rd));
-	u = set(u, "cache_write", jv_number(wr));
-	u = set(u, "output", jv_number(out));
-	u = set(u, "total", jv_number(in + rd + wr + out));
-	return set(u, "provider", raw);
+	u = art_json_set(u, "uncached_input", jv_number(in));
+	u = art_json_set(u, "cache_read", jv_number(rd));
+	u = art_json_set(u, "cache_write", jv_number(wr));
+	u = art_json_set(u, "output", jv_number(out));
+	u = art_json_set(u, "total", jv_number(in + rd + wr + out));
+	return art_json_set(u, "provider", raw);
 }
 
 static jv
 tool_call(jv id, jv name, jv arguments)
 {
-	jv fn = set(set(jv_object(), "name", name), "arguments", arguments);
-	jv c = set(jv_object(), "id", id);
+	jv fn = art_json_set(art_json_set(jv_object(), "name", name),
+	    "arguments", arguments);
+	jv c = art_json_set(jv_object(), "id", id);
 
-	c = set(c, "type", jv_string("function"));
-	return set(c, "function", fn);
+	c = art_json_set(c, "type", jv_string("function"));
+	return art_json_set(c, "function", fn);
 }
 
 static void
@@ -899,17 +887,17 @@ finish(struct answer *a, jv *resp, jv *error)
 		return -1;
 	}
 	if (is_kind(&a->model, JV_KIND_STRING))
-		r = set(r, "model", jv_copy(a->model));
+		r = art_json_set(r, "model", jv_copy(a->model));
 	if (is_kind(&a->text, JV_KIND_STRING))
-		r = set(r, "content", jv_copy(a->text));
+		r = art_json_set(r, "content", jv_copy(a->text));
 	if (jv_array_length(jv_copy(a->calls)) > 0)
-		r = set(r, "tool_calls", jv_copy(a->calls));
+		r = art_json_set(r, "tool_calls", jv_copy(a->calls));
 	if (stop != NULL)
-		r = set(r, "finish_reason", finish_reason(stop));
+		r = art_json_set(r, "finish_reason", finish_reason(stop));
 	if (is_kind(&a->usage, JV_KIND_OBJECT))
-		r = set(r, "usage", usage_of(jv_copy(a->usage)));
+		r = art_json_set(r, "usage", usage_of(jv_copy(a->usage)));
 	if (is_kind(&a->reasoning, JV_KIND_STRING))
-		r = set(r, "reasoning", jv_copy(a->reasoning));
+		r = art_json_set(r, "reasoning", jv_copy(a->reasoning));
 	answer_release(a);
 	*resp = r;
 	return 0;
@@ -1003,11 +991,11 @@ native_tool_use(const jv *call)
 		jv_free(input);
 		input = jv_object();
 	}
-	b = set(jv_object(), "type", jv_string("tool_use"));
-	b = set(b, "id", art_json_field(call, "id"));
-	b = set(b, "name", art_json_field(&fn, "name"));
+	b = art_json_set(jv_object(), "type", jv_string("tool_use"));
+	b = art_json_set(b, "id", art_json_field(call, "id"));
+	b = art_json_set(b, "name", art_json_field(&fn, "name"));
 	jv_free(fn);
-	return set(b, "input", input);
+	return art_json_set(b, "input", input);
 }
 
 static jv
@@ -1018,9 +1006,10 @@ native_content(const jv *resp)
 
 	if (jv_get_kind(v = art_json_field(resp, "reasoning")) ==
 	    JV_KIND_STRING) {
-		b = set(jv_object(), "type", jv_string("thinking"));
-		b = set(b, "thinking", v);
-		out = jv_array_append(out, set(b, "signature", jv_string("")));
+		b = art_json_set(jv_object(), "type", jv_string("thinking"));
+		b = art_json_set(b, "thinking", v);
+		out = jv_array_append(out, art_json_set(b, "signature",
+		    jv_string("")));
 	} else
 		jv_free(v);
 	if (jv_get_kind(v = art_json_field(resp, "content")) ==
@@ -1067,13 +1056,13 @@ native_usage(const jv *resp)
 		return raw;
 	}
 	jv_free(raw);
-	u = set(jv_object(), "input_tokens",
+	u = art_json_set(jv_object(), "input_tokens",
 	    jv_number(num(&usage, "uncached_input")));
-	u = set(u, "cache_creation_input_tokens",
+	u = art_json_set(u, "cache_creation_input_tokens",
 	    jv_number(num(&usage, "cache_write")));
-	u = set(u, "cache_read_input_tokens",
+	u = art_json_set(u, "cache_read_input_tokens",
 	    jv_number(num(&usage, "cache_read")));
-	u = set(u, "output_tokens", jv_number(num(&usage, "output")));
+	u = art_json_set(u, "output_tokens", jv_number(num(&usage, "output")));
 	jv_free(usage);
 	return u;
 }
@@ -1082,16 +1071,17 @@ static jv
 make_native(const jv *resp)
 {
 	const char *model = art_json_str(resp, "model");
-	jv out = set(jv_object(), "id", jv_string("msg_agentrt")), usage;
+	jv out = art_json_set(jv_object(), "id", jv_string("msg_agentrt")),
+	    usage;
 
-	out = set(out, "type", jv_string("message"));
-	out = set(out, "role", jv_string("assistant"));
-	out = set(out, "model", jv_string(model != NULL ? model : ""));
-	out = set(out, "content", native_content(resp));
-	out = set(out, "stop_reason", native_stop(resp));
-	out = set(out, "stop_sequence", jv_null());
+	out = art_json_set(out, "type", jv_string("message"));
+	out = art_json_set(out, "role", jv_string("assistant"));
+	out = art_json_set(out, "model", jv_string(model != NULL ? model : ""));
+	out = art_json_set(out, "content", native_content(resp));
+	out = art_json_set(out, "stop_reason", native_stop(resp));
+	out = art_json_set(out, "stop_sequence", jv_null());
 	if (jv_get_kind(usage = native_usage(resp)) == JV_KIND_OBJECT)
-		out = set(out, "usage", usage);
+		out = art_json_set(out, "usage", usage);
 	else
 		jv_free(usage);
 	return out;
@@ -1204,9 +1194,10 @@ block_at(struct art_wire_stream *st, const jv *data, bool create,
 static jv
 call_delta(const jv *id, const char *key, jv v)
 {
-	jv c = set(set(jv_object(), "id", jv_copy(*id)), key, v);
+	jv c = art_json_set(art_json_set(jv_object(), "id", jv_copy(*id)), key,
+	    v);
 
-	return set(jv_object(), "tool_calls", JV_ARRAY(c));
+	return art_json_set(jv_object(), "tool_calls", JV_ARRAY(c));
 }
 
 /* Appends {key: piece} to deltas unless piece is empty; consumes it. */
@@ -1218,7 +1209,7 @@ text_delta(jv deltas, const char *key, jv piece)
 		jv_free(piece);
 		return deltas;
 	}
-	return jv_array_append(deltas, set(jv_object(), key, piece));
+	return jv_array_append(deltas, art_json_set(jv_object(), key, piece));
 }
 
 static int
@@ -1359,7 +1350,7 @@ on_message_delta(struct art_wire_stream *st, const jv *data, jv *deltas,
 	if (stop != NULL) {
 		jv_free(st->stop);
 		st->stop = jv_string(stop);
-		*deltas = jv_array_append(*deltas, set(jv_object(),
+		*deltas = jv_array_append(*deltas, art_json_set(jv_object(),
 		    "finish_reason", finish_reason(stop)));
 	}
 	if (jv_get_kind(usage = art_json_field(data, "usage")) ==

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "json.h"
 #include "ndjson.h"
 
@@ -26,17 +27,9 @@ struct art_exchanges {
 static int
 add(struct art_exchanges *e, jv line, const char *key, struct art_err *err)
 {
-	struct exchange *nx;
-	size_t ncap;
-
-	if (e->n == e->cap) {
-		ncap = e->cap > 0 ? e->cap * 2 : 16;
-		if ((nx = realloc(e->x, ncap * sizeof(*nx))) == NULL) {
-			jv_free(line);
-			return art_err_set(err, "nomem", "out of memory");
-		}
-		e->x = nx;
-		e->cap = ncap;
+	if (art_grow(&e->x, &e->cap, e->n + 1, sizeof(*e->x)) == -1) {
+		jv_free(line);
+		return art_err_set(err, "nomem", "out of memory");
 	}
 	memcpy(e->x[e->n].key, key, sizeof(e->x[e->n].key));
 	e->x[e->n].line = line;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "libcurl.h"
 
 #ifndef CURL_WRITEFUNC_ERROR		/* libcurl before 7.87 */
@@ -105,20 +106,15 @@ drop_sock(struct art_http *h, curl_socket_t fd)
 static int
 watch_sock(struct art_http *h, curl_socket_t fd, short events)
 {
-	struct sock *s = find_sock(h, fd), *ns;
-	size_t ncap;
+	struct sock *s = find_sock(h, fd);
 
 	if (s != NULL) {
 		s->events = events;
 		return 0;
 	}
-	if (h->nsocks == h->capsocks) {
-		ncap = h->capsocks > 0 ? 2 * h->capsocks : 8;
-		if ((ns = realloc(h->socks, ncap * sizeof(*ns))) == NULL)
-			return -1;
-		h->socks = ns;
-		h->capsocks = ncap;
-	}
+	if (art_grow(&h->socks, &h->capsocks, h->nsocks + 1,
+	    sizeof(*h->socks)) == -1)
+		return -1;
 	h->socks[h->nsocks].fd = fd;
 	h->socks[h->nsocks].events = events;
 	h->nsocks++;

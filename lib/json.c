@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+
 /* 2^53 - 1: above it, a double no longer tells neighbours apart. */
 #define MAX_EXACT	9007199254740991.0
 
@@ -188,32 +190,21 @@ art_json_equal(const jv *a, const jv *b)
 }
 
 struct out {
-	char	*p;
-	size_t	 n, cap;
-	int	 nomem;
+	struct art_buf	 b;
+	int		 nomem;
 };
 
+/* Inline while there is room, as a dump is mostly small puts. */
 static void
 put(struct out *o, const char *s, size_t n)
 {
-	size_t cap;
-	char *np;
-
 	if (o->nomem)
 		return;
-	if (o->n + n + 1 > o->cap) {
-		cap = o->cap > 0 ? o->cap : 256;
-		while (cap < o->n + n + 1)
-			cap *= 2;
-		if ((np = realloc(o->p, cap)) == NULL) {
-			o->nomem = 1;
-			return;
-		}
-		o->p = np;
-		o->cap = cap;
-	}
-	memcpy(o->p + o->n, s, n);
-	o->n += n;
+	if (o->b.cap - o->b.len > n) {
+		memcpy(o->b.p + o->b.len, s, n);
+		o->b.len += n;
+	} else if (art_buf_add(&o->b, s, n) == -1)
+		o->nomem = 1;
 }
 
 /*
@@ -399,17 +390,30 @@ put_value(struct out *o, jv v)
 char *
 art_json_dump(const jv *v, size_t *len)
 {
-	struct out o = { NULL, 0, 0, 0 };
+	struct out o = { ART_BUF_INIT, 0 };
 
 	put_value(&o, *v);
-	put(&o, "", 0);
-	if (o.nomem || o.p == NULL) {
-		free(o.p);
+	if (o.nomem || art_buf_reserve(&o.b, 0) == -1) {
+		art_buf_free(&o.b);
 		return NULL;
 	}
-	o.p[o.n] = '\0';
-	*len = o.n;
-	return o.p;
+	return art_buf_detach(&o.b, len);
+}
+
+jv
+art_json_set(jv o, const char *key, jv v)
+{
+	return jv_object_set(o, jv_string(key), v);
+}
+
+jv
+art_json_set_some(jv o, const char *key, jv v)
+{
+	if (!jv_is_valid(v) || jv_get_kind(v) == JV_KIND_NULL) {
+		jv_free(v);
+		return o;
+	}
+	return jv_object_set(o, jv_string(key), v);
 }
 
 jv

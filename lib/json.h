@@ -74,6 +74,10 @@ char	*art_json_dump(const jv *v, size_t *len);
  * that order: dumps keep insertion order.
  */
 jv	art_json_set_after(jv o, const char *after, const char *key, jv v);
+/* o (consumed) with key set to v (consumed): jv_object_set by a C string. */
+jv	art_json_set(jv o, const char *key, jv v);
+/* The same, but o is left as it was when v is null or invalid. */
+jv	art_json_set_some(jv o, const char *key, jv v);
 /* s (a string, consumed) with v's JSON text appended; jv_invalid() when
  * out of memory. */
 jv	art_json_append_dump(jv s, const jv *v);

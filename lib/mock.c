@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "json.h"
 
 struct art_mock {
@@ -86,44 +87,22 @@ art_mock_free(struct art_mock *m)
 	free(m);
 }
 
-/* The whole of f as a jv string, or jv_invalid() with errno set. */
-static jv
-slurp(FILE *f)
-{
-	char buf[65536];
-	size_t n;
-	jv text = jv_string("");
-
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		text = jv_string_append_buf(text, buf, (int)n);
-	if (ferror(f)) {
-		jv_free(text);
-		return jv_invalid();
-	}
-	return text;
-}
-
 jv
 art_mock_read_script(const char *path, struct art_err *err)
 {
-	FILE *f;
-	jv text, s;
+	struct art_buf text = ART_BUF_INIT;
+	jv s;
 
-	if ((f = fopen(path, "r")) == NULL)
-		return art_err_set(err, "io", "read mock script '%s': %s",
-		    path, strerror(errno)), jv_invalid();
-	text = slurp(f);
-	if (!jv_is_valid(text)) {
-		art_err_set(err, "io", "read mock script '%s': %s", path,
-		    strerror(errno));
-		fclose(f);
-		return text;
+	if (art_buf_read_file(&text, path, 0, err) == -1) {
+		if (art_err_is(err, "io"))
+			art_err_set(err, "io", "read mock script '%s': %s",
+			    path, strerror(errno));
+		art_buf_free(&text);
+		return jv_invalid();
 	}
-	fclose(f);
-	/* A jv string keeps a NUL after its bytes, as the parse needs. */
-	s = art_json_parse(jv_string_value(text),
-	    (size_t)jv_string_length_bytes(jv_copy(text)), err);
-	jv_free(text);
+	/* The buffer keeps a NUL after its bytes, as the parse needs. */
+	s = art_json_parse(text.p, text.len, err);
+	art_buf_free(&text);
 	if (!jv_is_valid(s))
 		return art_err_prefix(err, "mock script '%s'", path), s;
 	if (jv_get_kind(s) != JV_KIND_ARRAY) {

@@ -35,22 +35,7 @@ struct art_wire_stream {
 
 /* --- small helpers --------------------------------------------------- */
 
-static jv
-set(jv obj, const char *key, jv v)
-{
-	return jv_object_set(obj, jv_string(key), v);
-}
 
-/* obj with key set to v, or obj as it was when v is null. */
-static jv
-set_some(jv obj, const char *key, jv v)
-{
-	if (jv_get_kind(v) == JV_KIND_NULL) {
-		jv_free(v);
-		return obj;
-	}
-	return set(obj, key, v);
-}
 
 static bool
 has(const jv *obj, const char *key)
@@ -182,7 +167,7 @@ copy_str(jv *out, const jv *msg, const char *key, int i, struct art_err *err)
 		return -1;
 	}
 	if (s != NULL)
-		*out = set(*out, key, jv_string(s));
+		*out = art_json_set(*out, key, jv_string(s));
 	return 0;
 }
 
@@ -201,7 +186,7 @@ copy_content(jv *out, const jv *msg, int i, struct art_err *err)
 	}
 	/* Chat Completions wants an assistant's content, if only null. */
 	if (has(msg, "content") || is(art_json_str(msg, "role"), "assistant"))
-		*out = set(*out, "content", c);
+		*out = art_json_set(*out, "content", c);
 	else
 		jv_free(c);
 	return 0;
@@ -221,7 +206,7 @@ copy_tool_calls(jv *out, const jv *msg, int i, struct art_err *err)
 	}
 	/* The API takes no empty tool_calls array. */
 	if (k == JV_KIND_ARRAY && jv_array_length(jv_copy(tc)) > 0)
-		*out = set(*out, "tool_calls", tc);
+		*out = art_json_set(*out, "tool_calls", tc);
 	else
 		jv_free(tc);
 	return 0;
@@ -239,7 +224,7 @@ message_out(const jv *msg, int i, struct art_err *err)
 		    art_json_kind_name(jv_get_kind(*msg)));
 	if (role == NULL)
 		return bad(err, "messages[%d]: no string 'role'", i);
-	out = set(jv_object(), "role", jv_string(role));
+	out = art_json_set(jv_object(), "role", jv_string(role));
 	if (copy_content(&out, msg, i, err) == -1 ||
 	    copy_str(&out, msg, "name", i, err) == -1 ||
 	    copy_tool_calls(&out, msg, i, err) == -1 ||
@@ -293,18 +278,18 @@ tool_out(const jv *tool, int i, struct art_err *err)
 	params = art_json_field(tool, "input");
 	if (is_null(&params)) {
 		jv_free(params);
-		params = set(jv_object(), "type", jv_string("object"));
-		params = set(params, "properties", jv_object());
+		params = art_json_set(jv_object(), "type", jv_string("object"));
+		params = art_json_set(params, "properties", jv_object());
 	} else if (jv_get_kind(params) != JV_KIND_OBJECT) {
 		jv_free(params);
 		return bad(err, "tools[%d]: input: expected an object", i);
 	}
-	fn = set(jv_object(), "name", jv_string(name));
+	fn = art_json_set(jv_object(), "name", jv_string(name));
 	if (desc != NULL)
-		fn = set(fn, "description", jv_string(desc));
-	fn = set(fn, "parameters", params);
-	return set(set(jv_object(), "type", jv_string("function")),
-	    "function", fn);
+		fn = art_json_set(fn, "description", jv_string(desc));
+	fn = art_json_set(fn, "parameters", params);
+	return art_json_set(art_json_set(jv_object(), "type",
+	    jv_string("function")), "function", fn);
 }
 
 /* The tools, or jv_null() when there are none (the API takes no []). */
@@ -359,12 +344,13 @@ options_out(jv *body, const jv *req, struct art_err *err)
 		return -1;
 	}
 	if (!is_null(&temp))
-		*body = set(*body, "temperature", temp);
+		*body = art_json_set(*body, "temperature", temp);
 	if (max != INT64_MIN)
-		*body = set(*body, "max_completion_tokens",
+		*body = art_json_set(*body, "max_completion_tokens",
 		    jv_number((double)max));
 	if (effort != NULL)
-		*body = set(*body, "reasoning_effort", jv_string(effort));
+		*body = art_json_set(*body, "reasoning_effort",
+		    jv_string(effort));
 	jv_free(reasoning);
 	return 0;
 }
@@ -380,20 +366,20 @@ openai_request(const jv *req, const char *model, bool stream,
 		    art_json_kind_name(jv_get_kind(*req)));
 	if (model == NULL && (model = art_json_str(req, "model")) == NULL)
 		return bad(err, "request has no model");
-	body = set(jv_object(), "model", jv_string(model));
+	body = art_json_set(jv_object(), "model", jv_string(model));
 	if (!jv_is_valid(v = messages_out(req, err)))
 		return jv_free(body), v;
-	body = set(body, "messages", v);
+	body = art_json_set(body, "messages", v);
 	if (!jv_is_valid(v = tools_out(req, err)))
 		return jv_free(body), v;
 	if (!is_null(&v))
-		body = set(body, "tools", v);
+		body = art_json_set(body, "tools", v);
 	if (options_out(&body, req, err) == -1)
 		return jv_free(body), jv_invalid();
 	if (stream) {
-		body = set(body, "stream", jv_true());
-		body = set(body, "stream_options",
-		    set(jv_object(), "include_usage", jv_true()));
+		body = art_json_set(body, "stream", jv_true());
+		body = art_json_set(body, "stream_options",
+		    art_json_set(jv_object(), "include_usage", jv_true()));
 	}
 	return body;
 }
@@ -426,13 +412,13 @@ usage_in(const jv *u)
 	    number(u, "prompt_cache_hit_tokens");
 
 	jv_free(details);
-	n = set(jv_object(), "input", jv_number(in));
-	n = set(n, "uncached_input", jv_number(in - cached));
-	n = set(n, "cache_read", jv_number(cached));
-	n = set(n, "cache_write", jv_number(0));
-	n = set(n, "output", jv_number(out));
-	n = set(n, "total", jv_number(in + out));
-	return set(n, "provider", jv_copy(*u));
+	n = art_json_set(jv_object(), "input", jv_number(in));
+	n = art_json_set(n, "uncached_input", jv_number(in - cached));
+	n = art_json_set(n, "cache_read", jv_number(cached));
+	n = art_json_set(n, "cache_write", jv_number(0));
+	n = art_json_set(n, "output", jv_number(out));
+	n = art_json_set(n, "total", jv_number(in + out));
+	return art_json_set(n, "provider", jv_copy(*u));
 }
 
 /* A ToolCall {id, type: "function", function: {name, arguments}}. */
@@ -441,12 +427,13 @@ tool_call(const jv *tc)
 {
 	jv fn = art_json_field(tc, "function"), f, out;
 
-	f = set(jv_object(), "name", art_json_field(&fn, "name"));
-	f = set(f, "arguments", args_text(art_json_field(&fn, "arguments")));
+	f = art_json_set(jv_object(), "name", art_json_field(&fn, "name"));
+	f = art_json_set(f, "arguments", args_text(art_json_field(&fn,
+	    "arguments")));
 	jv_free(fn);
-	out = set(jv_object(), "id", art_json_field(tc, "id"));
-	out = set(out, "type", jv_string("function"));
-	return set(out, "function", f);
+	out = art_json_set(jv_object(), "id", art_json_field(tc, "id"));
+	out = art_json_set(out, "type", jv_string("function"));
+	return art_json_set(out, "function", f);
 }
 
 /* obj's tool_calls as ToolCalls, or jv_null() when it has none. */
@@ -527,7 +514,8 @@ inline_error(const jv *perr, const char *where)
 	code = classify(status, perr, &retryable);
 	e = fail(retryable, code, "openai: %s: %s", where,
 	    msg != NULL ? msg : "no message");
-	return set(e, "detail", set(jv_object(), "error", jv_copy(*perr)));
+	return art_json_set(e, "detail", art_json_set(jv_object(), "error",
+	    jv_copy(*perr)));
 }
 
 /* choices[0], or jv_null(). */
@@ -572,14 +560,15 @@ response_of(const jv *body, const jv *choice, const jv *msg)
 {
 	jv r = jv_object(), v;
 
-	r = set_some(r, "model", nonempty(body, "model"));
-	r = set_some(r, "content", nonempty(msg, "content"));
-	r = set_some(r, "reasoning", reasoning_of(msg));
-	r = set_some(r, "tool_calls", tool_calls(msg));
-	r = set_some(r, "finish_reason", nonempty(choice, "finish_reason"));
+	r = art_json_set_some(r, "model", nonempty(body, "model"));
+	r = art_json_set_some(r, "content", nonempty(msg, "content"));
+	r = art_json_set_some(r, "reasoning", reasoning_of(msg));
+	r = art_json_set_some(r, "tool_calls", tool_calls(msg));
+	r = art_json_set_some(r, "finish_reason", nonempty(choice,
+	    "finish_reason"));
 	v = art_json_field(body, "usage");
 	if (jv_get_kind(v) == JV_KIND_OBJECT)
-		r = set(r, "usage", usage_in(&v));
+		r = art_json_set(r, "usage", usage_in(&v));
 	jv_free(v);
 	return r;
 }
@@ -653,16 +642,16 @@ openai_response(const char *body, size_t len, jv *resp, jv *error)
 static jv
 completion_body(jv model, jv msg, jv finish, jv usage)
 {
-	jv c = set(jv_object(), "index", jv_number(0)), b;
+	jv c = art_json_set(jv_object(), "index", jv_number(0)), b;
 
-	c = set(c, "message", msg);
-	c = set(c, "finish_reason", finish);
-	b = set(jv_object(), "id", jv_string("chatcmpl-agentrt"));
-	b = set(b, "object", jv_string("chat.completion"));
-	b = set(b, "model", model);
-	b = set(b, "choices", jv_array_append(jv_array(), c));
+	c = art_json_set(c, "message", msg);
+	c = art_json_set(c, "finish_reason", finish);
+	b = art_json_set(jv_object(), "id", jv_string("chatcmpl-agentrt"));
+	b = art_json_set(b, "object", jv_string("chat.completion"));
+	b = art_json_set(b, "model", model);
+	b = art_json_set(b, "choices", jv_array_append(jv_array(), c));
 	if (jv_get_kind(usage) == JV_KIND_OBJECT)
-		b = set(b, "usage", usage);
+		b = art_json_set(b, "usage", usage);
 	else
 		jv_free(usage);
 	return b;
@@ -682,12 +671,15 @@ usage_out(const jv *u)
 	jv_free(p);
 	if (!has(u, "input") || !has(u, "output"))
 		return jv_null();
-	n = set(jv_object(), "prompt_tokens", jv_number(number(u, "input")));
-	n = set(n, "completion_tokens", jv_number(number(u, "output")));
-	n = set(n, "total_tokens",
+	n = art_json_set(jv_object(), "prompt_tokens", jv_number(number(u,
+	    "input")));
+	n = art_json_set(n, "completion_tokens", jv_number(number(u,
+	    "output")));
+	n = art_json_set(n, "total_tokens",
 	    jv_number(number(u, "input") + number(u, "output")));
 	if (number(u, "cache_read") > 0)
-		n = set(n, "prompt_tokens_details", set(jv_object(),
+		n = art_json_set(n, "prompt_tokens_details",
+		    art_json_set(jv_object(),
 		    "cached_tokens", jv_number(number(u, "cache_read"))));
 	return n;
 }
@@ -695,19 +687,20 @@ usage_out(const jv *u)
 static jv
 openai_native(const jv *resp)
 {
-	jv msg = set(jv_object(), "role", jv_string("assistant"));
+	jv msg = art_json_set(jv_object(), "role", jv_string("assistant"));
 	jv content = art_json_field(resp, "content");
 	jv calls = tool_calls(resp), v, finish, usage;
 
-	msg = set(msg, "content", jv_get_kind(content) == JV_KIND_STRING ?
+	msg = art_json_set(msg, "content",
+	    jv_get_kind(content) == JV_KIND_STRING ?
 	    content : (jv_free(content), jv_null()));
-	msg = set_some(msg, "reasoning_content", reasoning_of(resp));
+	msg = art_json_set_some(msg, "reasoning_content", reasoning_of(resp));
 	finish = nonempty(resp, "finish_reason");
 	if (is_null(&finish)) {
 		jv_free(finish);
 		finish = jv_string(is_null(&calls) ? "stop" : "tool_calls");
 	}
-	msg = set_some(msg, "tool_calls", calls);
+	msg = art_json_set_some(msg, "tool_calls", calls);
 	v = art_json_field(resp, "usage");
 	usage = usage_out(&v);
 	jv_free(v);
@@ -880,9 +873,9 @@ openai_error(long status, const jv *headers, const char *body, size_t len,
 	e = fail(retryable, code, "openai %ld: %s", status, msg);
 	/* A delay is advice on retrying; a final error has no use for it. */
 	if (retryable && (delay = retry_delay(headers, status, now_ms)) >= 0)
-		e = set(e, "retry_after_ms", jv_number((double)delay));
-	detail = set(jv_object(), "status", jv_number((double)status));
-	e = set(e, "detail", set(detail, "error", perr));
+		e = art_json_set(e, "retry_after_ms", jv_number((double)delay));
+	detail = art_json_set(jv_object(), "status", jv_number((double)status));
+	e = art_json_set(e, "detail", art_json_set(detail, "error", perr));
 	jv_free(parsed);
 	return e;
 }
@@ -1002,21 +995,22 @@ fragment(struct art_wire_stream *st, const jv *frag, jv *pieces)
 	if ((fresh = is_null(&call))) {
 		jv id = nonempty(frag, "id");
 
-		call = set(jv_object(), "id", is_null(&id) ? (jv_free(id),
+		call = art_json_set(jv_object(), "id",
+		    is_null(&id) ? (jv_free(id),
 		    jv_string_fmt("call_%d", i)) : id);
-		call = set(call, "name", jv_string(""));
-		call = set(call, "arguments", jv_string(""));
+		call = art_json_set(call, "name", jv_string(""));
+		call = art_json_set(call, "arguments", jv_string(""));
 	}
-	piece = set(jv_object(), "id", art_json_field(&call, "id"));
+	piece = art_json_set(jv_object(), "id", art_json_field(&call, "id"));
 	if (!is_null(&name) && *art_json_str(&call, "name") == '\0') {
-		call = set(call, "name", jv_copy(name));
-		piece = set(piece, "name", jv_copy(name));
+		call = art_json_set(call, "name", jv_copy(name));
+		piece = art_json_set(piece, "name", jv_copy(name));
 		said = true;
 	}
 	if (jv_string_length_bytes(jv_copy(args)) > 0) {
-		call = set(call, "arguments", jv_string_concat(
+		call = art_json_set(call, "arguments", jv_string_concat(
 		    art_json_field(&call, "arguments"), jv_copy(args)));
-		piece = set(piece, "arguments", jv_copy(args));
+		piece = art_json_set(piece, "arguments", jv_copy(args));
 		said = true;
 	}
 	st->calls = jv_array_set(st->calls, i, call);
@@ -1046,7 +1040,7 @@ fragments(struct art_wire_stream *st, const jv *delta, jv *d)
 	}
 	jv_free(frags);
 	if (rc == 0 && jv_array_length(jv_copy(pieces)) > 0)
-		*d = set(*d, "tool_calls", pieces);
+		*d = art_json_set(*d, "tool_calls", pieces);
 	else
 		jv_free(pieces);
 	return rc;
@@ -1060,7 +1054,7 @@ gather(jv *acc, jv piece, jv *d, const char *out)
 		return;
 	*acc = jv_string_concat(*acc, jv_copy(piece));
 	if (out != NULL)
-		*d = set(*d, out, piece);
+		*d = art_json_set(*d, out, piece);
 	else
 		jv_free(piece);
 }
@@ -1100,7 +1094,7 @@ take_chunk(struct art_wire_stream *st, const jv *chunk, jv *d)
 	if (rc == 0 && !is_null(&v)) {
 		jv_free(st->finish);
 		st->finish = jv_copy(v);
-		*d = set(*d, "finish_reason", v);
+		*d = art_json_set(*d, "finish_reason", v);
 	} else
 		jv_free(v);
 	jv_free(delta);
@@ -1157,31 +1151,33 @@ openai_stream_event(struct art_wire_stream *st,
 static jv
 stream_call(const jv *c)
 {
-	jv fn = set(jv_object(), "name", art_json_field(c, "name")), tc;
+	jv fn = art_json_set(jv_object(), "name", art_json_field(c, "name")),
+	    tc;
 
-	fn = set(fn, "arguments", art_json_field(c, "arguments"));
-	tc = set(jv_object(), "id", art_json_field(c, "id"));
-	tc = set(tc, "type", jv_string("function"));
-	return set(tc, "function", fn);
+	fn = art_json_set(fn, "arguments", art_json_field(c, "arguments"));
+	tc = art_json_set(jv_object(), "id", art_json_field(c, "id"));
+	tc = art_json_set(tc, "type", jv_string("function"));
+	return art_json_set(tc, "function", fn);
 }
 
 /* The message the stream's pieces add up to, as the API would send it. */
 static jv
 stream_message(const struct art_wire_stream *st)
 {
-	jv m = set(jv_object(), "role", jv_string("assistant")), calls;
+	jv m = art_json_set(jv_object(), "role", jv_string("assistant")), calls;
 
-	m = set(m, "content", jv_string_length_bytes(jv_copy(st->text)) > 0 ?
+	m = art_json_set(m, "content",
+	    jv_string_length_bytes(jv_copy(st->text)) > 0 ?
 	    jv_copy(st->text) : jv_null());
-	m = set(m, "reasoning_content", jv_copy(st->reasoning));
-	m = set(m, "refusal", jv_copy(st->refusal));
+	m = art_json_set(m, "reasoning_content", jv_copy(st->reasoning));
+	m = art_json_set(m, "refusal", jv_copy(st->refusal));
 	calls = jv_array();
 	jv_array_foreach(st->calls, i, c) {
 		if (jv_get_kind(c) == JV_KIND_OBJECT)
 			calls = jv_array_append(calls, stream_call(&c));
 		jv_free(c);
 	}
-	return set(m, "tool_calls", calls);
+	return art_json_set(m, "tool_calls", calls);
 }
 
 static int

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "json.h"
 
 /* Prices are held in 1e-9 dollars per million tokens. */
@@ -172,19 +173,12 @@ art_prices_add(struct art_prices *t, const jv *table, struct art_err *err)
 			*old = fresh[i];
 			continue;
 		}
-		if (t->n == t->cap) {
-			size_t cap = t->cap > 0 ? t->cap * 2 : 16;
-			struct entry *ne = realloc(t->e, cap * sizeof(*ne));
-
-			if (ne == NULL) {
-				art_err_set(err, "nomem", "out of memory");
-				for (; i < n; i++)
-					free(fresh[i].model);
-				free(fresh);
-				return -1;
-			}
-			t->e = ne;
-			t->cap = cap;
+		if (art_grow(&t->e, &t->cap, t->n + 1, sizeof(*t->e)) == -1) {
+			art_err_set(err, "nomem", "out of memory");
+			for (; i < n; i++)
+				free(fresh[i].model);
+			free(fresh);
+			return -1;
 		}
 		t->e[t->n++] = fresh[i];
 	}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "http.h"
 #include "json.h"
 #include "sse.h"
@@ -48,8 +49,7 @@ struct xfer {
 	bool			 native;	/* answer in the provider's body */
 	struct art_sse		*parser;
 	struct art_wire_stream	*ws;
-	char			*body;
-	size_t			 len, cap;
+	struct art_buf		 body;		/* a body that is not a stream */
 	jv			 error;		/* the stream's error, once */
 	char			*key;		/* to redact from errors */
 	int64_t			 deadline_ms;	/* -1: none */
@@ -126,7 +126,7 @@ xfer_free(struct xfer *x)
 	art_sse_free(x->parser);
 	if (x->ws != NULL)
 		x->wire->stream_free(x->ws);
-	free(x->body);
+	art_buf_free(&x->body);
 	jv_free(x->error);
 	free(x->key);
 	free(x);
@@ -201,29 +201,23 @@ redact(jv e, const char *key)
 
 /* --- the exchange ----------------------------------------------------- */
 
+/* The body so far, as a C string ("" before any came). */
+static const char *
+body_of(const struct xfer *x)
+{
+	return x->body.p != NULL ? x->body.p : "";
+}
+
 static int
 append_body(struct xfer *x, const char *p, size_t n, size_t max)
 {
-	char *nb;
-	size_t cap;
+	size_t len = x->body.len;
 
-	if (x->len + n > max)
-		n = x->len < max ? max - x->len : 0;
+	if (len + n > max)
+		n = len < max ? max - len : 0;
 	if (n == 0)
-		return x->len >= max && max == MAX_BODY ? 1 : 0;
-	if (x->len + n + 1 > x->cap) {
-		cap = x->cap > 0 ? x->cap : 4096;
-		while (cap < x->len + n + 1)
-			cap *= 2;
-		if ((nb = realloc(x->body, cap)) == NULL)
-			return 1;
-		x->body = nb;
-		x->cap = cap;
-	}
-	memcpy(x->body + x->len, p, n);
-	x->len += n;
-	x->body[x->len] = '\0';
-	return 0;
+		return len >= max && max == MAX_BODY ? 1 : 0;
+	return art_buf_add(&x->body, p, n) == -1 ? 1 : 0;
 }
 
 static int
@@ -328,8 +322,7 @@ read_answer(struct xfer *x, struct art_llm_outcome *out)
 		}
 		r = x->wire->stream_result(x->ws, &resp, &e);
 	} else
-		r = x->wire->response(x->body != NULL ? x->body : "", x->len,
-		    &resp, &e);
+		r = x->wire->response(body_of(x), x->body.len, &resp, &e);
 	if (r == -1) {
 		jv_free(resp);
 		out->error = e;
@@ -344,7 +337,7 @@ read_answer(struct xfer *x, struct art_llm_outcome *out)
 	if (x->sse)
 		out->response = x->wire->native(&resp);
 	else
-		out->response = jv_parse_sized(x->body, (int)x->len);
+		out->response = jv_parse_sized(x->body.p, (int)x->body.len);
 	jv_free(resp);
 }
 
@@ -363,7 +356,7 @@ on_done(void *ctx, const struct art_http_done *d)
 		out.error = transport_error(x, d);
 	else if (d->status / 100 != 2)
 		out.error = x->wire->error(d->status, d->headers,
-		    x->body != NULL ? x->body : "", x->len, now_ms(x->r));
+		    body_of(x), x->body.len, now_ms(x->r));
 	else
 		read_answer(x, &out);
 	if (jv_get_kind(out.error) == JV_KIND_OBJECT) {
@@ -393,41 +386,30 @@ block_for(const struct art_llm_call *call, const char *prefix)
 static char *
 expand(const struct remote *r, const char *value)
 {
-	size_t cap = strlen(value) + 1, len = 0, n;
-	char *out = malloc(cap), *no, name[128];
+	struct art_buf out = ART_BUF_INIT;
 	const char *p = value, *end, *v;
+	char name[128];
+	size_t n;
+	int bad = 0;
 
-	if (out == NULL)
-		return NULL;
 	while (*p != '\0') {
-		v = NULL;
-		n = 1;
 		if (p[0] == '$' && p[1] == '{' &&
 		    (end = strchr(p + 2, '}')) != NULL &&
 		    (size_t)(end - p - 2) < sizeof(name)) {
-			memcpy(name, p + 2, (size_t)(end - p - 2));
-			name[end - p - 2] = '\0';
+			n = (size_t)(end - p - 2);
+			memcpy(name, p + 2, n);
+			name[n] = '\0';
 			v = env(r, name);
-			v = v != NULL ? v : "";
-			n = (size_t)(end - p + 1);
-		}
-		if (len + (v != NULL ? strlen(v) : 1) + 1 > cap) {
-			cap = (len + (v != NULL ? strlen(v) : 1) + 1) * 2;
-			if ((no = realloc(out, cap)) == NULL) {
-				free(out);
-				return NULL;
-			}
-			out = no;
-		}
-		if (v != NULL) {
-			memcpy(out + len, v, strlen(v));
-			len += strlen(v);
+			bad |= art_buf_addstr(&out, v != NULL ? v : "");
+			p = end + 1;
 		} else
-			out[len++] = *p;
-		p += n;
+			bad |= art_buf_addc(&out, *p++);
 	}
-	out[len] = '\0';
-	return out;
+	if (bad) {
+		art_buf_free(&out);
+		return NULL;
+	}
+	return art_buf_detach(&out, NULL);
 }
 
 struct hdrs {

@@ -19,11 +19,6 @@ art_request_by_ref(const jv *line)
 	return yes;
 }
 
-static jv
-set(jv o, const char *key, jv v)
-{
-	return jv_object_set(o, jv_string(key), v);
-}
 
 jv
 art_request_prompt(struct art_txn *t, const char *sid, const jv *req,
@@ -40,7 +35,8 @@ art_request_prompt(struct art_txn *t, const char *sid, const jv *req,
 		    jv_array());
 	}
 	if (sys != NULL)
-		out = jv_array_append(out, set(set(jv_object(), "role",
+		out = jv_array_append(out,
+		    art_json_set(art_json_set(jv_object(), "role",
 		    jv_string("system")), "content", jv_string(sys)));
 	at = art_json_str(&p, "path");
 	m = art_tree_path(t, sid, at, err);
@@ -96,8 +92,8 @@ art_request_event(struct art_txn *t, jv event, struct art_err *err)
 		jv_free(event);
 		return req;
 	}
-	p = set(p, "request", req);
-	return set(event, "payload", p);
+	p = art_json_set(p, "request", req);
+	return art_json_set(event, "payload", p);
 }
 
 jv
@@ -139,12 +135,12 @@ tree_at(struct art_txn *t, const char *sid, const jv *head, int64_t seq,
 		at = 0;
 		art_json_get_int(&n, "seq", 0, &at, NULL);
 		if (seq < 0 || at <= seq) {
-			jv m = set(jv_object(), "message", art_json_field(&n,
-			    "message"));
+			jv m = art_json_set(jv_object(), "message",
+			    art_json_field(&n, "message"));
 
 			p = art_json_field(&n, "parent_id");
 			if (jv_get_kind(p) != JV_KIND_NULL)
-				m = set(m, "parent_id", p);
+				m = art_json_set(m, "parent_id", p);
 			else
 				jv_free(p);
 			out = jv_array_append(out, m);
@@ -153,7 +149,8 @@ tree_at(struct art_txn *t, const char *sid, const jv *head, int64_t seq,
 		(void)i;
 	}
 	jv_free(nodes);
-	return set(set(jv_object(), "nodes", out), "head_id", jv_copy(*head));
+	return art_json_set(art_json_set(jv_object(), "nodes", out), "head_id",
+	    jv_copy(*head));
 }
 
 jv
@@ -215,16 +212,17 @@ art_request_whole(struct art_txn *t, const jv *line, struct art_err *err)
 	jv_free(base);
 	r = jv_object();
 	for (k = before; *k != NULL; k++)
-		r = set(r, *k, art_json_field(line, *k));
-	r = set(r, "proposed", prop);
-	r = set(r, "state", state);
-	r = set(r, "agent", cfg);
-	r = set(r, "calls", art_json_field(line, "calls"));
-	r = set(r, "pending_calls", art_json_field(line, "pending_calls"));
-	r = set(r, "messages", path);
-	r = set(r, "message_tree", tree);
+		r = art_json_set(r, *k, art_json_field(line, *k));
+	r = art_json_set(r, "proposed", prop);
+	r = art_json_set(r, "state", state);
+	r = art_json_set(r, "agent", cfg);
+	r = art_json_set(r, "calls", art_json_field(line, "calls"));
+	r = art_json_set(r, "pending_calls", art_json_field(line,
+	    "pending_calls"));
+	r = art_json_set(r, "messages", path);
+	r = art_json_set(r, "message_tree", tree);
 	for (k = after; *k != NULL; k++)
-		r = set(r, *k, art_json_field(line, *k));
+		r = art_json_set(r, *k, art_json_field(line, *k));
 	jv_free(ref);
 	jv_free(head);
 	return r;

@@ -13,22 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+
 #define BOM		"\xEF\xBB\xBF"
 #define BOM_LEN		3
 
-/* A growing byte string, always NUL-terminated once it has storage. */
-struct buf {
-	char	*p;
-	size_t	 len;
-	size_t	 cap;
-};
-
 struct art_sse {
 	size_t		 max_event;
-	struct buf	 line;		/* the line so far, no line end */
-	struct buf	 data;		/* data lines, each + '\n' */
-	struct buf	 type;		/* the event type buffer */
-	struct buf	 id;		/* the last event ID buffer */
+	struct art_buf	 line;		/* the line so far, no line end */
+	struct art_buf	 data;		/* data lines, each + '\n' */
+	struct art_buf	 type;		/* the event type buffer */
+	struct art_buf	 id;		/* the last event ID buffer */
 	long		 retry;		/* -1 until a valid "retry" */
 	int		 bom;		/* BOM bytes seen; BOM_LEN: past */
 	bool		 after_cr;	/* last line ended in '\r' */
@@ -38,34 +33,6 @@ struct art_sse {
 	bool		 failed;
 	struct art_err	 why;		/* the failure, for later calls */
 };
-
-static int
-buf_add(struct buf *b, const char *s, size_t n, struct art_err *err)
-{
-	size_t ncap;
-	char *np;
-
-	if (b->len + n + 1 > b->cap) {
-		ncap = b->cap > 0 ? b->cap : 64;
-		while (ncap < b->len + n + 1)
-			ncap *= 2;
-		if ((np = realloc(b->p, ncap)) == NULL)
-			return art_err_set(err, "nomem", "out of memory");
-		b->p = np;
-		b->cap = ncap;
-	}
-	if (n > 0)
-		memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
-
-static void
-buf_release(struct buf *b)
-{
-	free(b->p);
-}
 
 struct art_sse *
 art_sse_new(size_t max_event)
@@ -84,10 +51,10 @@ art_sse_free(struct art_sse *sse)
 {
 	if (sse == NULL)
 		return;
-	buf_release(&sse->line);
-	buf_release(&sse->data);
-	buf_release(&sse->type);
-	buf_release(&sse->id);
+	art_buf_free(&sse->line);
+	art_buf_free(&sse->data);
+	art_buf_free(&sse->type);
+	art_buf_free(&sse->id);
 	free(sse);
 }
 
@@ -113,13 +80,14 @@ too_large(struct art_sse *sse, const char *what, struct art_err *err)
 }
 
 static int
-grow(struct art_sse *sse, struct buf *b, const char *s, size_t n,
+grow(struct art_sse *sse, struct art_buf *b, const char *s, size_t n,
     struct art_err *err)
 {
 	struct art_err e;
 
-	if (buf_add(b, s, n, &e) == 0)
+	if (art_buf_add(b, s, n) == 0)
 		return 0;
+	art_err_set(&e, "nomem", "out of memory");
 	if (err != NULL)
 		*err = e;
 	return fail(sse, &e);
