@@ -244,8 +244,8 @@ art_ids_v5(const unsigned char ns[16], const char *name, size_t len,
 	format_uuid(d, out);
 }
 
-static int
-hexval(char c)
+int
+art_hex_value(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -269,7 +269,8 @@ art_uuid_parse(const char *s, unsigned char out[16])
 			continue;
 		}
 		/* s[i] is checked before s[i + 1] is read, so NUL stops us. */
-		if ((hi = hexval(s[i])) == -1 || (lo = hexval(s[i + 1])) == -1)
+		if ((hi = art_hex_value(s[i])) == -1 ||
+		    (lo = art_hex_value(s[i + 1])) == -1)
 			return -1;
 		u[n++] = (unsigned char)(hi << 4 | lo);
 		i++;

@@ -70,6 +70,9 @@ extern const unsigned char ART_UUID_NS_AGENTRT[16];
 extern const unsigned char ART_UUID_NS_DNS[16];
 extern const unsigned char ART_UUID_NS_URL[16];
 
+/* A hexadecimal digit's value (either case), or -1 for any other char. */
+int	art_hex_value(char c);
+
 /*
  * Reads a UUID written 8-4-4-4-12 in hex digits of either case, nothing
  * before or after, into out.  Any version is accepted.  Returns 0, or -1

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ids.h"
 #include "json.h"
 
 #define PATH_SIZE	512	/* a longer path is cut short in messages */
@@ -114,18 +115,6 @@ is_local_ref(const char *ref)
 	return ref[0] == '#' && (ref[1] == '\0' || ref[1] == '/');
 }
 
-static int
-hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Undoes a URI fragment's %XX in place; -1 on a bad escape. */
 static int
 percent_decode(char *s)
@@ -138,7 +127,8 @@ percent_decode(char *s)
 			*out++ = *s;
 			continue;
 		}
-		if ((hi = hex_digit(s[1])) < 0 || (lo = hex_digit(s[2])) < 0)
+		if ((hi = art_hex_value(s[1])) < 0 ||
+		    (lo = art_hex_value(s[2])) < 0)
 			return -1;
 		*out++ = (char)(hi << 4 | lo);
 		s += 2;

@@ -386,9 +386,21 @@ test_user_ids_follow_the_rule(void)
 	    ART_ID_MAX + 1);
 }
 
+static void
+test_hex_values(void)
+{
+	ok(art_hex_value('0') == 0 && art_hex_value('9') == 9 &&
+	    art_hex_value('a') == 10 && art_hex_value('F') == 15,
+	    "hex digits of either case have their values");
+	ok(art_hex_value('g') == -1 && art_hex_value('/') == -1 &&
+	    art_hex_value(':') == -1 && art_hex_value('\0') == -1,
+	    "other characters are not hex digits");
+}
+
 int
 main(void)
 {
+	test_hex_values();
 	test_v7_has_version_and_variant();
 	test_v7_timestamp_is_the_pinned_time();
 	test_v7_timestamp_follows_the_real_clock();

@@ -618,9 +618,28 @@ test_scan_accepts_only_what_libjq_parses(void)
 	}
 }
 
+static void
+test_set_and_set_some(void)
+{
+	jv o = art_json_set(jv_object(), "a", jv_number(1));
+	jv want = jv_parse("{\"a\":1,\"c\":\"x\"}");
+
+	o = art_json_set_some(o, "b", jv_null());
+	o = art_json_set_some(o, "b", jv_invalid());
+	o = art_json_set_some(o, "c", jv_string("x"));
+	ok(art_json_equal(&o, &want), "set sets; set_some leaves out null and "
+	    "invalid values");
+	o = art_json_set(o, "a", jv_number(2));
+	ok(jv_number_value(jv_object_get(jv_copy(o), jv_string("a"))) == 2,
+	    "set replaces a key");
+	jv_free(o);
+	jv_free(want);
+}
+
 int
 main(void)
 {
+	test_set_and_set_some();
 	test_scan_finds_type_and_trigger_type_without_parsing();
 	test_scan_refuses_what_is_not_one_object();
 	test_scan_accepts_only_what_libjq_parses();
