@@ -442,7 +442,12 @@ apply_to(struct art_txn *t, const char *sid, jv *s, const jv *ev,
 		return apply_turn(t, sid, s, ev, p, 1, err);
 	if (strcmp(type, "turn.completed") == 0)
 		return apply_turn(t, sid, s, ev, p, 0, err);
-	return art_views_apply(t, sid, s, ev, p, type, err);
+	*s = art_views_apply(t, sid, *s, ev, p, type, err);
+	if (!jv_is_valid(*s)) {
+		*s = jv_null();
+		return -1;
+	}
+	return 0;
 }
 
 int

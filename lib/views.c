@@ -457,9 +457,9 @@ interrupts_apply(jv *s, const jv *ev, const jv *p, int opened)
 	return 0;
 }
 
-int
-art_views_apply(struct art_txn *t, const char *sid, jv *s, const jv *ev,
-    const jv *p, const char *type, struct art_err *err)
+static int
+fold(struct art_txn *t, const char *sid, jv *s, const jv *ev, const jv *p,
+    const char *type, struct art_err *err)
 {
 	if (strncmp(type, "llm.call.", 9) == 0 ||
 	    strncmp(type, "tool.call.", 10) == 0 ||
@@ -480,4 +480,15 @@ art_views_apply(struct art_txn *t, const char *sid, jv *s, const jv *ev,
 	    strcmp(type, "session.interrupt_cancelled") == 0)
 		return interrupts_apply(s, ev, p, 0);
 	return 0;
+}
+
+jv
+art_views_apply(struct art_txn *t, const char *sid, jv s, const jv *ev,
+    const jv *p, const char *type, struct art_err *err)
+{
+	if (fold(t, sid, &s, ev, p, type, err) == -1) {
+		jv_free(s);
+		return jv_invalid();
+	}
+	return s;
 }

@@ -11,11 +11,12 @@
  * Folds one recorded engine event into the views beside the message tree:
  * calls (ART_DB_CALLS), the decision queue (ART_DB_PENDING), and, in the
  * session summary s, the live decision ("live"), open interrupts
- * ("interrupts") and the running turn's usage.  ev and p (its payload)
- * are borrowed; s is updated in place and written by the caller.
- * Events it does not know are no-ops.  -1 on a store failure.
+ * ("interrupts") and the running turn's usage.  s is consumed and the
+ * summary as the event leaves it returned, for the caller to write; ev
+ * and p (its payload) are borrowed.  Events it does not know return s
+ * as it came.  jv_invalid() with err on a store failure.
  */
-int	art_views_apply(struct art_txn *, const char *sid, jv *s, const jv *ev,
+jv	art_views_apply(struct art_txn *, const char *sid, jv s, const jv *ev,
 	    const jv *p, const char *type, struct art_err *);
 
 /* Queue sub-key: priority (0 first) then the queued event's seq. */
