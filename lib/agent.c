@@ -345,92 +345,122 @@ art_agent_load(const char *const *dirs, size_t ndirs, const char *name,
 
 /* --- what a config names that lives elsewhere --------------------------- */
 
-/* The declaration of the tool named t (borrowed) in tool_dirs. */
+/*
+ * config (consumed) with each element of its array field key replaced by
+ * what fn makes of it (consumed); config as it is when key holds no
+ * array, jv_invalid() as soon as fn gives that.
+ */
 static jv
-declaration(char *const *tool_dirs, const char *agent, const jv *t,
-    struct art_err *err)
+map_field(jv config, const char *key, jv (*fn)(jv, const void *,
+    struct art_err *), const void *ctx, struct art_err *err)
 {
-	const char *name = jv_string_value(*t);
+	jv a = art_json_field(&config, key), out = jv_array(), e;
+
+	if (jv_get_kind(a) != JV_KIND_ARRAY) {
+		jv_free(a);
+		jv_free(out);
+		return config;
+	}
+	jv_array_foreach(a, i, x) {
+		(void)i;
+		if (!jv_is_valid(out)) {
+			jv_free(x);
+			continue;
+		}
+		e = fn(x, ctx, err);
+		if (jv_is_valid(e))
+			out = jv_array_append(out, e);
+		else {
+			jv_free(out);
+			out = e;
+		}
+	}
+	jv_free(a);
+	if (!jv_is_valid(out)) {
+		jv_free(config);
+		return out;
+	}
+	return jv_object_set(config, jv_string(key), out);
+}
+
+struct declaring {
+	char *const	*tool_dirs;
+	const char	*agent;
+};
+
+/* A tool (consumed) as declared: a name's declaration, else itself. */
+static jv
+declared(jv t, const void *ctx, struct art_err *err)
+{
+	const struct declaring *d = ctx;
+	const char *name;
 	char *path;
 	int kind;
-	jv d;
+	jv decl;
 
-	kind = art_tools_name_is_valid(name) ? art_tools_find(tool_dirs, name,
-	    &path, err) : ART_TOOLS_NONE;
-	if (kind == -1)
-		return jv_invalid();
-	if (kind == ART_TOOLS_NONE) {
-		art_err_set(err, "bad_agent", "agent '%s': tool '%s' is in no "
-		    "tools directory (--tools, $AGENTRT_TOOLS, ./tools)", agent,
-		    name);
+	if (jv_get_kind(t) != JV_KIND_STRING)
+		return t;
+	name = jv_string_value(t);
+	kind = art_tools_name_is_valid(name) ? art_tools_find(d->tool_dirs,
+	    name, &path, err) : ART_TOOLS_NONE;
+	if (kind == -1 || kind == ART_TOOLS_NONE) {
+		if (kind == ART_TOOLS_NONE)
+			art_err_set(err, "bad_agent", "agent '%s': tool '%s' is "
+			    "in no tools directory (--tools, $AGENTRT_TOOLS, "
+			    "./tools)", d->agent, name);
+		jv_free(t);
 		return jv_invalid();
 	}
-	d = art_tools_declaration(path, name, err);
+	decl = art_tools_declaration(path, name, err);
 	free(path);
-	return d;
+	jv_free(t);
+	return decl;
 }
 
 jv
 art_agent_declare_tools(char *const *tool_dirs, const char *agent, jv config,
     struct art_err *err)
 {
-	jv tools = art_json_field(&config, "tools"), out = jv_array(), d;
+	const struct declaring d = { tool_dirs, agent };
 
-	if (jv_get_kind(tools) != JV_KIND_ARRAY) {
-		jv_free(tools);
-		jv_free(out);
-		return config;
-	}
-	jv_array_foreach(tools, i, t) {
-		(void)i;
-		if (jv_get_kind(t) != JV_KIND_STRING) {
-			out = jv_array_append(out, t);
-			continue;
-		}
-		d = declaration(tool_dirs, agent, &t, err);
-		jv_free(t);
-		if (!jv_is_valid(d)) {
-			jv_free(out);
-			jv_free(tools);
-			jv_free(config);
-			return d;
-		}
-		out = jv_array_append(out, d);
-	}
-	jv_free(tools);
-	return jv_object_set(config, jv_string("tools"), out);
+	return map_field(config, "tools", declared, &d, err);
+}
+
+struct describing {
+	const char *const	*dirs;
+	size_t			 ndirs;
+};
+
+/* A sub-agent entry (consumed) as an object, with a description. */
+static jv
+described(jv sa, const void *ctx, struct art_err *unused)
+{
+	const struct describing *d = ctx;
+	struct art_err err;
+	const char *id;
+	jv e, f;
+
+	(void)unused;
+	e = jv_get_kind(sa) == JV_KIND_STRING ? jv_object_set(jv_object(),
+	    jv_string("id"), jv_copy(sa)) : jv_copy(sa);
+	jv_free(sa);
+	id = art_json_str(&e, "id");
+	if (id == NULL || art_json_str(&e, "description") != NULL ||
+	    !art_id_is_valid(id))
+		return e;
+	f = art_agent_load(d->dirs, d->ndirs, id, &err);
+	if (jv_is_valid(f) && art_json_str(&f, "description") != NULL)
+		e = jv_object_set(e, jv_string("description"),
+		    art_json_field(&f, "description"));
+	jv_free(f);
+	return e;
 }
 
 jv
 art_agent_describe_sub_agents(const char *const *dirs, size_t ndirs,
     jv config)
 {
-	jv subs = art_json_field(&config, "sub_agents"), out = jv_array(), e, f;
-	struct art_err err;
-	const char *id;
+	const struct describing d = { dirs, ndirs };
 
-	if (jv_get_kind(subs) != JV_KIND_ARRAY) {
-		jv_free(subs);
-		jv_free(out);
-		return config;
-	}
-	jv_array_foreach(subs, i, sa) {
-		(void)i;
-		e = jv_get_kind(sa) == JV_KIND_STRING ? jv_object_set(jv_object(),
-		    jv_string("id"), jv_copy(sa)) : jv_copy(sa);
-		id = art_json_str(&e, "id");
-		if (id != NULL && art_json_str(&e, "description") == NULL &&
-		    art_id_is_valid(id)) {
-			f = art_agent_load(dirs, ndirs, id, &err);
-			if (jv_is_valid(f) && art_json_str(&f, "description") !=
-			    NULL)
-				e = jv_object_set(e, jv_string("description"),
-				    art_json_field(&f, "description"));
-			jv_free(f);
-		}
-		out = jv_array_append(out, e);
-		jv_free(sa);
-	}
-	jv_free(subs);
-	return jv_object_set(config, jv_string("sub_agents"), out);
+	return map_field(config, "sub_agents", described, &d, NULL);
 }

@@ -9,6 +9,51 @@
 
 /* --- what the recording holds ------------------------------------------ */
 
+/*
+ * out (consumed) with the line a finished call makes: a cassette line for
+ * a model call, a tape line for a tool call.  req is the call's
+ * ...requested payload, p the payload of type t that finished it; out as
+ * it is when t finishes no call.
+ */
+static jv
+add_exchange(jv out, const jv *req, const jv *p, const char *t)
+{
+	jv asked, answer, extra, none = jv_null(), line;
+	const char *model;
+	int stream = 0;
+
+	if (strcmp(t, "llm.call.completed") == 0) {
+		asked = art_json_field(req, "request");
+		answer = art_json_field(p, "response");
+		extra = jv_array();	/* the deltas: the log keeps none */
+		art_json_get_bool(req, "stream", 0, &stream, NULL);
+		model = art_json_str(&asked, "model");
+		line = art_cassette_line(model != NULL ? model : "", &asked,
+		    stream, &extra, &answer, &none);
+	} else if (strcmp(t, "tool.call.completed") == 0 ||
+	    strcmp(t, "tool.call.errored") == 0) {
+		/* The trigger the tape takes its arguments from. */
+		extra = jv_object_set(jv_object(), jv_string("arguments"),
+		    art_json_field(req, "arguments"));
+		asked = art_tooltape_args(&extra);
+		answer = jv_object_set(jv_copy(*p), jv_string("type"),
+		    jv_string(strcmp(t, "tool.call.completed") == 0 ?
+		    "tool.result" : "tool.error"));
+		line = art_tooltape_line(art_json_str(req, "name"), &asked,
+		    &answer);
+	} else {
+		return out;
+	}
+	jv_free(asked);
+	jv_free(answer);
+	jv_free(extra);
+	/* A tool answer with neither result nor error makes no line. */
+	if (jv_is_valid(line))
+		return jv_array_append(out, line);
+	jv_free(line);
+	return out;
+}
+
 jv
 art_replay_events(const jv *lines, const char *sid)
 {
@@ -25,53 +70,11 @@ art_replay_events(const jv *lines, const char *sid)
 	return out;
 }
 
-/* The cassette line of a completed model call and its request p. */
-static jv
-cassette_line(const jv *req, const jv *p)
-{
-	jv rq = art_json_field(req, "request");
-	jv resp = art_json_field(p, "response");
-	jv none = jv_null(), deltas = jv_array(), line;
-	const char *model;
-	int stream = 0;
-
-	art_json_get_bool(req, "stream", 0, &stream, NULL);
-	model = art_json_str(&rq, "model");
-	line = art_cassette_line(model != NULL ? model : "", &rq, stream,
-	    &deltas, &resp, &none);
-	jv_free(rq);
-	jv_free(resp);
-	jv_free(deltas);
-	return line;
-}
-
-/* The tape line of a finished tool call (event type t) and its request. */
-static jv
-tape_line(const jv *req, const jv *p, const char *t)
-{
-	jv trig, args, ans, line;
-
-	trig = jv_object_set(jv_object(), jv_string("arguments"),
-	    art_json_field(req, "arguments"));
-	args = art_tooltape_args(&trig);
-	ans = jv_object_set(jv_copy(*p), jv_string("type"),
-	    jv_string(strcmp(t, "tool.call.completed") == 0 ?
-	    "tool.result" : "tool.error"));
-	line = art_tooltape_line(art_json_str(req, "name"), &args, &ans);
-	jv_free(trig);
-	jv_free(args);
-	jv_free(ans);
-	return line;
-}
-
-/*
- * The answers of one kind ("llm." or "tool."): each call's request, kept
- * by id as it is asked, with the event that finished it.
- */
+/* The exchange lines of calls of one kind ("llm." or "tool."), in order. */
 static jv
 answers(const jv *lines, const char *kind)
 {
-	jv asked = jv_object(), out = jv_array(), p, req, line;
+	jv asked = jv_object(), out = jv_array(), p, req;
 	const char *t, *id;
 
 	jv_array_foreach(*lines, i, l) {
@@ -84,24 +87,15 @@ answers(const jv *lines, const char *kind)
 			jv_free(p);
 			continue;
 		}
+		/* Each request kept by id, for the event that finishes it. */
 		if (strcmp(t, "llm.call.requested") == 0 ||
 		    strcmp(t, "tool.call.requested") == 0) {
 			asked = jv_object_set(asked, jv_string(id), p);
 			continue;
 		}
 		req = jv_object_get(jv_copy(asked), jv_string(id));
-		line = jv_invalid();
-		if (!jv_is_valid(req))
-			;
-		else if (strcmp(t, "llm.call.completed") == 0)
-			line = cassette_line(&req, &p);
-		else if (strcmp(t, "tool.call.completed") == 0 ||
-		    strcmp(t, "tool.call.errored") == 0)
-			line = tape_line(&req, &p, t);
-		if (jv_is_valid(line))
-			out = jv_array_append(out, line);
-		else
-			jv_free(line);
+		if (jv_is_valid(req))
+			out = add_exchange(out, &req, &p, t);
 		jv_free(req);
 		jv_free(p);
 	}
@@ -213,44 +207,62 @@ without_ids(jv v)
 	return out;
 }
 
+/* The event types shown by fields of theirs kept as they are. */
+static const struct shown {
+	const char	*type;
+	const char	*fields[3];
+} shown[] = {
+	{ "tool.call.requested",	{ "name", "arguments", NULL } },
+	{ "turn.completed",		{ "data", "error", NULL } },
+	{ "session.interrupted",	{ "reason", NULL } },
+	{ NULL,				{ NULL } }
+};
+
+/* o (consumed) with the fields p of type t shows; invalid for none. */
+static jv
+shown_fields(jv o, const jv *p, const char *t)
+{
+	const struct shown *s;
+	const char *const *f;
+
+	for (s = shown; s->type != NULL && strcmp(s->type, t) != 0; s++)
+		;
+	if (s->type == NULL) {
+		jv_free(o);
+		return jv_invalid();
+	}
+	for (f = s->fields; *f != NULL; f++)
+		o = jv_object_set(o, jv_string(*f), art_json_field(p, *f));
+	return o;
+}
+
 jv
 art_replay_observed(const jv *ev)
 {
 	jv p = art_json_field(ev, "payload"), o = jv_invalid(), rq;
 	const char *t = art_json_str(&p, "type");
 
+	if (t != NULL)
+		o = jv_object_set(jv_object(), jv_string("type"),
+		    jv_string(t));
 	if (t == NULL)
 		;
 	else if (strcmp(t, "llm.call.requested") == 0) {
 		rq = art_json_field(&p, "request");
-		o = jv_object_set(jv_object(), jv_string("model"),
+		o = jv_object_set(o, jv_string("model"),
 		    art_json_field(&rq, "model"));
 		o = jv_object_set(o, jv_string("messages"),
 		    art_cassette_messages(art_json_field(&rq, "messages")));
 		jv_free(rq);
-	} else if (strcmp(t, "tool.call.requested") == 0) {
-		o = jv_object_set(jv_object(), jv_string("name"),
-		    art_json_field(&p, "name"));
-		o = jv_object_set(o, jv_string("arguments"),
-		    art_json_field(&p, "arguments"));
 	} else if (strcmp(t, "message.new") == 0) {
-		o = jv_object_set(jv_object(), jv_string("message"),
+		o = jv_object_set(o, jv_string("message"),
 		    without_ids(art_json_field(&p, "message")));
-	} else if (strcmp(t, "turn.completed") == 0) {
-		o = jv_object_set(jv_object(), jv_string("data"),
-		    art_json_field(&p, "data"));
-		o = jv_object_set(o, jv_string("error"),
-		    art_json_field(&p, "error"));
-	} else if (strcmp(t, "session.interrupted") == 0) {
-		o = jv_object_set(jv_object(), jv_string("reason"),
-		    art_json_field(&p, "reason"));
+	} else {
+		o = shown_fields(o, &p, t);
 	}
-	if (jv_is_valid(o)) {
-		o = jv_object_merge(jv_object_set(jv_object(),
-		    jv_string("type"), jv_string(t)), o);
+	if (jv_is_valid(o))
 		o = jv_object_set(o, jv_string("seq"), art_json_field(ev,
 		    "seq"));
-	}
 	jv_free(p);
 	return o;
 }

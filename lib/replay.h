@@ -35,8 +35,8 @@ jv	art_replay_cassette(const jv *lines);
  * The tape of export lines: for each tool.call.completed or
  * tool.call.errored, the line art_tooltape_line() makes of its
  * tool.call.requested's name and arguments with that result or error, in
- * the order the calls finished.  A call with no request before it is left
- * out.  A new array.
+ * the order the calls finished.  A call with no request before it, or
+ * whose answer holds neither, is left out.  A new array.
  */
 jv	art_replay_tape(const jv *lines);
 

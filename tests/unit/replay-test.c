@@ -65,8 +65,9 @@ static const char *const tool_loop[] = {
 
 struct recording {
 	const char	*sid;
-	const char	*reply;
-	jv		 out;	/* the export, or the session's events */
+	const char	*reply;	/* to record; NULL to read back */
+	const char	*what;	/* read back: "export" or "events" */
+	jv		 out;
 };
 
 static int
@@ -90,49 +91,49 @@ record_fn(struct art_txn *t, void *ctx, struct art_err *err)
 	return 0;
 }
 
-/* Records session sid's tool loop ending in reply; exits the test if not. */
+/* The export of r->sid, or when r->what is "events" its events. */
+static int
+read_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct recording *r = ctx;
+
+	r->out = strcmp(r->what, "events") == 0 ? art_request_log_read(t,
+	    r->sid, 0, 0, err) : art_export(t, r->sid, false, err);
+	return jv_is_valid(r->out) ? 0 : -1;
+}
+
+/*
+ * r through the store: its tool loop recorded when it has a reply, else
+ * read back into r->out.  Exits the test when the store fails.
+ */
+static void
+through(struct testdb *db, struct recording *r)
+{
+	struct art_err err;
+
+	if ((r->reply != NULL ? art_store_write(db->st, record_fn, r, &err) :
+	    art_store_read(db->st, read_fn, r, &err)) == -1) {
+		fprintf(stderr, "replay-test: %s: %s\n", r->sid, err.msg);
+		exit(99);
+	}
+}
+
+/* Records session sid's tool loop ending in reply. */
 static void
 record(struct testdb *db, const char *sid, const char *reply)
 {
-	struct recording r = { sid, reply, jv_invalid() };
-	struct art_err err;
+	struct recording r = { sid, reply, NULL, jv_invalid() };
 
-	if (art_store_write(db->st, record_fn, &r, &err) == -1) {
-		fprintf(stderr, "replay-test: record %s: %s\n", sid, err.msg);
-		exit(99);
-	}
+	through(db, &r);
 }
 
-static int
-export_fn(struct art_txn *t, void *ctx, struct art_err *err)
-{
-	struct recording *r = ctx;
-
-	r->out = art_export(t, r->sid, false, err);
-	return jv_is_valid(r->out) ? 0 : -1;
-}
-
-static int
-events_fn(struct art_txn *t, void *ctx, struct art_err *err)
-{
-	struct recording *r = ctx;
-
-	r->out = art_request_log_read(t, r->sid, 0, 0, err);
-	return jv_is_valid(r->out) ? 0 : -1;
-}
-
-/* sid's export lines (how = export_fn) or its events (events_fn). */
+/* sid's export lines, or with what "events" its events. */
 static jv
-read_back(struct testdb *db, const char *sid,
-    int (*how)(struct art_txn *, void *, struct art_err *))
+read_back(struct testdb *db, const char *sid, const char *what)
 {
-	struct recording r = { sid, NULL, jv_invalid() };
-	struct art_err err;
+	struct recording r = { sid, NULL, what, jv_invalid() };
 
-	if (art_store_read(db->st, how, &r, &err) == -1) {
-		fprintf(stderr, "replay-test: read %s: %s\n", sid, err.msg);
-		exit(99);
-	}
+	through(db, &r);
 	return r.out;
 }
 
@@ -151,26 +152,60 @@ item(const jv *a, int i, const char *key)
 	return v;
 }
 
-/* Whether line's "key" is the key hex (of its own name and arguments). */
+/*
+ * Whether an exchange line (borrowed) has the key agentrt-llm --replay
+ * (or agentrt-tool --replay, for a tool.exchange) looks it up by.
+ */
 static int
-has_key(const jv *line, const char *hex)
+keyed_right(const jv *line)
 {
+	char hex[ART_CASSETTE_KEY_LEN + ART_TOOLTAPE_KEY_LEN + 1];
 	const char *k = art_json_str(line, "key");
+	const char *type = art_json_str(line, "type");
+	int tool = type != NULL && strcmp(type, "tool.exchange") == 0;
+	jv what = art_json_field(line, tool ? "arguments" : "request");
 
+	if (tool)
+		art_tooltape_key(art_json_str(line, "name"), &what, hex);
+	else
+		art_cassette_key(art_json_str(line, "model"), &what, hex);
+	jv_free(what);
 	return k != NULL && strcmp(k, hex) == 0;
+}
+
+/* The export of recording "a", the tool loop replying 3, from a store. */
+static jv
+exported(void)
+{
+	struct testdb db;
+	jv lines;
+
+	testdb_open(&db, 0, 0);
+	record(&db, "a", "3");
+	lines = read_back(&db, "a", "export");
+	testdb_close(&db);
+	return lines;
+}
+
+/* The events of recording "a" replying 3 and of "b" replying b_says. */
+static void
+two_runs(const char *b_says, jv *a, jv *b)
+{
+	struct testdb db;
+
+	testdb_open(&db, 0, 0);
+	record(&db, "a", "3");
+	record(&db, "b", b_says);
+	*a = read_back(&db, "a", "events");
+	*b = read_back(&db, "b", "events");
+	testdb_close(&db);
 }
 
 static void
 test_an_export_makes_the_cassette(void)
 {
-	char hex[ART_CASSETTE_KEY_LEN + 1];
-	struct testdb db;
-	jv lines, c, l, rq;
+	jv lines = exported(), c = art_replay_cassette(&lines), l;
 
-	testdb_open(&db, 0, 0);
-	record(&db, "a", "3");
-	lines = read_back(&db, "a", export_fn);
-	c = art_replay_cassette(&lines);
 	ok(jv_array_length(jv_copy(c)) == 2, "one exchange per model call");
 	ok(is_json(item(&c, 0, "type"), "\"llm.exchange\"") &&
 	    is_json(item(&c, 0, "model"), "\"mock/calc\"") &&
@@ -184,41 +219,27 @@ test_an_export_makes_the_cassette(void)
 	ok(is_json(item(&c, 1, "response"), "{\"model\":\"mock/calc\","
 	    "\"content\":\"3\"}"), "the second, the reply, in order");
 	l = jv_array_get(jv_copy(c), 1);
-	rq = art_json_field(&l, "request");
-	art_cassette_key("mock/calc", &rq, hex);
-	ok(has_key(&l, hex), "keyed as agentrt-llm --replay looks it up");
-	jv_free(rq);
+	ok(keyed_right(&l), "keyed as agentrt-llm --replay looks it up");
 	jv_free(l);
 	jv_free(c);
 	jv_free(lines);
-	testdb_close(&db);
 }
 
 static void
 test_an_export_makes_the_tape(void)
 {
-	char hex[ART_TOOLTAPE_KEY_LEN + 1];
-	struct testdb db;
-	jv lines, tape, l, args;
+	jv lines = exported(), tape = art_replay_tape(&lines);
+	jv l = jv_array_get(jv_copy(tape), 0);
 
-	testdb_open(&db, 0, 0);
-	record(&db, "a", "3");
-	lines = read_back(&db, "a", export_fn);
-	tape = art_replay_tape(&lines);
-	l = jv_array_get(jv_copy(tape), 0);
 	ok(jv_array_length(jv_copy(tape)) == 1, "one exchange per tool call");
 	ok(is_json(jv_object_delete(jv_copy(l), jv_string("key")),
 	    "{\"type\":\"tool.exchange\",\"name\":\"add\",\"arguments\":"
 	    "{\"a\":1,\"b\":2},\"result\":\"3\"}"),
 	    "the call's name, its arguments parsed, and its result");
-	args = art_json_field(&l, "arguments");
-	art_tooltape_key("add", &args, hex);
-	ok(has_key(&l, hex), "keyed as agentrt-tool --replay looks it up");
-	jv_free(args);
+	ok(keyed_right(&l), "keyed as agentrt-tool --replay looks it up");
 	jv_free(l);
 	jv_free(tape);
 	jv_free(lines);
-	testdb_close(&db);
 }
 
 static void
@@ -247,12 +268,8 @@ test_an_errored_call_is_taped_and_an_unasked_one_is_not(void)
 static void
 test_an_export_keeps_its_agent_files_and_inputs(void)
 {
-	struct testdb db;
-	jv lines, events, in;
+	jv lines = exported(), events, in;
 
-	testdb_open(&db, 0, 0);
-	record(&db, "a", "3");
-	lines = read_back(&db, "a", export_fn);
 	ok(is_json(art_replay_agent_files(&lines), "{\"calc\":" CONFIG "}"),
 	    "the agent file session.start carried, by agent id");
 	events = art_replay_events(&lines, "a");
@@ -266,7 +283,6 @@ test_an_export_keeps_its_agent_files_and_inputs(void)
 	    "no events of a session not in the file");
 	jv_free(events);
 	jv_free(lines);
-	testdb_close(&db);
 }
 
 static void
@@ -288,36 +304,25 @@ test_a_resumed_interrupt_is_an_input(void)
 static void
 test_an_identical_run_passes(void)
 {
-	struct testdb db;
 	jv want, got, v;
 	bool passed = false;
 
-	testdb_open(&db, 0, 0);
-	record(&db, "a", "3");
-	record(&db, "b", "3");
-	want = read_back(&db, "a", events_fn);
-	got = read_back(&db, "b", events_fn);
+	two_runs("3", &want, &got);
 	v = art_replay_verdict(&want, &got, "b", "a", &passed);
 	ok(passed && is_json(v, "{\"type\":\"replay.passed\",\"session\":"
 	    "\"b\",\"recorded\":\"a\",\"events\":8}"),
 	    "new ids, the same behaviour: passed, 8 events compared");
 	jv_free(want);
 	jv_free(got);
-	testdb_close(&db);
 }
 
 static void
 test_a_changed_reply_diverges(void)
 {
-	struct testdb db;
 	jv want, got, bw, bg, v;
 	bool passed = true;
 
-	testdb_open(&db, 0, 0);
-	record(&db, "a", "3");
-	record(&db, "b", "4");
-	want = read_back(&db, "a", events_fn);
-	got = read_back(&db, "b", events_fn);
+	two_runs("4", &want, &got);
 	bw = art_replay_behaviour(&want);
 	bg = art_replay_behaviour(&got);
 	v = art_replay_diverges(&bw, &bg, "b");
@@ -342,7 +347,6 @@ test_a_changed_reply_diverges(void)
 	jv_free(bg);
 	jv_free(want);
 	jv_free(got);
-	testdb_close(&db);
 }
 
 static void
