@@ -194,33 +194,17 @@ find_bindir(struct shell *sh)
 	snprintf(sh->bindir, sizeof(sh->bindir), "%s", dirname(buf));
 }
 
-/* --agents, $AGENTRT_AGENTS, $XDG_CONFIG_HOME/agentrt/agents, ./agents:
- * as agentrt-session run looks. */
+/* --agents, then the environment: as agentrt-session run looks. */
 static void
 agent_dirs(struct shell *sh)
 {
-	const char *v;
-	char *p, *save;
-	int i;
+	struct art_err err;
 
-	for (i = 0; i < sh->o->nagent_dirs; i++)
-		sh->dirs[sh->ndirs++] = sh->o->agent_dirs[i];
-	if ((v = getenv("AGENTRT_AGENTS")) != NULL && *v != '\0') {
-		snprintf(sh->agents_env, sizeof(sh->agents_env), "%s", v);
-		for (p = strtok_r(sh->agents_env, ":", &save); p != NULL &&
-		    sh->ndirs < SHELL_MAX_DIRS + 1; p = strtok_r(NULL, ":",
-		    &save))
-			sh->dirs[sh->ndirs++] = p;
-	}
-	if ((v = getenv("XDG_CONFIG_HOME")) != NULL && *v == '/')
-		snprintf(sh->agents_xdg, sizeof(sh->agents_xdg),
-		    "%s/agentrt/agents", v);
-	else if ((v = getenv("HOME")) != NULL && *v != '\0')
-		snprintf(sh->agents_xdg, sizeof(sh->agents_xdg),
-		    "%s/.config/agentrt/agents", v);
-	if (sh->agents_xdg[0] != '\0')
-		sh->dirs[sh->ndirs++] = sh->agents_xdg;
-	sh->dirs[sh->ndirs++] = "agents";
+	sh->dirs = art_agent_dirs(sh->o->agent_dirs,
+	    (size_t)sh->o->nagent_dirs, getenv("AGENTRT_AGENTS"),
+	    getenv("XDG_CONFIG_HOME"), getenv("HOME"), &sh->ndirs, &err);
+	if (sh->dirs == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
 }
 
 static void
@@ -460,6 +444,7 @@ main(int argc, char *argv[])
 	struct opts o = { .db = NULL };
 	struct shell sh = { .o = &o };
 	const char *nc;
+	int status;
 
 	/* Only the shell sets a locale: libedit needs it for wide input. */
 	setlocale(LC_CTYPE, "");
@@ -478,8 +463,11 @@ main(int argc, char *argv[])
 	sh.tty = o.command == NULL && isatty(STDIN_FILENO);
 	choose(&sh);
 	if (o.command != NULL)
-		return one_turn(&sh, o.command);
-	if (!sh.tty)
-		return lines(&sh);
-	return repl(&sh);
+		status = one_turn(&sh, o.command);
+	else if (!sh.tty)
+		status = lines(&sh);
+	else
+		status = repl(&sh);
+	free(sh.dirs);
+	return status;
 }

@@ -25,7 +25,6 @@
 
 #include <jv.h>
 
-#include "cassette.h"
 #include "diag.h"
 #include "err.h"
 #include "ids.h"
@@ -33,8 +32,8 @@
 #include "request.h"
 #include "log.h"
 #include "ndjson.h"
+#include "replay.h"
 #include "session.h"
-#include "tooltape.h"
 
 #include "session-cmd.h"
 
@@ -53,23 +52,6 @@ struct replay {
 };
 
 /* --- what the recording holds ------------------------------------------ */
-
-/* The events of session sid among the lines, in order. */
-static jv
-events_of(const jv *lines, const char *sid)
-{
-	jv out = jv_array();
-
-	jv_array_foreach(*lines, i, l) {
-		const char *s = art_json_str(&l, "session_id");
-
-		if (i > 0 && s != NULL && strcmp(s, sid) == 0)
-			out = jv_array_append(out, l);
-		else
-			jv_free(l);
-	}
-	return out;
-}
 
 static int
 put_line(int fd, jv line)
@@ -94,346 +76,64 @@ put_line(int fd, jv line)
 	return 0;
 }
 
-/*
- * The cassette and the tape: each model call's request with the answer
- * it got, each tool call's arguments with its result or error, in the
- * order they were recorded, of every session in the file.
- */
+/* lines (consumed), one a line, into a new file at path; -1 with errno. */
+static int
+put_lines(const char *path, jv lines)
+{
+	int fd, rc, saved;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	rc = fd == -1 ? -1 : 0;
+	jv_array_foreach(lines, i, l) {
+		if (rc == 0 && put_line(fd, l) == -1)
+			rc = -1;
+		else if (rc == -1)
+			jv_free(l);
+		(void)i;
+	}
+	jv_free(lines);
+	saved = errno;
+	if (fd != -1)
+		close(fd);
+	errno = saved;
+	return rc;
+}
+
+/* The cassette and the tape, of every session in the file. */
 static int
 write_answers(struct replay *r, const jv *lines)
 {
-	jv asked = jv_object(), p, req, line, ans, args, trig;
-	const char *t, *id, *model;
-	int llm, tool, bad = 0;
-
-	llm = open(r->cassette, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	tool = open(r->tape, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (llm == -1 || tool == -1) {
+	if (put_lines(r->cassette, art_replay_cassette(lines)) == -1 ||
+	    put_lines(r->tape, art_replay_tape(lines)) == -1) {
 		art_warn("replay: write '%s': %s", r->dir, strerror(errno));
-		bad = 1;
+		return -1;
 	}
-	jv_array_foreach(*lines, i, l) {
-		p = art_json_field(&l, "payload");
-		t = art_json_str(&p, "type");
-		id = art_json_str(&p, "id");
-		jv_free(l);
-		if (bad || t == NULL || id == NULL) {
-			jv_free(p);
-			continue;
-		}
-		if (strcmp(t, "llm.call.requested") == 0 ||
-		    strcmp(t, "tool.call.requested") == 0) {
-			asked = jv_object_set(asked, jv_string(id), p);
-			continue;
-		}
-		req = jv_object_get(jv_copy(asked), jv_string(id));
-		if (!jv_is_valid(req)) {
-			jv_free(req);
-			jv_free(p);
-			continue;
-		}
-		line = jv_invalid();
-		if (strcmp(t, "llm.call.completed") == 0) {
-			jv rq = art_json_field(&req, "request");
-			jv resp = art_json_field(&p, "response");
-			jv none = jv_null(), deltas = jv_array();
-			int stream = 0;
-
-			art_json_get_bool(&req, "stream", 0, &stream, NULL);
-			model = art_json_str(&rq, "model");
-			line = art_cassette_line(model != NULL ? model : "",
-			    &rq, stream, &deltas, &resp, &none);
-			jv_free(rq);
-			jv_free(resp);
-			jv_free(deltas);
-		} else if (strcmp(t, "tool.call.completed") == 0 ||
-		    strcmp(t, "tool.call.errored") == 0) {
-			trig = jv_object_set(jv_object(), jv_string("arguments"),
-			    art_json_field(&req, "arguments"));
-			args = art_tooltape_args(&trig);
-			ans = jv_object_set(jv_copy(p), jv_string("type"),
-			    jv_string(strcmp(t, "tool.call.completed") == 0 ?
-			    "tool.result" : "tool.error"));
-			line = art_tooltape_line(art_json_str(&req, "name"),
-			    &args, &ans);
-			jv_free(trig);
-			jv_free(args);
-			jv_free(ans);
-		}
-		if (jv_is_valid(line) && put_line(strncmp(t, "llm.", 4) == 0 ?
-		    llm : tool, line) == -1) {
-			art_warn("replay: write '%s': %s", r->dir,
-			    strerror(errno));
-			bad = 1;
-		} else if (!jv_is_valid(line)) {
-			jv_free(line);
-		}
-		jv_free(req);
-		jv_free(p);
-	}
-	jv_free(asked);
-	if (llm != -1)
-		close(llm);
-	if (tool != -1)
-		close(tool);
-	return bad ? -1 : 0;
+	return 0;
 }
 
 /* Each session's agent file, as the recording started it. */
 static int
 write_agents(struct replay *r, const jv *lines)
 {
-	jv agents = jv_object(), p, tr, file;
+	jv files = art_replay_agent_files(lines);
 	char path[PATH_MAX * 2];
-	const char *t, *sid;
 	int fd, bad = 0;
 
-	jv_array_foreach(*lines, i, l) {
-		p = art_json_field(&l, "payload");
-		t = art_json_str(&p, "type");
-		sid = art_json_str(&l, "session_id");
-		if (t != NULL && sid != NULL && strcmp(t, "session.created") ==
-		    0 && art_json_str(&p, "agent_id") != NULL)
-			agents = jv_object_set(agents, jv_string(sid),
-			    art_json_field(&p, "agent_id"));
-		tr = art_json_field(&p, "trigger");
-		t = art_json_str(&tr, "type");
-		file = art_json_field(&p, "agent_file");
-		if (t != NULL && strcmp(t, "session.start") == 0 &&
-		    jv_get_kind(file) == JV_KIND_OBJECT && sid != NULL) {
-			jv a = jv_object_get(jv_copy(agents), jv_string(sid));
-
-			if (jv_get_kind(a) == JV_KIND_STRING) {
-				snprintf(path, sizeof(path), "%s/%s.json",
-				    r->agents, jv_string_value(a));
-				fd = open(path, O_WRONLY | O_CREAT | O_TRUNC |
-				    O_CLOEXEC, 0600);
-				if (fd == -1 || put_line(fd, jv_copy(file)) ==
-				    -1)
-					bad = 1;
-				if (fd != -1)
-					close(fd);
-			}
-			jv_free(a);
-		}
+	jv_object_foreach(files, id, file) {
+		snprintf(path, sizeof(path), "%s/%s.json", r->agents,
+		    jv_string_value(id));
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd == -1 || put_line(fd, jv_copy(file)) == -1)
+			bad = 1;
+		if (fd != -1)
+			close(fd);
+		jv_free(id);
 		jv_free(file);
-		jv_free(tr);
-		jv_free(p);
-		jv_free(l);
 	}
-	jv_free(agents);
+	jv_free(files);
 	if (bad)
 		art_warn("replay: write '%s': %s", r->agents, strerror(errno));
 	return bad ? -1 : 0;
-}
-
-/*
- * The client inputs of the root's events, in order: an input line to
- * send, or {"resume": PAYLOAD} for an interrupt resumed.
- */
-static jv
-client_inputs(const jv *events)
-{
-	jv out = jv_array(), p, tr;
-	const char *t, *tt;
-
-	jv_array_foreach(*events, i, ev) {
-		p = art_json_field(&ev, "payload");
-		t = art_json_str(&p, "type");
-		tr = art_json_field(&p, "trigger");
-		tt = art_json_str(&tr, "type");
-		if (t != NULL && strcmp(t, "decision.queued") == 0 &&
-		    tt != NULL && (strcmp(tt, "client.message") == 0 ||
-		    strcmp(tt, "client.messages") == 0 ||
-		    strcmp(tt, "client.action") == 0))
-			out = jv_array_append(out, jv_copy(tr));
-		else if (t != NULL && strcmp(t, "session.interrupt_resumed") ==
-		    0)
-			out = jv_array_append(out, jv_object_set(jv_object(),
-			    jv_string("resume"), art_json_field(&p,
-			    "payload")));
-		jv_free(tr);
-		jv_free(p);
-		jv_free(ev);
-	}
-	return out;
-}
-
-/* --- what a session did, to compare ------------------------------------- */
-
-/* v (consumed) without any "id" member, anywhere. */
-static jv
-without_ids(jv v)
-{
-	jv out;
-
-	if (jv_get_kind(v) == JV_KIND_ARRAY) {
-		out = jv_array();
-		jv_array_foreach(v, i, e)
-			out = jv_array_append(out, without_ids(e));
-		jv_free(v);
-		return out;
-	}
-	if (jv_get_kind(v) != JV_KIND_OBJECT)
-		return v;
-	out = jv_object();
-	jv_object_foreach(v, k, e) {
-		if (strcmp(jv_string_value(k), "id") == 0) {
-			jv_free(k);
-			jv_free(e);
-		} else {
-			out = jv_object_set(out, k, without_ids(e));
-		}
-	}
-	jv_free(v);
-	return out;
-}
-
-/*
- * What an event shows of the session's behaviour, or jv_invalid() for
- * an event that shows nothing comparable (ids, times and bookkeeping).
- */
-static jv
-observed(const jv *ev)
-{
-	jv p = art_json_field(ev, "payload"), o = jv_invalid(), rq;
-	const char *t = art_json_str(&p, "type");
-
-	if (t == NULL)
-		;
-	else if (strcmp(t, "llm.call.requested") == 0) {
-		rq = art_json_field(&p, "request");
-		o = jv_object_set(jv_object(), jv_string("model"),
-		    art_json_field(&rq, "model"));
-		o = jv_object_set(o, jv_string("messages"),
-		    art_cassette_messages(art_json_field(&rq, "messages")));
-		jv_free(rq);
-	} else if (strcmp(t, "tool.call.requested") == 0) {
-		o = jv_object_set(jv_object(), jv_string("name"),
-		    art_json_field(&p, "name"));
-		o = jv_object_set(o, jv_string("arguments"),
-		    art_json_field(&p, "arguments"));
-	} else if (strcmp(t, "message.new") == 0) {
-		o = jv_object_set(jv_object(), jv_string("message"),
-		    without_ids(art_json_field(&p, "message")));
-	} else if (strcmp(t, "turn.completed") == 0) {
-		o = jv_object_set(jv_object(), jv_string("data"),
-		    art_json_field(&p, "data"));
-		o = jv_object_set(o, jv_string("error"),
-		    art_json_field(&p, "error"));
-	} else if (strcmp(t, "session.interrupted") == 0) {
-		o = jv_object_set(jv_object(), jv_string("reason"),
-		    art_json_field(&p, "reason"));
-	}
-	if (jv_is_valid(o)) {
-		o = jv_object_merge(jv_object_set(jv_object(),
-		    jv_string("type"), jv_string(t)), o);
-		o = jv_object_set(o, jv_string("seq"), art_json_field(ev,
-		    "seq"));
-	}
-	jv_free(p);
-	return o;
-}
-
-/* The tool_call_id of o when it records a tool message, else NULL. */
-static const char *
-tool_answer(const jv *o, jv *msg)
-{
-	const char *t = art_json_str(o, "type"), *role;
-
-	*msg = art_json_field(o, "message");
-	role = art_json_str(msg, "role");
-	if (t == NULL || strcmp(t, "message.new") != 0 || role == NULL ||
-	    strcmp(role, "tool") != 0)
-		return NULL;
-	return art_json_str(msg, "tool_call_id");
-}
-
-/*
- * The observed events of a list of events, in order, but for the answers
- * of parallel calls: they are recorded as they finish, in any order, so
- * each run of tool messages is sorted by tool_call_id (as the cassette's
- * keys sort them in a model call's messages).
- */
-static jv
-behaviour(const jv *events)
-{
-	jv out = jv_array(), run = jv_array(), keys = jv_array(), o, msg;
-	const char *id;
-
-	jv_array_foreach(*events, i, ev) {
-		o = observed(&ev);
-		jv_free(ev);
-		if (!jv_is_valid(o)) {
-			jv_free(o);
-			continue;
-		}
-		if ((id = tool_answer(&o, &msg)) != NULL) {
-			keys = jv_array_append(keys, jv_string(id));
-			run = jv_array_append(run, o);
-			jv_free(msg);
-			continue;
-		}
-		jv_free(msg);
-		out = jv_array_concat(out, jv_sort(run, keys));
-		run = jv_array();
-		keys = jv_array();
-		out = jv_array_append(out, o);
-	}
-	return jv_array_concat(out, jv_sort(run, keys));
-}
-
-/* o without its seq: what is compared. */
-static jv
-unseq(const jv *o)
-{
-	return jv_object_delete(jv_copy(*o), jv_string("seq"));
-}
-
-/*
- * The first place the two differ, as a replay.divergence line, or
- * jv_null() when they agree.
- */
-static jv
-diverges(const jv *want, const jv *got, const char *sid)
-{
-	int n = jv_array_length(jv_copy(*want));
-	int m = jv_array_length(jv_copy(*got)), i;
-	jv a, b, ua, ub, line, ev;
-	bool same;
-
-	for (i = 0; i < n || i < m; i++) {
-		a = i < n ? jv_array_get(jv_copy(*want), i) : jv_null();
-		b = i < m ? jv_array_get(jv_copy(*got), i) : jv_null();
-		ua = jv_get_kind(a) == JV_KIND_NULL ? jv_null() : unseq(&a);
-		ub = jv_get_kind(b) == JV_KIND_NULL ? jv_null() : unseq(&b);
-		same = jv_equal(jv_copy(ua), jv_copy(ub));
-		if (!same) {
-			ev = jv_object_set(jv_object(), jv_string("index"),
-			    jv_number(i));
-			ev = jv_object_set(ev, jv_string("type"),
-			    art_json_field(i < n ? &a : &b, "type"));
-			ev = jv_object_set(ev, jv_string("expected_seq"),
-			    art_json_field(&a, "seq"));
-			ev = jv_object_set(ev, jv_string("actual_seq"),
-			    art_json_field(&b, "seq"));
-			line = jv_object_set(jv_object(), jv_string("type"),
-			    jv_string("replay.divergence"));
-			line = jv_object_set(line, jv_string("session"),
-			    jv_string(sid));
-			line = jv_object_set(line, jv_string("event"), ev);
-			line = jv_object_set(line, jv_string("expected"), ua);
-			line = jv_object_set(line, jv_string("actual"), ub);
-			jv_free(a);
-			jv_free(b);
-			return line;
-		}
-		jv_free(ua);
-		jv_free(ub);
-		jv_free(a);
-		jv_free(b);
-	}
-	return jv_null();
 }
 
 /* --- running the ring ---------------------------------------------------- */
@@ -668,9 +368,10 @@ session_replay(struct env *e, const struct opts *o, int argc, char **argv)
 	struct read_events x = { NULL, jv_invalid() };
 	struct art_err err;
 	const char *tmp = getenv("TMPDIR");
-	jv lines, head, rec, inputs, want, got, events, div;
+	jv lines, head, rec, inputs, div;
 	char tail[7];
 	int status = ART_EXIT_OK, n;
+	bool passed;
 
 	/* Said before any ring runs: decide would only die in it. */
 	if (o->policy != NULL && access(o->policy, R_OK) == -1)
@@ -682,7 +383,7 @@ session_replay(struct env *e, const struct opts *o, int argc, char **argv)
 		return ART_EXIT_FAIL;
 	head = jv_array_get(jv_copy(lines), 0);
 	r.recorded = art_json_str(&head, "session");
-	rec = events_of(&lines, r.recorded);
+	rec = art_replay_events(&lines, r.recorded);
 	{
 		jv first = jv_array_get(jv_copy(rec), 0);
 		jv p = art_json_field(&first, "payload");
@@ -722,7 +423,7 @@ session_replay(struct env *e, const struct opts *o, int argc, char **argv)
 		status = ART_EXIT_FAIL;
 		goto clean;
 	}
-	inputs = client_inputs(&rec);
+	inputs = art_replay_inputs(&rec);
 	jv_array_foreach(inputs, i, in) {
 		if (status == ART_EXIT_OK && send_input(&r, &in, i == 0) == -1)
 			status = ART_EXIT_FAIL;
@@ -737,26 +438,10 @@ session_replay(struct env *e, const struct opts *o, int argc, char **argv)
 		status = ART_EXIT_FAIL;
 		goto clean;
 	}
-	events = x.events;
-	want = behaviour(&rec);
-	got = behaviour(&events);
-	jv_free(events);
-	div = diverges(&want, &got, r.sid);
-	if (jv_get_kind(div) == JV_KIND_NULL) {
-		jv_free(div);
-		div = jv_object_set(jv_object(), jv_string("type"),
-		    jv_string("replay.passed"));
-		div = jv_object_set(div, jv_string("session"),
-		    jv_string(r.sid));
-		div = jv_object_set(div, jv_string("recorded"),
-		    jv_string(r.recorded));
-		div = jv_object_set(div, jv_string("events"),
-		    jv_number(jv_array_length(jv_copy(want))));
-	} else {
+	div = art_replay_verdict(&rec, &x.events, r.sid, r.recorded, &passed);
+	jv_free(x.events);
+	if (!passed)
 		status = ART_EXIT_FAIL;
-	}
-	jv_free(want);
-	jv_free(got);
 	if (art_ndjson_write(stdout, div, &err) == -1) {
 		art_warn("%s", err.msg);
 		status = ART_EXIT_FAIL;

@@ -24,7 +24,6 @@
 #include "ndjson.h"
 
 #include "session-cmd.h"
-#include "tools.h"
 
 /* The most lines one transaction takes (the rest wait for the next). */
 #define RING_BATCH_MAX	256
@@ -39,108 +38,13 @@ struct ring {
 	int				 eof;
 };
 
+/* Where agents and tools are, for the engine's load_agent. */
 struct agents {
-	const char	*dirs[MAX_AGENT_DIRS + 8];
-	size_t		 n;
-	char		 xdg[4096];
-	char		 env[4096];
-	int		 warned;	/* schema notes said */
-	char		*tools[MAX_AGENT_DIRS + 8];	/* NULL-terminated */
-	char		 tools_env[4096];
+	const char	**dirs;
+	size_t		  n;
+	char		**tools;
+	int		  warned;	/* schema notes said */
 };
-
-/*
- * An agent's tools given by name alone ("tools": ["calc"]) take their
- * declarations from the tools directories, as agentrt-tool --list prints
- * them (NAME.json beside the tool), so an agent need not repeat them.
- * Returns config with them filled in, or jv_invalid() with err.
- */
-static jv
-declare_tools(struct agents *a, const char *agent, jv config,
-    struct art_err *err)
-{
-	jv tools = art_json_field(&config, "tools"), out = jv_array(), d;
-	char *path;
-	int kind;
-
-	if (jv_get_kind(tools) != JV_KIND_ARRAY) {
-		jv_free(tools);
-		jv_free(out);
-		return config;
-	}
-	jv_array_foreach(tools, i, t) {
-		(void)i;
-		if (jv_get_kind(t) != JV_KIND_STRING) {
-			out = jv_array_append(out, t);
-			continue;
-		}
-		kind = art_tools_name_is_valid(jv_string_value(t)) ?
-		    art_tools_find(a->tools, jv_string_value(t), &path, err) :
-		    ART_TOOLS_NONE;
-		if (kind == -1 || kind == ART_TOOLS_NONE) {
-			if (kind == ART_TOOLS_NONE)
-				art_err_set(err, "bad_agent", "agent '%s': tool "
-				    "'%s' is in no tools directory (--tools, "
-				    "$AGENTRT_TOOLS, ./tools)", agent,
-				    jv_string_value(t));
-			jv_free(t);
-			jv_free(out);
-			jv_free(tools);
-			jv_free(config);
-			return jv_invalid();
-		}
-		d = art_tools_declaration(path, jv_string_value(t), err);
-		free(path);
-		if (!jv_is_valid(d)) {
-			jv_free(t);
-			jv_free(out);
-			jv_free(tools);
-			jv_free(config);
-			return jv_invalid();
-		}
-		out = jv_array_append(out, d);
-		jv_free(t);
-	}
-	jv_free(tools);
-	return jv_object_set(config, jv_string("tools"), out);
-}
-
-/*
- * A sub-agent's description, when its entry gives none, is the child
- * agent file's own "description" (the model sees it on the tool).
- */
-static jv
-describe_sub_agents(struct agents *a, jv config)
-{
-	jv subs = art_json_field(&config, "sub_agents"), out = jv_array(), e, f;
-	struct art_err err;
-	const char *id;
-
-	if (jv_get_kind(subs) != JV_KIND_ARRAY) {
-		jv_free(subs);
-		jv_free(out);
-		return config;
-	}
-	jv_array_foreach(subs, i, sa) {
-		(void)i;
-		e = jv_get_kind(sa) == JV_KIND_STRING ? jv_object_set(jv_object(),
-		    jv_string("id"), jv_copy(sa)) : jv_copy(sa);
-		id = art_json_str(&e, "id");
-		if (id != NULL && art_json_str(&e, "description") == NULL &&
-		    art_id_is_valid(id)) {
-			f = art_agent_load(a->dirs, a->n, id, &err);
-			if (jv_is_valid(f) && art_json_str(&f, "description") !=
-			    NULL)
-				e = jv_object_set(e, jv_string("description"),
-				    art_json_field(&f, "description"));
-			jv_free(f);
-		}
-		out = jv_array_append(out, e);
-		jv_free(sa);
-	}
-	jv_free(subs);
-	return jv_object_set(config, jv_string("sub_agents"), out);
-}
 
 static jv
 load_agent(void *ctx, const char *name, struct art_err *err)
@@ -149,9 +53,9 @@ load_agent(void *ctx, const char *name, struct art_err *err)
 	jv config = art_agent_load(a->dirs, a->n, name, err), notes;
 
 	if (jv_is_valid(config))
-		config = declare_tools(a, name, config, err);
+		config = art_agent_declare_tools(a->tools, name, config, err);
 	if (jv_is_valid(config))
-		config = describe_sub_agents(a, config);
+		config = art_agent_describe_sub_agents(a->dirs, a->n, config);
 	if (!jv_is_valid(config) || a->warned)
 		return config;
 	/* What the tool schemas will not check, said once per run. */
@@ -166,53 +70,19 @@ load_agent(void *ctx, const char *name, struct art_err *err)
 	return config;
 }
 
-/* --tools, else $AGENTRT_TOOLS, else ./tools: as agentrt-tool looks. */
+/* --agents and --tools, and the environment, as every command looks. */
 static void
-tool_dirs(struct agents *a, const struct opts *o)
+find_agents(struct agents *a, const struct opts *o)
 {
-	const char *v;
-	char *p, *save;
-	size_t n = 0;
-	int i;
+	struct art_err err;
 
-	for (i = 0; i < o->ntool_dirs; i++)
-		a->tools[n++] = (char *)o->tool_dirs[i];
-	if (n == 0 && (v = getenv("AGENTRT_TOOLS")) != NULL && *v != '\0') {
-		snprintf(a->tools_env, sizeof(a->tools_env), "%s", v);
-		for (p = strtok_r(a->tools_env, ":", &save); p != NULL &&
-		    n < MAX_AGENT_DIRS + 4; p = strtok_r(NULL, ":", &save))
-			a->tools[n++] = p;
-	}
-	if (n == 0)
-		a->tools[n++] = "./tools";
-	a->tools[n] = NULL;
-}
-
-/* --agents, then $AGENTRT_AGENTS, $XDG_CONFIG_HOME/agentrt/agents, ./agents. */
-static void
-agent_dirs(struct agents *a, const struct opts *o)
-{
-	const char *v;
-	char *p, *save;
-	int i;
-
-	a->n = 0;
-	for (i = 0; i < o->nagent_dirs; i++)
-		a->dirs[a->n++] = o->agent_dirs[i];
-	if ((v = getenv("AGENTRT_AGENTS")) != NULL && *v != '\0') {
-		snprintf(a->env, sizeof(a->env), "%s", v);
-		for (p = strtok_r(a->env, ":", &save); p != NULL &&
-		    a->n < MAX_AGENT_DIRS + 4; p = strtok_r(NULL, ":", &save))
-			a->dirs[a->n++] = p;
-	}
-	if ((v = getenv("XDG_CONFIG_HOME")) != NULL && *v == '/')
-		snprintf(a->xdg, sizeof(a->xdg), "%s/agentrt/agents", v);
-	else if ((v = getenv("HOME")) != NULL && *v != '\0')
-		snprintf(a->xdg, sizeof(a->xdg), "%s/.config/agentrt/agents", v);
-	if (a->xdg[0] != '\0')
-		a->dirs[a->n++] = a->xdg;
-	a->dirs[a->n++] = "agents";
-	tool_dirs(a, o);
+	a->dirs = art_agent_dirs(o->agent_dirs, (size_t)o->nagent_dirs,
+	    getenv("AGENTRT_AGENTS"), getenv("XDG_CONFIG_HOME"),
+	    getenv("HOME"), &a->n, &err);
+	a->tools = art_agent_tool_dirs(o->tool_dirs, (size_t)o->ntool_dirs,
+	    getenv("AGENTRT_TOOLS"), &err);
+	if (a->dirs == NULL || a->tools == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
 }
 
 /*
@@ -508,7 +378,7 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 	(void)argc, (void)argv;
 	signal(SIGPIPE, SIG_IGN);
 	eo.sync_always = sync_always();
-	agent_dirs(&agents, o);
+	find_agents(&agents, o);
 	r.events = open_events(o->events);
 	if ((r.engine = art_engine_new(&eo)) == NULL ||
 	    (r.out = art_outq_new(STDOUT_FILENO)) == NULL ||
@@ -538,5 +408,7 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 	art_ndjson_reader_free(r.in);
 	art_outq_free(r.out);
 	art_engine_free(r.engine);
+	free(agents.dirs);
+	free(agents.tools);
 	return status;
 }

@@ -40,10 +40,8 @@ struct shell {
 	char		 sid[64];	/* the session; "" before a turn */
 	char		 agent[256];	/* its agent; "" when there is none */
 	char		 model[256];	/* the -m or /model override; "" none */
-	const char	*dirs[SHELL_MAX_DIRS + 3];	/* where agents are */
+	const char	**dirs;		/* where agents are (art_agent_dirs) */
 	size_t		 ndirs;
-	char		 agents_env[4096];	/* $AGENTRT_AGENTS, split */
-	char		 agents_xdg[4096];
 	bool		 tty;		/* an interactive REPL on a terminal */
 	bool		 color;		/* ANSI colour on stdout */
 	bool		 quit;

@@ -10,6 +10,119 @@
 #include "ids.h"
 #include "json.h"
 #include "schema.h"
+#include "tools.h"
+
+/* --- where to look ------------------------------------------------------ */
+
+/* A list of directories being made, each entry a piece and a suffix. */
+struct dirs {
+	struct piece {
+		const char	*s;
+		size_t		 n;
+		const char	*suffix;
+	}		*v;
+	size_t		 k, cap, bytes;
+	int		 nomem;
+};
+
+static void
+add(struct dirs *d, const char *s, size_t n, const char *suffix)
+{
+	struct piece *nv;
+	size_t cap;
+
+	if (d->nomem)
+		return;
+	if (d->k == d->cap) {
+		cap = d->cap > 0 ? d->cap * 2 : 8;
+		if ((nv = realloc(d->v, cap * sizeof(*nv))) == NULL) {
+			d->nomem = 1;
+			return;
+		}
+		d->v = nv;
+		d->cap = cap;
+	}
+	d->v[d->k++] = (struct piece){ s, n, suffix };
+	d->bytes += n + strlen(suffix) + 1;
+}
+
+/* Each non-empty entry of the colon-separated path (NULL: none). */
+static void
+add_path(struct dirs *d, const char *path)
+{
+	const char *p, *colon;
+
+	for (p = path; p != NULL && *p != '\0'; p = *colon != '\0' ?
+	    colon + 1 : colon) {
+		colon = p + strcspn(p, ":");
+		if (colon > p)
+			add(d, p, (size_t)(colon - p), "");
+	}
+}
+
+/* The list in one allocation: the pointers, then the strings. */
+static char **
+dirs_done(struct dirs *d, size_t *len, struct art_err *err)
+{
+	char **out, *s;
+	size_t i, m;
+
+	if (d->nomem || (out = malloc((d->k + 1) * sizeof(*out) +
+	    d->bytes)) == NULL) {
+		free(d->v);
+		art_err_set(err, "nomem", "out of memory");
+		return NULL;
+	}
+	s = (char *)(out + d->k + 1);
+	for (i = 0; i < d->k; i++) {
+		m = strlen(d->v[i].suffix);
+		memcpy(s, d->v[i].s, d->v[i].n);
+		memcpy(s + d->v[i].n, d->v[i].suffix, m + 1);
+		out[i] = s;
+		s += d->v[i].n + m + 1;
+	}
+	out[d->k] = NULL;
+	if (len != NULL)
+		*len = d->k;
+	free(d->v);
+	return out;
+}
+
+const char **
+art_agent_dirs(const char *const *given, size_t n, const char *path,
+    const char *xdg, const char *home, size_t *len, struct art_err *err)
+{
+	struct dirs d = { 0 };
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		add(&d, given[i], strlen(given[i]), "");
+	add_path(&d, path);
+	if (xdg != NULL && *xdg == '/')
+		add(&d, xdg, strlen(xdg), "/agentrt/agents");
+	else if (home != NULL && *home != '\0')
+		add(&d, home, strlen(home), "/.config/agentrt/agents");
+	add(&d, "agents", 6, "");
+	return (const char **)dirs_done(&d, len, err);
+}
+
+char **
+art_agent_tool_dirs(const char *const *given, size_t n, const char *path,
+    struct art_err *err)
+{
+	struct dirs d = { 0 };
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		add(&d, given[i], strlen(given[i]), "");
+	if (d.k == 0)
+		add_path(&d, path);
+	if (d.k == 0)
+		add(&d, "./tools", 7, "");
+	return dirs_done(&d, NULL, err);
+}
+
+/* --- reading and checking ---------------------------------------------- */
 
 /* A header that carries a credential. */
 static int
@@ -228,4 +341,126 @@ art_agent_load(const char *const *dirs, size_t ndirs, const char *name,
 	art_err_set(err, "no_agent", "no agent '%s' (looked in %s)", name,
 	    *searched != '\0' ? searched : "no directory");
 	return jv_invalid();
+}
+
+/* --- what a config names that lives elsewhere --------------------------- */
+
+/*
+ * config (consumed) with each element of its array field key replaced by
+ * what fn makes of it (consumed); config as it is when key holds no
+ * array, jv_invalid() as soon as fn gives that.
+ */
+static jv
+map_field(jv config, const char *key, jv (*fn)(jv, const void *,
+    struct art_err *), const void *ctx, struct art_err *err)
+{
+	jv a = art_json_field(&config, key), out = jv_array(), e;
+
+	if (jv_get_kind(a) != JV_KIND_ARRAY) {
+		jv_free(a);
+		jv_free(out);
+		return config;
+	}
+	jv_array_foreach(a, i, x) {
+		(void)i;
+		if (!jv_is_valid(out)) {
+			jv_free(x);
+			continue;
+		}
+		e = fn(x, ctx, err);
+		if (jv_is_valid(e))
+			out = jv_array_append(out, e);
+		else {
+			jv_free(out);
+			out = e;
+		}
+	}
+	jv_free(a);
+	if (!jv_is_valid(out)) {
+		jv_free(config);
+		return out;
+	}
+	return jv_object_set(config, jv_string(key), out);
+}
+
+struct declaring {
+	char *const	*tool_dirs;
+	const char	*agent;
+};
+
+/* A tool (consumed) as declared: a name's declaration, else itself. */
+static jv
+declared(jv t, const void *ctx, struct art_err *err)
+{
+	const struct declaring *d = ctx;
+	const char *name;
+	char *path;
+	int kind;
+	jv decl;
+
+	if (jv_get_kind(t) != JV_KIND_STRING)
+		return t;
+	name = jv_string_value(t);
+	kind = art_tools_name_is_valid(name) ? art_tools_find(d->tool_dirs,
+	    name, &path, err) : ART_TOOLS_NONE;
+	if (kind == -1 || kind == ART_TOOLS_NONE) {
+		if (kind == ART_TOOLS_NONE)
+			art_err_set(err, "bad_agent", "agent '%s': tool '%s' is "
+			    "in no tools directory (--tools, $AGENTRT_TOOLS, "
+			    "./tools)", d->agent, name);
+		jv_free(t);
+		return jv_invalid();
+	}
+	decl = art_tools_declaration(path, name, err);
+	free(path);
+	jv_free(t);
+	return decl;
+}
+
+jv
+art_agent_declare_tools(char *const *tool_dirs, const char *agent, jv config,
+    struct art_err *err)
+{
+	const struct declaring d = { tool_dirs, agent };
+
+	return map_field(config, "tools", declared, &d, err);
+}
+
+struct describing {
+	const char *const	*dirs;
+	size_t			 ndirs;
+};
+
+/* A sub-agent entry (consumed) as an object, with a description. */
+static jv
+described(jv sa, const void *ctx, struct art_err *unused)
+{
+	const struct describing *d = ctx;
+	struct art_err err;
+	const char *id;
+	jv e, f;
+
+	(void)unused;
+	e = jv_get_kind(sa) == JV_KIND_STRING ? jv_object_set(jv_object(),
+	    jv_string("id"), jv_copy(sa)) : jv_copy(sa);
+	jv_free(sa);
+	id = art_json_str(&e, "id");
+	if (id == NULL || art_json_str(&e, "description") != NULL ||
+	    !art_id_is_valid(id))
+		return e;
+	f = art_agent_load(d->dirs, d->ndirs, id, &err);
+	if (jv_is_valid(f) && art_json_str(&f, "description") != NULL)
+		e = jv_object_set(e, jv_string("description"),
+		    art_json_field(&f, "description"));
+	jv_free(f);
+	return e;
+}
+
+jv
+art_agent_describe_sub_agents(const char *const *dirs, size_t ndirs,
+    jv config)
+{
+	const struct describing d = { dirs, ndirs };
+
+	return map_field(config, "sub_agents", described, &d, NULL);
 }

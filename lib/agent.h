@@ -1,4 +1,11 @@
-/* agent.h - agent files: agents/NAME.json holding an AgentConfig */
+/* agent.h - agent files: agents/NAME.json holding an AgentConfig
+ *
+ * Where agent files and tools are looked for, reading them, and what a
+ * config names that lives elsewhere: tools declared by name alone, and
+ * sub-agents described by their own files.  Nothing here reads the
+ * environment: the caller hands in what $AGENTRT_AGENTS, $AGENTRT_TOOLS,
+ * $XDG_CONFIG_HOME and $HOME say, so every command searches alike.
+ */
 #ifndef ART_AGENT_H
 #define ART_AGENT_H
 
@@ -7,6 +14,28 @@
 #include <jv.h>
 
 #include "err.h"
+
+/*
+ * Where agent files are looked for, in order: the n given (--agents),
+ * then each entry of path (colon-separated, as $AGENTRT_AGENTS; empty
+ * entries skipped; NULL or "" for none), then xdg/agentrt/agents when xdg
+ * ($XDG_CONFIG_HOME) is an absolute path, else home/.config/agentrt/agents
+ * when home ($HOME) is not empty, then "agents".  A NULL-terminated array
+ * of *len strings in one allocation, which free(3) frees, strings and
+ * all; NULL with err "nomem".
+ */
+const char **art_agent_dirs(const char *const *given, size_t n,
+	    const char *path, const char *xdg, const char *home, size_t *len,
+	    struct art_err *);
+/*
+ * Where tools are looked for, as art_tools_find() takes them: the n given
+ * (--tools); when there are none, each entry of path (colon-separated, as
+ * $AGENTRT_TOOLS; empty entries skipped; NULL or "" for none); when there
+ * are still none, "./tools".  A NULL-terminated array in one allocation,
+ * which free(3) frees; NULL with err "nomem".
+ */
+char	**art_agent_tool_dirs(const char *const *given, size_t n,
+	    const char *path, struct art_err *);
 
 /*
  * Reads NAME.json from the first of dirs (ndirs of them, searched in
@@ -26,5 +55,25 @@ jv	art_agent_load(const char *const *dirs, size_t ndirs, const char *name,
 jv	art_agent_schema_notes(const jv *config);
 /* Checks config (borrowed) is an AgentConfig; -1 with "bad_agent". */
 int	art_agent_check(const jv *config, struct art_err *);
+/*
+ * config (consumed; agent's) with each tool it names by name alone
+ * ("tools": ["calc"]) replaced by that tool's declaration, as
+ * art_tools_declaration() reads it beside the tool found in tool_dirs
+ * (NULL-terminated, searched in order), so an agent need not repeat what
+ * agentrt-tool --list prints.  A tool given as an object stays as it is.
+ * Returns the new config, or jv_invalid() with err "bad_agent" for a name
+ * in no tools directory, "bad_declaration" for one that cannot be read,
+ * or "nomem".
+ */
+jv	art_agent_declare_tools(char *const *tool_dirs, const char *agent,
+	    jv config, struct art_err *);
+/*
+ * config (consumed) with each sub-agent entry an object, and each whose
+ * entry gives no "description" given the one of the child's own agent
+ * file (in dirs, ndirs of them), which the model sees on the tool.  A
+ * sub-agent whose file is missing or has none stays without one.
+ */
+jv	art_agent_describe_sub_agents(const char *const *dirs, size_t ndirs,
+	    jv config);
 
 #endif
