@@ -1,0 +1,721 @@
+/* engine-calls.c - calls: dispatch, settle, void, timers, and planning
+ *
+ * A call (a model call, a tool call, a sub-agent) is requested by an
+ * action, goes out when a step is planned (eng_plan), and ends settled:
+ * completed, errored and retried as its policy allows, failed, or
+ * voided.  Its end queues the decision that folds the result in
+ * (llm.finished, tool.finished, sub_agent.finished).
+ */
+#include "engine-int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "request.h"
+#include "schema.h"
+#include "session.h"
+#include "wire.h"
+
+static int
+call_retry(const jv *call, enum art_call_kind kind, struct art_retry *r)
+{
+	jv pol = art_json_field(call, "retry");
+
+	art_retry_default(r, kind);
+	art_retry_layer(r, &pol, NULL);
+	jv_free(pol);
+	return 0;
+}
+
+enum art_call_kind
+eng_kind_of(const jv *call)
+{
+	const char *k = art_json_str(call, "kind"), *h;
+
+	if (k != NULL && strcmp(k, "llm_call") == 0)
+		return ART_KIND_LLM;
+	if (k != NULL && strcmp(k, "sub_agent") == 0)
+		return ART_KIND_SUB_AGENT;
+	h = art_json_str(call, "handler");
+	return h != NULL && strcmp(h, "client") == 0 ? ART_KIND_CLIENT_TOOL :
+	    ART_KIND_TOOL;
+}
+
+/* "llm.call.", "tool.call." or "sub_agent." + step. */
+jv
+eng_call_event(const jv *call, const char *step)
+{
+	enum art_call_kind k = eng_kind_of(call);
+	char type[32];
+
+	snprintf(type, sizeof(type), "%s.%s", k == ART_KIND_LLM ? "llm.call" :
+	    k == ART_KIND_SUB_AGENT ? "sub_agent" : "tool.call", step);
+	return set(set(obj(type), "id", art_json_field(call, "id")),
+	    "attempt", art_json_field(call, "attempt"));
+}
+
+/* The tool's arguments as the seed's ToolInput. */
+static jv
+tool_input(const char *args, const jv *call)
+{
+	struct art_err err;
+	jv v = art_json_parse_str(args, &err), in = jv_object();
+	const char *why = art_json_str(call, "input_error");
+
+	if (jv_get_kind(v) == JV_KIND_OBJECT && why != NULL) {
+		/* Parsed, but not what the tool's input schema says. */
+		in = set(in, "status", jv_string("invalid"));
+		in = set(in, "value", v);
+		return set(in, "error", jv_string(why));
+	}
+	if (jv_get_kind(v) == JV_KIND_OBJECT) {
+		in = set(in, "status", jv_string("valid"));
+		return set(in, "value", v);
+	}
+	in = set(in, "status", jv_string("malformed"));
+	in = set(in, "error", jv_is_valid(v) ? jv_string_fmt("arguments are "
+	    "%s, not a JSON object", art_json_kind_name(jv_get_kind(v))) :
+	    jv_string(err.msg));
+	jv_free(v);
+	return in;
+}
+
+/* A model call's request, kept apart from the call (views.c). */
+jv
+eng_call_request(struct cx *c, const jv *call)
+{
+	const char *id = art_json_str(call, "id");
+	jv req = id != NULL ? art_store_get(c->t, ART_DB_REQUESTS, c->sid, id,
+	    strlen(id), NULL) : jv_invalid();
+
+	return jv_is_valid(req) ? req : (jv_free(req), jv_null());
+}
+
+/*
+ * The request a worker-run call with a format carries: the provider's own
+ * body (PROTOCOL-NOTES §9), without "stream" (the trigger says).
+ */
+static jv
+native_request(const jv *call, jv req, struct art_err *err)
+{
+	const char *format = art_json_str(call, "format");
+	const struct art_wire *w = format != NULL ? art_wire_find(format) :
+	    NULL;
+	const char *model = art_json_str(&req, "model"), *slash;
+	jv body;
+
+	if (format == NULL)
+		return req;
+	if (w == NULL) {
+		jv_free(req);
+		art_err_set(err, "bad_request", "format '%s' is not openai or "
+		    "anthropic", format);
+		return jv_invalid();
+	}
+	slash = model != NULL ? strchr(model, '/') : NULL;
+	body = w->request(&req, slash != NULL ? slash + 1 : model != NULL ?
+	    model : "", false, err);
+	jv_free(req);
+	return body;
+}
+
+static int
+dispatch_llm(struct cx *c, const jv *call, jv p)
+{
+	const char *handler = art_json_str(call, "handler");
+	struct art_err err;
+	jv line, tr, req;
+
+	if (handler != NULL && strcmp(handler, "worker") == 0) {
+		req = art_request_llm(c->t, c->sid, eng_call_request(c, call),
+		    c->err);
+		if (!jv_is_valid(req)) {
+			jv_free(p);
+			return -1;
+		}
+		req = native_request(call, req, &err);
+		if (!jv_is_valid(req)) {
+			struct settle st = { art_json_str(call, "id"), 0, 0,
+			    jv_string(err.msg), 0, jv_string("provider_error"),
+			    0, 1 };
+
+			jv_free(req);
+			jv_free(p);
+			return eng_settle(c, &st, "llm.error", NULL);
+		}
+		tr = set(obj("llm.execute"), "id", art_json_field(call, "id"));
+		tr = set(tr, "request", req);
+		tr = set_some(tr, "format", art_json_field(call, "format"));
+		tr = set(tr, "stream", art_json_field(call, "stream"));
+		tr = set(tr, "attempt", art_json_field(call, "attempt"));
+		tr = set_some(tr, "deadline", art_json_field(&p, "deadline"));
+		jv_free(p);
+		return eng_queue_decision(c, tr, 1, jv_null());
+	}
+	line = set(obj("llm.request"), "session_id", jv_string(c->sid));
+	line = set(line, "id", art_json_field(call, "id"));
+	line = set(line, "attempt", art_json_field(call, "attempt"));
+	tr = set(jv_object(), "stream", art_json_field(call, "stream"));
+	tr = set_some(tr, "deadline", art_json_field(&p, "deadline"));
+	tr = set_some(tr, "mock", art_json_field(call, "mock"));
+	tr = set_some(tr, "providers", art_json_field(call, "providers"));
+	tr = set_some(tr, "fallback", art_json_field(call, "fallback"));
+	jv_free(p);
+	req = eng_call_request(c, call);
+	/* A default prompt goes out as text made from the last call's. */
+	p = eng_llm_line_text(c, jv_copy(line), &req, jv_copy(tr));
+	if (jv_get_kind(p) == JV_KIND_STRING) {
+		jv_free(req);
+		jv_free(line);
+		jv_free(tr);
+		eng_emit(c, p);
+		return 0;
+	}
+	if (!jv_is_valid(p)) {
+		jv_free(req);
+		jv_free(line);
+		jv_free(tr);
+		return -1;
+	}
+	req = art_request_llm(c->t, c->sid, req, c->err);
+	if (!jv_is_valid(req)) {
+		jv_free(line);
+		jv_free(tr);
+		return -1;
+	}
+	line = set(line, "request", req);
+	jv_object_foreach(tr, k, v)
+		line = jv_object_set(line, k, v);
+	jv_free(tr);
+	eng_emit(c, line);
+	return 0;
+}
+
+/* A queued call goes out: a request line, or an execute decision. */
+static int
+dispatch_call(struct cx *c, const jv *call)
+{
+	struct art_retry pol;
+	enum art_call_kind kind = eng_kind_of(call);
+	int64_t deadline;
+	jv p, tr, yes = art_json_field(call, "approved");
+	const char *args;
+	int held = art_json_str(call, "hold") != NULL &&
+	    jv_get_kind(yes) != JV_KIND_TRUE;
+
+	jv_free(yes);
+	if (held)
+		return eng_hold_call(c, call);	/* a person answers first */
+	p = eng_call_event(call, "dispatched");
+	call_retry(call, kind, &pol);
+	deadline = art_retry_deadline_ms(&pol, c->now);
+	if (deadline >= 0)
+		p = set(p, "deadline", eng_iso(deadline));
+	eng_wake_at(c, deadline);
+	if (eng_rec(c, jv_copy(p)) == -1) {
+		jv_free(p);
+		return -1;
+	}
+	if (kind == ART_KIND_LLM)
+		return dispatch_llm(c, call, p);
+	if (kind == ART_KIND_SUB_AGENT) {
+		jv_free(p);
+		return eng_open_child(c, call);
+	}
+	if (kind == ART_KIND_CLIENT_TOOL) {
+		jv_free(p);
+		return 0;	/* the client settles it */
+	}
+	args = art_json_str(call, "arguments");
+	tr = set(obj("tool.execute"), "id", art_json_field(call, "id"));
+	tr = set(tr, "name", art_json_field(call, "name"));
+	tr = set(tr, "arguments", jv_string(args != NULL ? args : ""));
+	tr = set(tr, "input", tool_input(args != NULL ? args : "", call));
+	tr = set(tr, "attempt", art_json_field(call, "attempt"));
+	tr = set_some(tr, "deadline", art_json_field(&p, "deadline"));
+	jv_free(p);
+	return eng_queue_decision(c, tr, 1, jv_null());
+}
+
+/* A settle's value as the text a tool message holds. */
+jv
+eng_as_text(jv v)
+{
+	if (jv_get_kind(v) == JV_KIND_STRING)
+		return v;
+	if (jv_get_kind(v) == JV_KIND_NULL) {
+		jv_free(v);
+		return jv_string("");
+	}
+	return jv_dump_string(v, 0);
+}
+
+/* Finds the pending call a settle names; jv_invalid() when refused. */
+static jv
+settle_target(struct cx *c, const struct settle *st, const char *kind,
+    const jv *line)
+{
+	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, st->id,
+	    strlen(st->id), NULL);
+	const char *status = art_json_str(&call, "status"), *k;
+	int64_t attempt = 0;
+	char msg[300];
+
+	k = art_json_str(&call, "kind");
+	art_json_get_int(&call, "attempt", 0, &attempt, NULL);
+	if (!jv_is_valid(call) || k == NULL || strcmp(k, kind) != 0)
+		snprintf(msg, sizeof(msg), "no %s '%s'", kind, st->id);
+	else if (status == NULL || strcmp(status, "pending") != 0)
+		snprintf(msg, sizeof(msg), "%s '%s' is not pending (%s)",
+		    kind, st->id, status != NULL ? status : "?");
+	else if (st->attempt != 0 && st->attempt != attempt)
+		snprintf(msg, sizeof(msg), "%s '%s': attempt %lld is stale "
+		    "(now %lld)", kind, st->id, (long long)st->attempt,
+		    (long long)attempt);
+	else
+		return call;
+	jv_free(call);
+	if (!st->internal && eng_rec_error(c, "stale_settle", msg, line) == -1)
+		return jv_number(-1);
+	return jv_invalid();
+}
+
+/* A failed attempt: retry when allowed, else the terminal fold-back. */
+int
+eng_call_failed(struct cx *c, const jv *call, const struct settle *st,
+    jv finished)
+{
+	struct art_retry pol;
+	int64_t attempt = 1, wait;
+	jv p = eng_call_event(call, "errored");
+
+	art_json_get_int(call, "attempt", 0, &attempt, NULL);
+	call_retry(call, eng_kind_of(call), &pol);
+	p = set_some(p, "name", art_json_field(call, "name"));
+	p = set(p, "error", jv_copy(st->value));
+	p = set(p, "retryable", st->retryable ? jv_true() : jv_false());
+	p = set_some(p, "code", jv_copy(st->code));
+	if (st->retryable && art_retry_again(&pol, attempt)) {
+		wait = art_retry_backoff_ms(&pol, attempt);
+		if (st->retry_after_ms > wait)
+			wait = st->retry_after_ms;
+		p = set(p, "next_at", eng_iso(c->now + wait));
+		eng_wake_at(c, c->now + wait);
+		jv_free(finished);
+		return eng_rec(c, p);
+	}
+	if (eng_rec(c, p) == -1) {
+		jv_free(finished);
+		return -1;
+	}
+	finished = set(finished, "ok", jv_false());
+	finished = set(finished, "error", jv_copy(st->value));
+	return eng_queue_decision(c, finished, 1, jv_null());
+}
+
+/*
+ * A result against the tool's output schema: the result's JSON when it
+ * is JSON text, else the text itself.  0, or -1 with the reason in err.
+ */
+static int
+check_output(const jv *call, const jv *result, struct art_err *err)
+{
+	jv schema = art_json_field(call, "output_schema"), v;
+	int r = 0;
+
+	if (jv_get_kind(schema) == JV_KIND_NULL) {
+		jv_free(schema);
+		return 0;
+	}
+	v = jv_get_kind(*result) == JV_KIND_STRING ? art_json_parse_str(
+	    jv_string_value(*result), NULL) : jv_copy(*result);
+	if (!jv_is_valid(v)) {
+		jv_free(v);
+		v = jv_copy(*result);
+	}
+	if (art_schema_validate(&schema, &v, err) == -1) {
+		art_err_prefix(err, "output does not match the tool's output "
+		    "schema");
+		r = -1;
+	}
+	jv_free(v);
+	jv_free(schema);
+	return r;
+}
+
+/* The trigger a call's end queues: tool.finished or sub_agent.finished. */
+jv
+eng_finished_for(const jv *call)
+{
+	if (eng_kind_of(call) == ART_KIND_SUB_AGENT)
+		return set(set(set(obj("sub_agent.finished"), "id",
+		    art_json_field(call, "tool_call_id")), "session_id",
+		    art_json_field(call, "id")), "agent_id", art_json_field(call,
+		    "agent_id"));
+	return set(set(obj("tool.finished"), "id", art_json_field(call, "id")),
+	    "name", art_json_field(call, "name"));
+}
+
+/* A tool call's result (borrowed), recorded and queued to fold in. */
+int
+eng_tool_done(struct cx *c, const jv *call, const jv *value)
+{
+	jv p, fin = eng_finished_for(call);
+
+	if (check_output(call, value, c->err) == -1) {
+		/* A result the tool promised otherwise: terminal, not retried. */
+		struct settle bad = { art_json_str(call, "id"), 0, 0,
+		    jv_string(c->err->msg), 0, jv_null(), 0, 1 };
+		int r = eng_call_failed(c, call, &bad, fin);
+
+		jv_free(bad.value);
+		return r;
+	}
+	p = eng_call_event(call, "completed");
+	p = set(p, "name", art_json_field(call, "name"));
+	p = set(p, "result", eng_as_text(jv_copy(*value)));
+	if (eng_rec(c, p) == -1) {
+		jv_free(fin);
+		return -1;
+	}
+	fin = set(fin, "ok", jv_true());
+	fin = set(fin, "result", eng_as_text(jv_copy(*value)));
+	return eng_queue_decision(c, fin, 1, jv_null());
+}
+
+static int
+settle_tool(struct cx *c, const struct settle *st, const jv *line)
+{
+	jv call = settle_target(c, st, "tool_call", line);
+	int r;
+
+	if (jv_get_kind(call) == JV_KIND_NUMBER)
+		return -1;
+	if (!jv_is_valid(call))
+		return 0;
+	r = st->ok ? eng_tool_done(c, &call, &st->value) : eng_call_failed(c,
+	    &call, st, eng_finished_for(&call));
+	jv_free(call);
+	return r;
+}
+
+/* The assistant message a model reply records, under the call's id. */
+static jv
+assistant(const char *id, const jv *resp)
+{
+	jv m = set(jv_object(), "id", jv_string(id)), tc;
+
+	m = set(m, "role", jv_string("assistant"));
+	m = set_some(m, "content", art_json_field(resp, "content"));
+	tc = art_json_field(resp, "tool_calls");
+	if (jv_get_kind(tc) == JV_KIND_ARRAY &&
+	    jv_array_length(jv_copy(tc)) > 0)
+		return set(m, "tool_calls", tc);
+	jv_free(tc);
+	return m;
+}
+
+static int
+is_worker(const jv *call)
+{
+	const char *h = art_json_str(call, "handler");
+
+	return h != NULL && strcmp(h, "worker") == 0;
+}
+
+/*
+ * A worker-run call with a format is answered in the provider's body:
+ * read it as an LlmResponse, or make the settle the error it is.
+ */
+static void
+native_response(const jv *call, struct settle *st)
+{
+	const struct art_wire *w = art_wire_find(art_json_str(call,
+	    "format"));
+	jv resp = jv_invalid(), e = jv_invalid();
+	size_t len;
+	char *text;
+	int r = -1;
+
+	if (w != NULL && (text = art_json_dump(&st->value, &len)) != NULL) {
+		r = w->response(text, len, &resp, &e);
+		free(text);
+	}
+	jv_free(st->value);
+	if (r == 0) {
+		jv_free(e);
+		st->value = resp;
+		return;
+	}
+	jv_free(resp);
+	st->ok = 0;
+	st->value = jv_is_valid(e) ? art_json_field(&e, "error") :
+	    jv_string("llm.result: cannot read the response");
+	st->retryable = jv_get_kind(jv_object_get(jv_copy(e),
+	    jv_string("retryable"))) == JV_KIND_TRUE;
+	jv_free(st->code);
+	st->code = jv_is_valid(e) ? art_json_field(&e, "code") : jv_null();
+	jv_free(e);
+}
+
+static int
+settle_llm(struct cx *c, struct settle *st, const jv *line)
+{
+	jv call = settle_target(c, st, "llm_call", line), p, fin;
+	const char *fr;
+
+	if (jv_get_kind(call) == JV_KIND_NUMBER)
+		return -1;
+	if (!jv_is_valid(call))
+		return 0;
+	if (st->ok && art_json_str(&call, "format") != NULL &&
+	    is_worker(&call))
+		native_response(&call, st);
+	fin = set(obj("llm.finished"), "id", jv_string(st->id));
+	if (!st->ok) {
+		int r;
+
+		fin = set(fin, "truncated", jv_false());
+		fin = set_some(fin, "code", jv_copy(st->code));
+		r = eng_call_failed(c, &call, st, fin);
+		jv_free(call);
+		return r;
+	}
+	p = set(eng_call_event(&call, "completed"), "response",
+	    jv_copy(st->value));
+	jv_free(call);
+	if (eng_rec(c, p) == -1) {
+		jv_free(fin);
+		return -1;
+	}
+	fr = art_json_str(&st->value, "finish_reason");
+	fin = set(fin, "ok", jv_true());
+	fin = set(fin, "message", assistant(st->id, &st->value));
+	fin = set(fin, "truncated", fr != NULL && strcmp(fr, "length") == 0 ?
+	    jv_true() : jv_false());
+	fin = set_some(fin, "usage", art_json_field(&st->value, "usage"));
+	fin = set_some(fin, "cost", art_json_field(&st->value, "cost"));
+	return eng_queue_decision(c, fin, 1, jv_null());
+}
+
+/* Reads a settle from a line or an action; -1 when it is malformed. */
+int
+eng_read_settle(const jv *src, const char *type, struct settle *st,
+    struct art_err *err)
+{
+	int is_error = strcmp(type + strlen(type) - 6, ".error") == 0;
+	int is_llm = strncmp(type, "llm.", 4) == 0;
+
+	memset(st, 0, sizeof(*st));
+	st->value = jv_null();
+	st->code = art_json_field(src, "code");
+	if (art_json_get_str(src, "id", 0, &st->id, err) == -1 ||
+	    art_json_get_int(src, "attempt", 0, &st->attempt, err) == -1 ||
+	    art_json_get_bool(src, "retryable", 0, &st->retryable, err) == -1 ||
+	    art_json_get_int(src, "retry_after_ms", 0, &st->retry_after_ms,
+	    err) == -1)
+		return -1;
+	st->ok = !is_error;
+	if (is_error) {
+		st->value = art_json_field(src, "error");
+		if (jv_get_kind(st->value) != JV_KIND_STRING)
+			return art_err_set(err, "bad_field", "%s: field 'error': "
+			    "expected string", type);
+	} else if (is_llm) {
+		st->value = art_json_field(src, "response");
+		if (jv_get_kind(st->value) != JV_KIND_OBJECT)
+			return art_err_set(err, "bad_field", "%s: field "
+			    "'response': expected object", type);
+	} else
+		st->value = art_json_field(src, "result");
+	return 0;
+}
+
+void
+eng_settle_release(struct settle *st)
+{
+	jv_free(st->value);
+	jv_free(st->code);
+}
+
+int
+eng_settle(struct cx *c, struct settle *st, const char *type, const jv *line)
+{
+	int r = strncmp(type, "llm.", 4) == 0 ? settle_llm(c, st, line) :
+	    settle_tool(c, st, line);
+
+	eng_settle_release(st);
+	return r;
+}
+
+/* Fails a call the engine itself gave up on (deadline, lost dispatch). */
+int
+eng_fail_call(struct cx *c, const jv *call, const char *why, const char *code)
+{
+	struct settle st = { art_json_str(call, "id"), 0, 0, jv_string(why), 1,
+	    code != NULL ? jv_string(code) : jv_null(), 0, 1 };
+	const char *child = art_json_str(call, "id");
+	jv cs;
+	int r;
+
+	if (eng_kind_of(call) == ART_KIND_SUB_AGENT) {
+		/* A child out of time: it stops, and the parent reads why. */
+		eng_settle_release(&st);
+		if (eng_refuse_call(c, call, jv_string_fmt("sub-agent %s: %s",
+		    art_json_str(call, "agent_id"), why)) == -1)
+			return -1;
+		cs = art_session_get(c->t, child, NULL);
+		r = jv_is_valid(cs) ? eng_with_session(c, child,
+		    eng_cancel_step, "cancelled: the delegation that started "
+		    "this session ran out of time") : 0;
+		jv_free(cs);
+		return r;
+	}
+	return eng_settle(c, &st, eng_kind_of(call) == ART_KIND_LLM ?
+	    "llm.error" : "tool.error", NULL);
+}
+
+/* Is interrupt id open in this session? */
+static int
+interrupt_open(struct cx *c, const char *id)
+{
+	jv s = eng_summary(c), all = art_json_field(&s, "interrupts"), it;
+	int open;
+
+	it = jv_get_kind(all) == JV_KIND_OBJECT ? jv_object_get(jv_copy(all),
+	    jv_string(id)) : jv_invalid();
+	open = jv_is_valid(it);
+	jv_free(it);
+	jv_free(all);
+	jv_free(s);
+	return open;
+}
+
+/*
+ * Abandons an open call: voided, its queued decisions dropped, and for a
+ * sub-agent its child session cancelled, and so its children (§7).
+ */
+int
+eng_void_call(struct cx *c, const jv *call)
+{
+	const char *id = art_json_str(call, "id");
+	const char *st = art_json_str(call, "status");
+	const char *iid = art_json_str(call, "interrupt_id");
+	jv cs;
+	int r = eng_rec(c, set(set(obj("call.voided"), "kind",
+	    art_json_field(call, "kind")), "id", jv_string(id)));
+
+	if (r == 0)
+		r = eng_drop_for_call(c, id);
+	/* A held call's question has nobody left to answer it. */
+	if (r == 0 && st != NULL && strcmp(st, "held") == 0 && iid != NULL &&
+	    interrupt_open(c, iid))
+		r = eng_rec(c, set(set(obj("session.interrupt_cancelled"),
+		    "interrupt_id", jv_string(iid)), "reason", jv_string("the "
+		    "call it held was voided")));
+	if (r == 0 && eng_kind_of(call) == ART_KIND_SUB_AGENT) {
+		cs = art_session_get(c->t, id, NULL);
+		if (jv_is_valid(cs))
+			r = eng_with_session(c, id, eng_cancel_step,
+			    "cancelled: the delegation that started this "
+			    "session was voided");
+		jv_free(cs);
+	}
+	return r;
+}
+
+/* --- planning and timers -------------------------------------------- */
+
+static int
+timers_for_call(struct cx *c, const jv *call)
+{
+	const char *st = art_json_str(call, "status");
+	int64_t due;
+
+	if (st == NULL)
+		return 0;
+	if (strcmp(st, "pending") == 0) {
+		due = eng_ms_of(call, "deadline");
+		if (due >= 0 && due <= c->now)
+			return eng_fail_call(c, call, "deadline exceeded",
+			    "deadline_exceeded");
+		eng_wake_at(c, due);
+	} else if (strcmp(st, "retry_scheduled") == 0) {
+		due = eng_ms_of(call, "next_at");
+		if (due >= 0 && due <= c->now) {
+			int64_t n = 1;
+
+			art_json_get_int(call, "attempt", 0, &n, NULL);
+			return eng_rec(c, set(eng_call_event(call, "requested"),
+			    "attempt", jv_number((double)n + 1)));
+		}
+		eng_wake_at(c, due);
+	}
+	return 0;
+}
+
+static int
+timers_for_decision(struct cx *c, const jv *s)
+{
+	jv live = art_json_field(s, "live");
+	int64_t due = eng_ms_of(&live, "deadline"), attempts = 1;
+	int r = 0, again;
+
+	if (jv_get_kind(live) != JV_KIND_OBJECT || due < 0 || due > c->now) {
+		eng_wake_at(c, due);
+		jv_free(live);
+		return 0;
+	}
+	art_json_get_int(&live, "attempts", 0, &attempts, NULL);
+	again = attempts < DECISION_ATTEMPTS;
+	r = eng_rec(c, set(set(set(obj("decision.errored"), "id",
+	    art_json_field(&live, "id")), "error",
+	    jv_string("deadline exceeded")), "retryable", again ? jv_true() :
+	    jv_false()));
+	if (r == 0)
+		r = again ? eng_redeliver(c, &live) : eng_fail_run(c,
+		    "decision deadline exceeded too often");
+	jv_free(live);
+	return r;
+}
+
+/* Timers, then calls that can go out, then the next decision. */
+int
+eng_plan(struct cx *c)
+{
+	jv s = eng_summary(c), calls;
+	int r = 0;
+
+	if (!jv_is_valid(s))
+		return -1;
+	r = timers_for_decision(c, &s);
+	jv_free(s);
+	s = eng_summary(c);
+	calls = jv_is_valid(s) ? eng_open_calls(c, &s) : jv_array();
+	jv_free(s);
+	jv_array_foreach(calls, i, call) {
+		if (r == 0)
+			r = timers_for_call(c, &call);
+		jv_free(call);
+	}
+	jv_free(calls);
+	if (r == -1 || !jv_is_valid(s = eng_summary(c)))
+		return -1;
+	calls = eng_open_calls(c, &s);
+	jv_array_foreach(calls, i, call) {
+		const char *st = art_json_str(&call, "status");
+
+		if (r == 0 && st != NULL && strcmp(st, "queued") == 0)
+			r = dispatch_call(c, &call);
+		jv_free(call);
+	}
+	jv_free(calls);
+	jv_free(s);
+	if (r == -1 || !jv_is_valid(s = eng_summary(c)))
+		return -1;
+	r = eng_dispatch_decision(c, &s);
+	jv_free(s);
+	return r;
+}

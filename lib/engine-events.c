@@ -1,0 +1,203 @@
+/* engine-events.c - recording an event, and what clients see of it
+ *
+ * Every event a step records goes through eng_rec(), which projects it:
+ * client events are a projection of what was recorded, never made up
+ * beside it, so a client is told nothing the log does not hold.
+ */
+#include "engine-int.h"
+
+#include <string.h>
+
+#include "json.h"
+#include "session.h"
+
+void
+eng_publish(struct cx *c, const jv *ev, jv ce)
+{
+	ce = set(ce, "session_id", jv_string(c->sid));
+	if (ev != NULL) {
+		ce = set_some(ce, "seq", art_json_field(ev, "seq"));
+		ce = set_some(ce, "turn_id", art_json_field(ev, "turn_id"));
+		ce = set_some(ce, "at", art_json_field(ev, "occurred_at"));
+	}
+	c->events = jv_array_append(c->events, ce);
+}
+
+static void
+status_event(struct cx *c, const jv *ev, const char *status)
+{
+	eng_publish(c, ev, set(obj("status"), "status", jv_string(status)));
+}
+
+/* Milliseconds from the call's dispatch to now. */
+static jv
+call_ms(struct cx *c, const char *id)
+{
+	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, id, strlen(id),
+	    NULL);
+	int64_t at = jv_is_valid(call) ? eng_ms_of(&call, "dispatched_at") : -1;
+
+	jv_free(call);
+	return at >= 0 ? jv_number((double)(c->now - at)) : jv_null();
+}
+
+jv
+eng_turn_record(struct cx *c, const char *tid)
+{
+	return tid != NULL ? art_store_get(c->t, ART_DB_TURNS, c->sid, tid,
+	    strlen(tid), NULL) : jv_invalid();
+}
+
+void
+eng_project_completion(struct cx *c, const jv *ev, const jv *p)
+{
+	jv turn = eng_turn_record(c, art_json_str(p, "turn_id")), ce;
+	int64_t started = jv_is_valid(turn) ? eng_ms_of(&turn, "started") : -1;
+	jv error = art_json_field(p, "error");
+	int failed = jv_get_kind(error) != JV_KIND_NULL;
+
+	ce = set(obj("completion"), "text", art_json_field(p, "data"));
+	ce = set(ce, "usage", art_json_field(p, "usage"));
+	ce = set(ce, "cost", art_json_field(p, "cost"));
+	ce = set(ce, "loop_iterations", art_json_field(p, "llm_calls"));
+	ce = set(ce, "duration_ms", started >= 0 ?
+	    jv_number((double)(c->now - started)) : jv_null());
+	ce = set_some(ce, "error", jv_copy(error));
+	if (ev == NULL)		/* a turn reported again: name it */
+		ce = set(ce, "turn_id", art_json_field(p, "turn_id"));
+	eng_publish(c, ev, ce);
+	status_event(c, ev, failed ? "error" : "complete");
+	eng_publish(c, ev, set(obj("turn.finished"), "status",
+	    jv_string(failed ? "failed" : "completed")));
+	jv_free(error);
+	jv_free(turn);
+}
+
+static void
+project_tool_result(struct cx *c, const jv *ev, const jv *p, int ok)
+{
+	const char *id = art_json_str(p, "id");
+	jv ce = obj("tool_result");
+
+	ce = set(ce, "id", art_json_field(p, "id"));
+	ce = set(ce, "name", art_json_field(p, "name"));
+	ce = set(ce, ok ? "result" : "error", art_json_field(p,
+	    ok ? "result" : "error"));
+	ce = set(ce, "duration_ms", id != NULL ? call_ms(c, id) : jv_null());
+	eng_publish(c, ev, ce);
+}
+
+static void
+project_metrics(struct cx *c, const jv *ev, const jv *p)
+{
+	const char *id = art_json_str(p, "id");
+	jv resp = art_json_field(p, "response"), ce = obj("metrics"), first;
+	jv total = id != NULL ? call_ms(c, id) : jv_null();
+
+	ce = set(ce, "id", art_json_field(p, "id"));
+	ce = set(ce, "model", art_json_field(&resp, "model"));
+	ce = set(ce, "usage", art_json_field(&resp, "usage"));
+	ce = set(ce, "cost", art_json_field(&resp, "cost"));
+	first = id != NULL ? jv_object_get(jv_copy(c->e->first_token),
+	    jv_string(id)) : jv_invalid();
+	if (jv_get_kind(first) == JV_KIND_NUMBER &&
+	    jv_get_kind(total) == JV_KIND_NUMBER)
+		ce = set(ce, "ttft_ms", jv_number(jv_number_value(total) -
+		    (double)(c->now - (int64_t)jv_number_value(first))));
+	else
+		ce = set(ce, "ttft_ms", jv_copy(total));
+	jv_free(first);
+	ce = set(ce, "total_ms", total);
+	eng_publish(c, ev, ce);
+	jv_free(resp);
+}
+
+static void
+project_errored(struct cx *c, const jv *ev, const jv *p, const char *what)
+{
+	jv ce = set(obj("error"), "code", jv_string(what));
+	jv next = art_json_field(p, "next_at"), again;
+
+	ce = set(ce, "id", art_json_field(p, "id"));
+	ce = set(ce, "message", art_json_field(p, "error"));
+	/* A call retries at next_at; a decision is sent again at once. */
+	again = art_json_field(p, "retryable");
+	ce = set(ce, "retrying", jv_get_kind(next) != JV_KIND_NULL ||
+	    (strcmp(what, "decision_error") == 0 &&
+	    jv_get_kind(again) == JV_KIND_TRUE) ? jv_true() : jv_false());
+	jv_free(next);
+	jv_free(again);
+	eng_publish(c, ev, ce);
+}
+
+/* What a client sees of a recorded event; most events show nothing. */
+static void
+project(struct cx *c, const jv *ev)
+{
+	jv p = art_json_field(ev, "payload");
+	const char *type = art_json_str(&p, "type");
+	jv next;
+
+	if (type == NULL)
+		;
+	else if (strcmp(type, "turn.started") == 0)
+		eng_publish(c, ev, obj("turn.started"));
+	else if (strcmp(type, "message.new") == 0)
+		eng_publish(c, ev, set(set(obj("message"), "message",
+		    art_json_field(&p, "message")), "parent_id",
+		    art_json_field(&p, "parent_id")));
+	else if (strcmp(type, "llm.call.dispatched") == 0)
+		status_event(c, ev, "thinking");
+	else if (strcmp(type, "tool.call.requested") == 0)
+		eng_publish(c, ev, set(set(set(set(obj("tool_call"), "id",
+		    art_json_field(&p, "id")), "name", art_json_field(&p,
+		    "name")), "arguments", art_json_field(&p, "arguments")),
+		    "handler", art_json_field(&p, "handler")));
+	else if (strcmp(type, "tool.call.dispatched") == 0)
+		status_event(c, ev, "acting");
+	else if (strcmp(type, "tool.call.completed") == 0)
+		project_tool_result(c, ev, &p, 1);
+	else if (strcmp(type, "tool.call.errored") == 0) {
+		next = art_json_field(&p, "next_at");
+		if (jv_get_kind(next) == JV_KIND_NULL)
+			project_tool_result(c, ev, &p, 0);
+		else
+			project_errored(c, ev, &p, "tool_error");
+		jv_free(next);
+	} else if (strcmp(type, "llm.call.completed") == 0)
+		project_metrics(c, ev, &p);
+	else if (strcmp(type, "llm.call.errored") == 0)
+		project_errored(c, ev, &p, "llm_error");
+	else if (strcmp(type, "decision.errored") == 0)
+		project_errored(c, ev, &p, "decision_error");
+	else if (strcmp(type, "session.interrupted") == 0)
+		eng_publish(c, ev, set(set(set(set(obj("status"), "status",
+		    jv_string("suspended")), "interrupt_id", art_json_field(&p,
+		    "interrupt_id")), "reason", art_json_field(&p, "reason")),
+		    "payload", art_json_field(&p, "payload")));
+	else if (strcmp(type, "turn.completed") == 0)
+		eng_project_completion(c, ev, &p);
+	else if (strcmp(type, "error") == 0)
+		eng_publish(c, ev, set(set(obj("error"), "code",
+		    art_json_field(&p, "code")), "message", art_json_field(&p,
+		    "message")));
+	jv_free(p);
+}
+
+/* Records payload (consumed) in the step's session and projects it. */
+int
+eng_rec(struct cx *c, jv payload)
+{
+	jv ev;
+
+	jv_free(c->sum);	/* every event may change the summary */
+	c->sum = jv_invalid();
+	if (art_session_record_at(c->t, c->sid, payload, &ev, &c->sum,
+	    c->err) == -1) {
+		c->sum = jv_invalid();
+		return -1;
+	}
+	project(c, &ev);
+	jv_free(ev);
+	return 0;
+}
