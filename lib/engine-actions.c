@@ -112,7 +112,7 @@ act_llm_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	if (art_json_str(&req, "model") == NULL) {
 		jv_free(req);
 		return eng_reject(c, "llm.call has no model (none in the "
-		    "action or the agent config)%s", NULL);
+		    "action or the agent config)");
 	}
 	art_retry_default(&pol, ART_KIND_LLM);
 	hv = pick(a, cfg, "handler");
@@ -121,8 +121,7 @@ act_llm_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	if (strcmp(handler, "server") != 0 && strcmp(handler, "worker") != 0) {
 		jv_free(hv);
 		jv_free(req);
-		return eng_reject(c, "llm.call: handler must be server or "
-		    "worker%s", NULL);
+		return eng_reject(c, "llm.call: handler must be server or worker");
 	}
 	if (layer_retry(c, &pol, cfg, a) == -1) {
 		jv_free(hv);
@@ -185,7 +184,7 @@ act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 
 	if ((name = art_json_str(a, "name")) == NULL) {
 		jv_free(args);
-		return eng_reject(c, "tool.call has no name%s", NULL);
+		return eng_reject(c, "tool.call has no name");
 	}
 	if (given != NULL && call_exists(c, given)) {
 		jv_free(args);
@@ -360,13 +359,13 @@ act_spawn(struct cx *c, const jv *a, const jv *cfg, const char *h)
 
 	if (child == NULL || !art_id_is_valid(child))
 		return eng_reject(c, "sub_agent.spawn: session_id must be a "
-		    "session id%s", NULL);
+		    "session id");
 	if (agent == NULL || !art_id_is_valid(agent) || tcid == NULL)
 		return eng_reject(c, "sub_agent.spawn needs agent_id and "
-		    "tool_call_id%s", NULL);
+		    "tool_call_id");
 	if (strcmp(child, c->sid) == 0)
 		return eng_reject(c, "sub_agent.spawn: a session cannot be its "
-		    "own child%s", NULL);
+		    "own child");
 	if (call_exists(c, child))
 		return 0;	/* redelivered: the child is already asked for */
 	art_retry_default(&pol, ART_KIND_SUB_AGENT);
@@ -441,7 +440,7 @@ act_send(struct cx *c, const jv *a)
 	if (r == -1) {
 		jv_free(m);
 		return eng_reject(c, "message.send needs session_id and a "
-		    "message%s", NULL);
+		    "message");
 	}
 	call = art_store_get(c->t, ART_DB_CALLS, c->sid, to, strlen(to), NULL);
 	st = art_json_str(&call, "status");
@@ -489,7 +488,7 @@ act(struct cx *c, const jv *a, const jv *live, const jv *cfg)
 	if (eng_head(c, h, sizeof(h)) == -1)
 		return -1;
 	if (type == NULL)
-		return eng_reject(c, "an action has no type%s", NULL);
+		return eng_reject(c, "an action has no type");
 	if (strcmp(type, "llm.call") == 0)
 		return act_llm_call(c, a, cfg, h);
 	if (strcmp(type, "tool.call") == 0)
@@ -780,8 +779,7 @@ eng_apply_response(struct cx *c, const jv *live, const jv *r)
 	if (jv_get_kind(actions) == JV_KIND_ARRAY) {
 		jv_array_foreach(actions, i, a) {
 			if (rc == 0 && jv_get_kind(a) != JV_KIND_OBJECT)
-				rc = eng_reject(c, "an action is not an "
-				    "object%s", NULL);
+				rc = eng_reject(c, "an action is not an object");
 			if (rc == 0)
 				rc = act(c, &a, live, &cfg);
 			jv_free(a);

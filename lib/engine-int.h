@@ -146,7 +146,8 @@ void	eng_adopt(struct cx *, const char *sid);
 jv	eng_iso(int64_t ms);
 int64_t	eng_ms_of(const jv *o, const char *key);
 int	eng_mint(struct cx *, char *buf);
-int	eng_reject(struct cx *, const char *fmt, const char *arg);
+int	eng_reject(struct cx *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
 void	eng_wake_at(struct cx *, int64_t ms);
 void	eng_wake(struct cx *, const jv *o, const char *key);
 void	eng_emit(struct cx *, jv line);

@@ -9,6 +9,7 @@
  */
 #include "engine-int.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -88,13 +89,16 @@ eng_mint(struct cx *c, char *buf)
 
 /* Refuses the step's input: the entry point records only the refusal. */
 int
-eng_reject(struct cx *c, const char *fmt, const char *arg)
+eng_reject(struct cx *c, const char *fmt, ...)
 {
-	char a[sizeof(c->err->msg)];
+	char why[sizeof(c->err->msg)];
+	va_list ap;
 
-	snprintf(a, sizeof(a), "%s", arg != NULL ? arg : "");	/* may alias */
-	art_err_set(c->err, "reject", fmt, a);
-	return -1;
+	/* Made apart first: an argument may be c->err->msg itself. */
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return art_err_set(c->err, "reject", "%s", why);
 }
 
 void
