@@ -18,12 +18,12 @@
 #include "session.h"
 #include "tree.h"
 
+/* Is there a call id?  1 yes, 0 no, -1 when the store fails. */
 static int
 call_exists(struct cx *c, const char *id)
 {
-	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, id, strlen(id),
-	    NULL);
-	int ok = jv_is_valid(call);
+	jv call = eng_get(c, ART_DB_CALLS, c->sid, id);
+	int ok = !jv_is_valid(call) ? -1 : jv_get_kind(call) != JV_KIND_NULL;
 
 	jv_free(call);
 	return ok;
@@ -95,13 +95,13 @@ act_llm_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	const char *given = art_json_str(a, "id"), *handler;
 	jv p, req, stream, hv, msgs = art_json_field(a, "messages");
 	int bad_msgs = jv_get_kind(msgs) != JV_KIND_NULL &&
-	    art_reconcile_check(&msgs, c->err) == -1;
+	    art_reconcile_check(&msgs, c->err) == -1, made;
 
 	jv_free(msgs);
 	if (bad_msgs)
 		return eng_reject(c, "llm.call: %s", c->err->msg);
-	if (given != NULL && call_exists(c, given))
-		return 0;	/* a live id: the call is already made */
+	if (given != NULL && (made = call_exists(c, given)) != 0)
+		return made < 0 ? -1 : 0;	/* a live id: already made */
 	if (given != NULL)
 		snprintf(id, sizeof(id), "%s", given);
 	else if (eng_mint(c, id) == -1)
@@ -180,15 +180,15 @@ act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	struct art_retry pol;
 	const char *given = art_json_str(a, "id"), *name, *dh;
 	jv args = art_json_field(a, "arguments"), decl, p, hold = jv_null();
-	int client;
+	int client, made;
 
 	if ((name = art_json_str(a, "name")) == NULL) {
 		jv_free(args);
 		return eng_reject(c, "tool.call has no name");
 	}
-	if (given != NULL && call_exists(c, given)) {
+	if (given != NULL && (made = call_exists(c, given)) != 0) {
 		jv_free(args);
-		return 0;
+		return made < 0 ? -1 : 0;
 	}
 	if (given != NULL)
 		snprintf(id, sizeof(id), "%s", given);
@@ -366,8 +366,8 @@ act_spawn(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	if (strcmp(child, c->sid) == 0)
 		return eng_reject(c, "sub_agent.spawn: a session cannot be its "
 		    "own child");
-	if (call_exists(c, child))
-		return 0;	/* redelivered: the child is already asked for */
+	if ((r = call_exists(c, child)) != 0)	/* redelivered: asked for */
+		return r < 0 ? -1 : 0;
 	art_retry_default(&pol, ART_KIND_SUB_AGENT);
 	if (layer_retry(c, &pol, &none, a) == -1)
 		return -1;
@@ -431,6 +431,7 @@ act_send(struct cx *c, const jv *a)
 {
 	const char *to = art_json_str(a, "session_id"), *st;
 	jv m = art_json_field(a, "message"), view, call, ts;
+	int64_t pid;
 	int r;
 
 	view = jv_array_append(jv_array(), jv_copy(m));
@@ -442,10 +443,14 @@ act_send(struct cx *c, const jv *a)
 		return eng_reject(c, "message.send needs session_id and a "
 		    "message");
 	}
-	call = art_store_get(c->t, ART_DB_CALLS, c->sid, to, strlen(to), NULL);
+	if (!jv_is_valid(call = eng_get(c, ART_DB_CALLS, c->sid, to))) {
+		jv_free(m);
+		return -1;
+	}
 	st = art_json_str(&call, "status");
 	ts = art_session_get(c->t, to, NULL);
-	if (jv_is_valid(call) && eng_kind_of(&call) == ART_KIND_SUB_AGENT &&
+	if (jv_get_kind(call) != JV_KIND_NULL &&
+	    eng_kind_of(&call) == ART_KIND_SUB_AGENT &&
 	    !jv_is_valid(ts) && st != NULL) {
 		/* Not opened yet: the message goes with it; never: dropped. */
 		r = strcmp(st, "queued") == 0 || strcmp(st, "retry_scheduled") ==
@@ -468,9 +473,9 @@ act_send(struct cx *c, const jv *a)
 		    "with that id", a);
 	else if (strcmp(to, c->sid) == 0)
 		r = eng_deliver(c, &m);
-	else if (eng_driver_of(c, to) != 0)
-		r = eng_rec_error(c, "busy", "message.send: another process "
-		    "drives that session", a);
+	else if ((pid = eng_driver_of(c, to)) != 0)
+		r = pid < 0 ? -1 : eng_rec_error(c, "busy", "message.send: "
+		    "another process drives that session", a);
 	else
 		r = eng_with_session(c, to, send_step, &m);
 	jv_free(ts);

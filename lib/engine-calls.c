@@ -82,15 +82,16 @@ tool_input(const char *args, const jv *call)
 	return in;
 }
 
-/* A model call's request, kept apart from the call (views.c). */
+/*
+ * A model call's request, kept apart from the call (views.c): jv_null()
+ * when it has none, jv_invalid() when the store fails.
+ */
 jv
 eng_call_request(struct cx *c, const jv *call)
 {
 	const char *id = art_json_str(call, "id");
-	jv req = id != NULL ? art_store_get(c->t, ART_DB_REQUESTS, c->sid, id,
-	    strlen(id), NULL) : jv_invalid();
 
-	return jv_is_valid(req) ? req : (jv_free(req), jv_null());
+	return id != NULL ? eng_get(c, ART_DB_REQUESTS, c->sid, id) : jv_null();
 }
 
 /*
@@ -252,20 +253,24 @@ eng_as_text(jv v)
 	return jv_dump_string(v, 0);
 }
 
-/* Finds the pending call a settle names; jv_invalid() when refused. */
+/*
+ * Finds the pending call a settle names; jv_invalid() when refused, or
+ * jv_number(-1) when the store fails.
+ */
 static jv
 settle_target(struct cx *c, const struct settle *st, const char *kind,
     const jv *line)
 {
-	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, st->id,
-	    strlen(st->id), NULL);
+	jv call = eng_get(c, ART_DB_CALLS, c->sid, st->id);
 	const char *status = art_json_str(&call, "status"), *k;
 	int64_t attempt = 0;
 	char msg[300];
 
+	if (!jv_is_valid(call))
+		return jv_number(-1);
 	k = art_json_str(&call, "kind");
 	art_json_get_int(&call, "attempt", 0, &attempt, NULL);
-	if (!jv_is_valid(call) || k == NULL || strcmp(k, kind) != 0)
+	if (k == NULL || strcmp(k, kind) != 0)
 		snprintf(msg, sizeof(msg), "no %s '%s'", kind, st->id);
 	else if (status == NULL || strcmp(status, "pending") != 0)
 		snprintf(msg, sizeof(msg), "%s '%s' is not pending (%s)",

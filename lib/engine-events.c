@@ -29,33 +29,40 @@ status_event(struct cx *c, const jv *ev, const char *status)
 	eng_publish(c, ev, set(obj("status"), "status", jv_string(status)));
 }
 
-/* Milliseconds from the call's dispatch to now. */
+/*
+ * Milliseconds from the call's dispatch to now (null when it has none),
+ * or jv_invalid() when the store fails.
+ */
 static jv
 call_ms(struct cx *c, const char *id)
 {
-	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, id, strlen(id),
-	    NULL);
-	int64_t at = jv_is_valid(call) ? eng_ms_of(&call, "dispatched_at") : -1;
+	jv call = eng_get(c, ART_DB_CALLS, c->sid, id);
+	int64_t at = eng_ms_of(&call, "dispatched_at");
 
+	if (!jv_is_valid(call))
+		return call;
 	jv_free(call);
 	return at >= 0 ? jv_number((double)(c->now - at)) : jv_null();
 }
 
+/* Turn tid's record: jv_null() when there is none or tid is NULL. */
 jv
 eng_turn_record(struct cx *c, const char *tid)
 {
-	return tid != NULL ? art_store_get(c->t, ART_DB_TURNS, c->sid, tid,
-	    strlen(tid), NULL) : jv_invalid();
+	return tid != NULL ? eng_get(c, ART_DB_TURNS, c->sid, tid) : jv_null();
 }
 
-void
+int
 eng_project_completion(struct cx *c, const jv *ev, const jv *p)
 {
-	jv turn = eng_turn_record(c, art_json_str(p, "turn_id")), ce;
-	int64_t started = jv_is_valid(turn) ? eng_ms_of(&turn, "started") : -1;
-	jv error = art_json_field(p, "error");
-	int failed = jv_get_kind(error) != JV_KIND_NULL;
+	jv turn = eng_turn_record(c, art_json_str(p, "turn_id")), ce, error;
+	int64_t started = eng_ms_of(&turn, "started");
+	int failed;
 
+	if (!jv_is_valid(turn))
+		return -1;
+	error = art_json_field(p, "error");
+	failed = jv_get_kind(error) != JV_KIND_NULL;
 	ce = set(obj("completion"), "text", art_json_field(p, "data"));
 	ce = set(ce, "usage", art_json_field(p, "usage"));
 	ce = set(ce, "cost", art_json_field(p, "cost"));
@@ -71,30 +78,36 @@ eng_project_completion(struct cx *c, const jv *ev, const jv *p)
 	    jv_string(failed ? "failed" : "completed")));
 	jv_free(error);
 	jv_free(turn);
+	return 0;
 }
 
-static void
+static int
 project_tool_result(struct cx *c, const jv *ev, const jv *p, int ok)
 {
 	const char *id = art_json_str(p, "id");
-	jv ce = obj("tool_result");
+	jv ms = id != NULL ? call_ms(c, id) : jv_null(), ce;
 
-	ce = set(ce, "id", art_json_field(p, "id"));
+	if (!jv_is_valid(ms))
+		return -1;
+	ce = set(obj("tool_result"), "id", art_json_field(p, "id"));
 	ce = set(ce, "name", art_json_field(p, "name"));
 	ce = set(ce, ok ? "result" : "error", art_json_field(p,
 	    ok ? "result" : "error"));
-	ce = set(ce, "duration_ms", id != NULL ? call_ms(c, id) : jv_null());
+	ce = set(ce, "duration_ms", ms);
 	eng_publish(c, ev, ce);
+	return 0;
 }
 
-static void
+static int
 project_metrics(struct cx *c, const jv *ev, const jv *p)
 {
 	const char *id = art_json_str(p, "id");
-	jv resp = art_json_field(p, "response"), ce = obj("metrics"), first;
-	jv total = id != NULL ? call_ms(c, id) : jv_null();
+	jv total = id != NULL ? call_ms(c, id) : jv_null(), resp, ce, first;
 
-	ce = set(ce, "id", art_json_field(p, "id"));
+	if (!jv_is_valid(total))
+		return -1;
+	resp = art_json_field(p, "response");
+	ce = set(obj("metrics"), "id", art_json_field(p, "id"));
 	ce = set(ce, "model", art_json_field(&resp, "model"));
 	ce = set(ce, "usage", art_json_field(&resp, "usage"));
 	ce = set(ce, "cost", art_json_field(&resp, "cost"));
@@ -110,6 +123,7 @@ project_metrics(struct cx *c, const jv *ev, const jv *p)
 	ce = set(ce, "total_ms", total);
 	eng_publish(c, ev, ce);
 	jv_free(resp);
+	return 0;
 }
 
 static void
@@ -130,13 +144,17 @@ project_errored(struct cx *c, const jv *ev, const jv *p, const char *what)
 	eng_publish(c, ev, ce);
 }
 
-/* What a client sees of a recorded event; most events show nothing. */
-static void
+/*
+ * What a client sees of a recorded event; most events show nothing.  -1
+ * when the store fails.
+ */
+static int
 project(struct cx *c, const jv *ev)
 {
 	jv p = art_json_field(ev, "payload");
 	const char *type = art_json_str(&p, "type");
 	jv next;
+	int r = 0;
 
 	if (type == NULL)
 		;
@@ -156,16 +174,16 @@ project(struct cx *c, const jv *ev)
 	else if (strcmp(type, "tool.call.dispatched") == 0)
 		status_event(c, ev, "acting");
 	else if (strcmp(type, "tool.call.completed") == 0)
-		project_tool_result(c, ev, &p, 1);
+		r = project_tool_result(c, ev, &p, 1);
 	else if (strcmp(type, "tool.call.errored") == 0) {
 		next = art_json_field(&p, "next_at");
 		if (jv_get_kind(next) == JV_KIND_NULL)
-			project_tool_result(c, ev, &p, 0);
+			r = project_tool_result(c, ev, &p, 0);
 		else
 			project_errored(c, ev, &p, "tool_error");
 		jv_free(next);
 	} else if (strcmp(type, "llm.call.completed") == 0)
-		project_metrics(c, ev, &p);
+		r = project_metrics(c, ev, &p);
 	else if (strcmp(type, "llm.call.errored") == 0)
 		project_errored(c, ev, &p, "llm_error");
 	else if (strcmp(type, "decision.errored") == 0)
@@ -176,12 +194,13 @@ project(struct cx *c, const jv *ev)
 		    "interrupt_id")), "reason", art_json_field(&p, "reason")),
 		    "payload", art_json_field(&p, "payload")));
 	else if (strcmp(type, "turn.completed") == 0)
-		eng_project_completion(c, ev, &p);
+		r = eng_project_completion(c, ev, &p);
 	else if (strcmp(type, "error") == 0)
 		eng_publish(c, ev, set(set(obj("error"), "code",
 		    art_json_field(&p, "code")), "message", art_json_field(&p,
 		    "message")));
 	jv_free(p);
+	return r;
 }
 
 /* Records payload (consumed) in the step's session and projects it. */
@@ -189,6 +208,7 @@ int
 eng_rec(struct cx *c, jv payload)
 {
 	jv ev;
+	int r;
 
 	jv_free(c->sum);	/* every event may change the summary */
 	c->sum = jv_invalid();
@@ -197,7 +217,7 @@ eng_rec(struct cx *c, jv payload)
 		c->sum = jv_invalid();
 		return -1;
 	}
-	project(c, &ev);
+	r = project(c, &ev);
 	jv_free(ev);
-	return 0;
+	return r;
 }

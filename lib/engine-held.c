@@ -70,10 +70,13 @@ eng_hold_call(struct cx *c, const jv *call)
 		return -1;
 	}
 	turn = eng_turn_record(c, art_json_str(&s, "turn"));
-	if (jv_is_valid(turn))
-		art_json_get_int(&turn, "llm_calls", 0, &loop, NULL);
-	jv_free(turn);
 	jv_free(s);
+	if (!jv_is_valid(turn)) {
+		jv_free(v);
+		return -1;
+	}
+	art_json_get_int(&turn, "llm_calls", 0, &loop, NULL);
+	jv_free(turn);
 	p = set(obj(hold), "tool_call_id", jv_string(id));
 	p = set(p, "tool_name", art_json_field(call, "name"));
 	p = set(p, "arguments", jv_get_kind(v) == JV_KIND_OBJECT ? jv_copy(v) :
@@ -156,7 +159,8 @@ answer_of(const jv *payload, const jv *asked, char *why, size_t n)
  * A resume of interrupt iid (it, borrowed) that held a call: with apply
  * 0 checks the payload (1 and why when it cannot answer), with apply 1
  * answers the call: approved, it runs; denied, it fails with the reason;
- * asked, the answer is its result.  0 when it held no call (any more).
+ * asked, the answer is its result.  0 when it held no call (any more),
+ * -1 when the store fails.
  */
 int
 eng_answer_hold(struct cx *c, const jv *it, const jv *payload, const char *iid,
@@ -167,11 +171,15 @@ eng_answer_hold(struct cx *c, const jv *it, const jv *payload, const char *iid,
 	const char *tcid = art_json_str(&p, "tool_call_id"), *st, *held;
 	int r = 0, yes = 0;
 
-	call = type != NULL && tcid != NULL ? art_store_get(c->t, ART_DB_CALLS,
-	    c->sid, tcid, strlen(tcid), NULL) : jv_invalid();
+	call = type != NULL && tcid != NULL ? eng_get(c, ART_DB_CALLS, c->sid,
+	    tcid) : jv_null();
+	if (!jv_is_valid(call)) {
+		jv_free(p);
+		return -1;
+	}
 	st = art_json_str(&call, "status");
 	held = art_json_str(&call, "interrupt_id");
-	if (!jv_is_valid(call) || st == NULL || strcmp(st, "held") != 0 ||
+	if (st == NULL || strcmp(st, "held") != 0 ||
 	    held == NULL || strcmp(held, iid) != 0) {
 		jv_free(call);
 		jv_free(p);

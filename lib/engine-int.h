@@ -152,6 +152,7 @@ void	eng_wake_at(struct cx *, int64_t ms);
 void	eng_wake(struct cx *, const jv *o, const char *key);
 void	eng_emit(struct cx *, jv line);
 /* engine-step.c: reading the session */
+jv	eng_get(struct cx *, enum art_db, const char *sid, const char *key);
 jv	eng_summary(struct cx *);
 int	eng_head(struct cx *, char *buf, size_t n);
 jv	eng_head_jv(const char *h);
@@ -169,7 +170,7 @@ int	eng_reject_step(struct cx *, void *why);
 /* engine-events.c */
 void	eng_publish(struct cx *, const jv *ev, jv ce);
 jv	eng_turn_record(struct cx *, const char *tid);
-void	eng_project_completion(struct cx *, const jv *ev, const jv *p);
+int	eng_project_completion(struct cx *, const jv *ev, const jv *p);
 int	eng_rec(struct cx *, jv payload);
 
 /* engine-queue.c */

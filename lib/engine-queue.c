@@ -197,18 +197,34 @@ compose(struct cx *c, const char *h, jv trigger)
 
 /* --- the live decision ---------------------------------------------- */
 
+/*
+ * What the proposal's callbacks read the session through.  art_propose()
+ * cannot fail, so a store failure a callback meets is kept here, and the
+ * request built on it is not sent.
+ */
+struct propose_cx {
+	struct cx	*c;
+	int		 failed;
+};
+
 static jv
 llm_call_cb(void *ctx, const char *id)
 {
-	struct cx *c = ctx;
-	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, id, strlen(id),
-	    NULL);
+	struct propose_cx *pc = ctx;
+	struct cx *c = pc->c;
+	jv call = eng_get(c, ART_DB_CALLS, c->sid, id), req;
 
-	if (!jv_is_valid(call)) {
+	if (jv_get_kind(call) != JV_KIND_OBJECT) {
+		pc->failed = pc->failed || !jv_is_valid(call);
 		jv_free(call);
 		return jv_null();
 	}
-	return set(call, "request", eng_call_request(c, &call));
+	if (!jv_is_valid(req = eng_call_request(c, &call))) {
+		pc->failed = 1;
+		jv_free(call);
+		return jv_null();
+	}
+	return set(call, "request", req);
 }
 
 /* Does message m ask for tool call id? */
@@ -273,7 +289,7 @@ reversed(jv a)
 static jv
 since_call_cb(void *ctx, const char *id)
 {
-	struct cx *c = ctx;
+	struct cx *c = ((struct propose_cx *)ctx)->c;
 	char at[ART_ID_MAX + 1];
 	jv rev = jv_array(), m;
 	int found = 0;
@@ -294,7 +310,7 @@ since_call_cb(void *ctx, const char *id)
 static jv
 prompt_cb(void *ctx, const jv *req)
 {
-	struct cx *c = ctx;
+	struct cx *c = ((struct propose_cx *)ctx)->c;
 
 	return art_request_prompt(c->t, c->sid, req, c->err);
 }
@@ -353,6 +369,7 @@ build_request(struct cx *c, const jv *live)
 	char h[ART_ID_MAX + 1];
 	jv s = eng_summary(c), r, config, calls, trigger, file, wcalls, intr;
 	jv ref;
+	struct propose_cx pc = { c, 0 };
 	struct art_propose_in in;
 	const char *id = art_json_str(live, "id"), *tt;
 
@@ -376,7 +393,7 @@ build_request(struct cx *c, const jv *live)
 	    *h != '\0' ? h : NULL, id, pending_calls(c, &s, id),
 	    tt != NULL && strcmp(tt, "client.messages") == 0 &&
 	    continues(c, &trigger, h), llm_call_cb, since_call_cb, prompt_cb,
-	    c };
+	    &pc };
 	r = set(obj("decision.request"), "session_id", jv_string(c->sid));
 	r = set(r, "decision_id", art_json_field(live, "id"));
 	r = set(r, "agent_id", art_json_field(&s, "agent_id"));
@@ -403,6 +420,10 @@ build_request(struct cx *c, const jv *live)
 	jv_free(file);
 	jv_free(intr);
 	jv_free(s);
+	if (pc.failed) {
+		jv_free(r);
+		return jv_invalid();	/* c->err says why */
+	}
 	return r;
 }
 

@@ -163,6 +163,33 @@ eng_config_at(struct cx *c, const char *h)
 	    *h != '\0' ? h : NULL, c->err);
 }
 
+/*
+ * The record under (sid, key) in db, key NULL for none: a new jv,
+ * jv_null() when there is none, or jv_invalid() with c->err when the
+ * store fails.  c->err is left alone otherwise, so a step may look a
+ * record up while its err holds the reason for something else.
+ */
+jv
+eng_get(struct cx *c, enum art_db db, const char *sid, const char *key)
+{
+	struct art_err err;
+	jv v;
+
+	/* No record is keyed by an id longer than an id may be. */
+	if ((sid != NULL && strlen(sid) > ART_ID_MAX) || (key != NULL &&
+	    strlen(key) > ART_ID_MAX))
+		return jv_null();
+	v = art_store_get(c->t, db, sid, key, key != NULL ? strlen(key) : 0,
+	    &err);
+	if (jv_is_valid(v))
+		return v;
+	jv_free(v);
+	if (art_err_is(&err, "not_found"))
+		return jv_null();
+	*c->err = err;
+	return jv_invalid();
+}
+
 jv
 eng_get_call(struct cx *c, const char *id)
 {

@@ -21,15 +21,19 @@ alive(long pid)
 	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
-/* The pid of another process that drives sid and lives, or 0. */
+/*
+ * The pid of another process that drives sid and lives, 0 when there is
+ * none, or -1 when the store fails.
+ */
 int64_t
 eng_driver_of(struct cx *c, const char *sid)
 {
-	jv d = art_store_get(c->t, ART_DB_DRIVERS, sid, NULL, 0, NULL);
+	jv d = eng_get(c, ART_DB_DRIVERS, sid, NULL);
 	int64_t pid = 0;
 
-	if (jv_is_valid(d))
-		art_json_get_int(&d, "pid", 0, &pid, NULL);
+	if (!jv_is_valid(d))
+		return -1;
+	art_json_get_int(&d, "pid", 0, &pid, NULL);
 	jv_free(d);
 	return pid != 0 && pid != c->e->o.pid && alive((long)pid) ? pid : 0;
 }
@@ -147,7 +151,11 @@ eng_open_child(struct cx *c, const jv *call)
 			    "start sub-agent %s: %s", agent, lerr.msg));
 		}
 	}
-	if ((pid = eng_driver_of(c, child)) != 0) {
+	if ((pid = eng_driver_of(c, child)) == -1) {
+		jv_free(co.file);
+		return -1;
+	}
+	if (pid != 0) {
 		struct settle st = { child, 0, 0, jv_string_fmt("sub-agent "
 		    "session %s is driven by process %lld", child,
 		    (long long)pid), 1, jv_null(), 0, 1 };
@@ -175,13 +183,14 @@ int
 eng_child_done_step(struct cx *c, void *arg)
 {
 	struct child_done *d = arg;
-	jv call = art_store_get(c->t, ART_DB_CALLS, c->sid, d->child,
-	    strlen(d->child), NULL), p, fin;
+	jv call = eng_get(c, ART_DB_CALLS, c->sid, d->child), p, fin;
 	const char *st = art_json_str(&call, "status");
 	int r;
 
-	if (!jv_is_valid(call) || eng_kind_of(&call) != ART_KIND_SUB_AGENT ||
-	    st == NULL || strcmp(st, "pending") != 0) {
+	if (!jv_is_valid(call))
+		return -1;
+	if (eng_kind_of(&call) != ART_KIND_SUB_AGENT || st == NULL ||
+	    strcmp(st, "pending") != 0) {
 		jv_free(call);
 		return 0;	/* voided, or not a delegation of ours */
 	}

@@ -61,8 +61,11 @@ begin_turn(struct cx *c, const jv *line, int *skip)
 			return *skip = 1, eng_rec_error(c, "bad_input",
 			    "bad turn_id", line);
 		turn = eng_turn_record(c, given);
-		if (jv_is_valid(turn)) {
+		if (!jv_is_valid(turn))
+			return -1;
+		if (jv_get_kind(turn) != JV_KIND_NULL) {
 			/* Done before: report it again, run nothing. */
+			int r;
 			jv p = set(obj("turn.completed"), "turn_id",
 			    jv_string(given));
 
@@ -72,11 +75,11 @@ begin_turn(struct cx *c, const jv *line, int *skip)
 			p = set(p, "cost", art_json_field(&turn, "cost"));
 			p = set(p, "llm_calls", art_json_field(&turn,
 			    "llm_calls"));
-			eng_project_completion(c, NULL, &p);
+			r = eng_project_completion(c, NULL, &p);
 			jv_free(p);
 			jv_free(turn);
-			*skip = 1;
-			return 0;
+			*skip = r == 0;
+			return r;
 		}
 		jv_free(turn);
 		snprintf(tid, sizeof(tid), "%s", given);
@@ -86,25 +89,29 @@ begin_turn(struct cx *c, const jv *line, int *skip)
 }
 
 /*
- * A client-handled call the tool message m (borrowed) answers: its id,
- * borrowed from m, or NULL when m answers no pending client call.
+ * Does the tool message m (borrowed) answer a pending client-handled
+ * call?  1 yes, its id (borrowed from m) in *id; 0 no; -1 when the store
+ * fails.
  */
-static const char *
-answers_client_call(struct cx *c, const jv *m)
+static int
+answers_client_call(struct cx *c, const jv *m, const char **id)
 {
-	const char *role = art_json_str(m, "role");
-	const char *id = art_json_str(m, "tool_call_id"), *status;
+	const char *role = art_json_str(m, "role"), *status;
 	jv call;
 	int yes;
 
-	if (role == NULL || strcmp(role, "tool") != 0 || id == NULL)
-		return NULL;
-	call = art_store_get(c->t, ART_DB_CALLS, c->sid, id, strlen(id), NULL);
+	*id = art_json_str(m, "tool_call_id");
+	if (role == NULL || strcmp(role, "tool") != 0 || *id == NULL)
+		return 0;
+	call = eng_get(c, ART_DB_CALLS, c->sid, *id);
+	if (!jv_is_valid(call))
+		return -1;
 	status = art_json_str(&call, "status");
-	yes = jv_is_valid(call) && eng_kind_of(&call) == ART_KIND_CLIENT_TOOL &&
-	    status != NULL && strcmp(status, "pending") == 0;
+	yes = jv_get_kind(call) == JV_KIND_OBJECT &&
+	    eng_kind_of(&call) == ART_KIND_CLIENT_TOOL && status != NULL &&
+	    strcmp(status, "pending") == 0;
 	jv_free(call);
-	return yes ? id : NULL;
+	return yes;
 }
 
 /*
@@ -118,7 +125,8 @@ static int
 client_answers(struct cx *c, const jv *view, const jv *line)
 {
 	int news = art_reconcile_news_from(c->t, c->sid, view, c->err);
-	int n = jv_array_length(jv_copy(*view)), i, r = 0;
+	int n = jv_array_length(jv_copy(*view)), i, r = 0, yes;
+	const char *id;
 	jv m, done = jv_object();
 
 	if (news < 0 || news >= n) {
@@ -127,24 +135,23 @@ client_answers(struct cx *c, const jv *view, const jv *line)
 	}
 	for (i = news; i < n; i++) {
 		m = jv_array_get(jv_copy(*view), i);
-		if (answers_client_call(c, &m) == NULL)
-			r = -1;
+		yes = answers_client_call(c, &m, &id);
 		jv_free(m);
-		if (r == -1) {
+		if (yes != 1) {
 			jv_free(done);
-			return 0;
+			return yes;
 		}
 	}
 	for (i = news; i < n && r == 0; i++) {
 		struct settle st;
-		const char *id;
 		jv seen;
 
 		m = jv_array_get(jv_copy(*view), i);
-		id = answers_client_call(c, &m);
-		seen = id != NULL ? jv_object_get(jv_copy(done),
+		if ((yes = answers_client_call(c, &m, &id)) == -1)
+			r = -1;
+		seen = yes == 1 ? jv_object_get(jv_copy(done),
 		    jv_string(id)) : jv_invalid();
-		if (id != NULL && !jv_is_valid(seen)) {
+		if (yes == 1 && !jv_is_valid(seen)) {
 			/* The first answer to a call wins. */
 			done = jv_object_set(done, jv_string(id), jv_true());
 			memset(&st, 0, sizeof(st));
@@ -352,11 +359,12 @@ input_resume(struct cx *c, const jv *line)
 		return eng_rec_error(c, "no_interrupt", msg, line);
 	}
 	payload = art_json_field(line, "payload");
-	if (eng_answer_hold(c, &it, &payload, id, 0, why, sizeof(why)) == 1) {
-		/* The answer does not fit the question: it stays open. */
+	r = eng_answer_hold(c, &it, &payload, id, 0, why, sizeof(why));
+	if (r != 0) {
+		/* 1: the answer does not fit the question; it stays open. */
 		jv_free(it);
 		jv_free(payload);
-		return eng_rec_error(c, "bad_input", why, line);
+		return r == 1 ? eng_rec_error(c, "bad_input", why, line) : -1;
 	}
 	r = eng_rec(c, set(set(obj("session.interrupt_resumed"), "interrupt_id",
 	    jv_string(id)), "payload", jv_copy(payload)));
@@ -593,17 +601,19 @@ eng_dispatch_input(struct cx *c, const jv *line)
 
 /* --- ending a turn -------------------------------------------------- */
 
+/* p (consumed) with turn tid's totals; jv_invalid() if the store fails. */
 static jv
 turn_totals(struct cx *c, jv p, const char *tid)
 {
 	jv turn = eng_turn_record(c, tid);
 
-	p = set(p, "usage", jv_is_valid(turn) ? art_json_field(&turn,
-	    "usage") : jv_null());
-	p = set(p, "cost", jv_is_valid(turn) ? art_json_field(&turn, "cost") :
-	    jv_null());
-	p = set(p, "llm_calls", jv_is_valid(turn) ? art_json_field(&turn,
-	    "llm_calls") : jv_null());
+	if (!jv_is_valid(turn)) {
+		jv_free(p);
+		return turn;
+	}
+	p = set(p, "usage", art_json_field(&turn, "usage"));
+	p = set(p, "cost", art_json_field(&turn, "cost"));
+	p = set(p, "llm_calls", art_json_field(&turn, "llm_calls"));
 	jv_free(turn);
 	return p;
 }
@@ -633,7 +643,7 @@ eng_end_turn(struct cx *c, jv data, jv error)
 		p = turn_totals(c, p, tid);
 		d.usage = art_json_field(&p, "usage");
 		d.cost = art_json_field(&p, "cost");
-		r = eng_rec(c, p);
+		r = jv_is_valid(p) ? eng_rec(c, p) : -1;
 		/* A sub-agent's turn answers the call that started it. */
 		if (r == 0 && parent != NULL && (pv = art_session_get(c->t,
 		    parent, NULL), jv_is_valid(pv))) {
@@ -750,8 +760,10 @@ eng_session_state(struct cx *c, int depth)
 	else {
 		status = art_json_str(&s, "status");
 		turn = eng_turn_record(c, art_json_str(&s, "turn"));
-		ts = jv_is_valid(turn) ? art_json_str(&turn, "status") : NULL;
-		if (status != NULL && strcmp(status, "running") == 0)
+		ts = art_json_str(&turn, "status");
+		if (!jv_is_valid(turn))
+			st = ART_ENGINE_FAILED;	/* as for a summary unread */
+		else if (status != NULL && strcmp(status, "running") == 0)
 			st = ART_ENGINE_PARKED;
 		else if (ts != NULL && strcmp(ts, "failed") == 0)
 			st = ART_ENGINE_FAILED;

@@ -180,6 +180,8 @@ eng_claim(struct cx *c)
 	int64_t pid = eng_other_driver(c);
 	jv d;
 
+	if (pid == -1)
+		return -1;
 	if (pid != 0)
 		return art_err_set(c->err, "busy", "session '%s' is driven by "
 		    "process %lld", c->sid, (long long)pid);
@@ -237,11 +239,12 @@ adopt_step(struct cx *c, void *arg)
 static int
 adopt_child(struct cx *c, const char *child)
 {
+	int64_t pid = 0;
 	jv cs;
 	int r = 0;
 
-	if (child == NULL || eng_driver_of(c, child) != 0)
-		return 0;
+	if (child == NULL || (pid = eng_driver_of(c, child)) != 0)
+		return pid < 0 ? -1 : 0;
 	cs = art_session_get(c->t, child, NULL);
 	if (jv_is_valid(cs))
 		r = eng_with_session(c, child, adopt_step, NULL);
@@ -471,7 +474,9 @@ checkout_step(struct cx *c, void *arg)
 
 	if (eng_head(c, old, sizeof(old)) == -1)
 		return -1;
-	if ((pid = eng_other_driver(c)) != 0)
+	if ((pid = eng_other_driver(c)) == -1)
+		return -1;
+	if (pid != 0)
 		return art_err_set(c->err, "busy", "session '%s' is driven by "
 		    "process %lld; send it a client.messages view instead",
 		    c->sid, (long long)pid);
@@ -512,6 +517,8 @@ cancel_op(struct cx *c, void *arg)
 {
 	int64_t pid = eng_other_driver(c);
 
+	if (pid == -1)
+		return -1;
 	if (pid != 0)
 		return art_err_set(c->err, "busy", "session '%s' is driven by "
 		    "process %lld", c->sid, (long long)pid);
