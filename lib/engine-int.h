@@ -37,18 +37,26 @@
 #include "calls.h"
 #include "engine.h"
 
-#define MAX_SESSIONS		64
 #define DECISION_ATTEMPTS	10
 #define SUB_AGENT_DEPTH		5	/* max_subagent_depth's default */
 
 struct art_engine {
 	struct art_engine_opts	 o;
-	char			 sids[MAX_SESSIONS][ART_ID_MAX + 1];
+	/*
+	 * The sessions driven, nsids of them, each with its next timer, in
+	 * arrays with room for cap and wcap (art_grow), at least one more
+	 * than nsids: the slot a session being started takes.  They grow
+	 * as sessions are adopted (drive() in engine.c), and sids may move
+	 * then, so what outlives a step holds an index into it, not a
+	 * pointer.
+	 */
+	char			(*sids)[ART_ID_MAX + 1];
+	int64_t			*wakes;
 	int			 nsids;
+	size_t			 cap, wcap;
 	jv			 out;		/* lines for the ring */
 	jv			 events;	/* events for clients */
 	int64_t			 wake;		/* the earliest of wakes[] */
-	int64_t			 wakes[MAX_SESSIONS];
 	jv			 first_token;	/* call id -> ms, for ttft */
 	/*
 	 * sid -> {head, depth, text}: the messages of the path root..head

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "json.h"
 #include "session.h"
 #include "tree.h"
@@ -29,6 +30,7 @@ static int	start_step(struct cx *c, void *arg);
 static int	checkout_step(struct cx *c, void *arg);
 static int	cancel_op(struct cx *c, void *arg);
 static int	recover(struct cx *c);
+static int	room(struct art_engine *e, int n, struct art_err *err);
 
 struct art_engine *
 art_engine_new(const struct art_engine_opts *o)
@@ -44,8 +46,10 @@ art_engine_new(const struct art_engine_opts *o)
 	e->prompt_stage = jv_object();
 	e->first_token = jv_object();
 	e->wake = -1;
-	for (int i = 0; i < MAX_SESSIONS; i++)
-		e->wakes[i] = -1;
+	if (room(e, 0, NULL) == -1) {
+		art_engine_free(e);
+		return NULL;
+	}
 	return e;
 }
 
@@ -59,6 +63,8 @@ art_engine_free(struct art_engine *e)
 	jv_free(e->first_token);
 	jv_free(e->prompts);
 	jv_free(e->prompt_stage);
+	free(e->sids);
+	free(e->wakes);
 	free(e);
 }
 
@@ -88,6 +94,21 @@ art_engine_wake(const struct art_engine *e)
 
 /* --- the sessions driven -------------------------------------------- */
 
+/* Room for n sessions and the slot kept free: 0, or -1 (err "nomem"). */
+static int
+room(struct art_engine *e, int n, struct art_err *err)
+{
+	size_t had = e->wcap;
+
+	if (art_grow(&e->sids, &e->cap, (size_t)n + 1, sizeof(*e->sids)) ==
+	    -1 || art_grow(&e->wakes, &e->wcap, (size_t)n + 1,
+	    sizeof(*e->wakes)) == -1)
+		return art_err_set(err, "nomem", "out of memory");
+	for (; had < e->wcap; had++)
+		e->wakes[had] = -1;
+	return 0;
+}
+
 /* A session's next timer, and so the engine's: the earliest of all. */
 static void
 set_wake(struct art_engine *e, const char *sid, int64_t wake)
@@ -97,10 +118,9 @@ set_wake(struct art_engine *e, const char *sid, int64_t wake)
 	for (i = 0; i < e->nsids; i++)
 		if (strcmp(e->sids[i], sid) == 0)
 			break;
-	/* i == nsids: the session being started takes the next slot. */
-	if (i < MAX_SESSIONS)
-		e->wakes[i] = wake;
-	if (i == e->nsids && n < MAX_SESSIONS)
+	/* i == nsids: the session being started, in the slot kept free. */
+	e->wakes[i] = wake;
+	if (i == e->nsids)
 		n++;
 	e->wake = -1;
 	for (i = 0; i < n; i++)
@@ -110,18 +130,20 @@ set_wake(struct art_engine *e, const char *sid, int64_t wake)
 
 /*
  * Sessions a step started driving (sub-agents, message.send targets)
- * join the ring's sessions; sids (consumed) may repeat or be known.
+ * join the ring's sessions; sids (consumed) may repeat or be known.  -1
+ * (err "nomem") when there is no room for one; e->sids may move.
  */
-static void
-drive(struct art_engine *e, jv sids, int64_t wake)
+static int
+drive(struct art_engine *e, jv sids, int64_t wake, struct art_err *err)
 {
-	int i;
+	int i, r = 0;
 
 	jv_array_foreach(sids, k, sid) {
 		for (i = 0; i < e->nsids; i++)
 			if (strcmp(e->sids[i], jv_string_value(sid)) == 0)
 				break;
-		if (i == e->nsids && e->nsids < MAX_SESSIONS) {
+		if (r == 0 && i == e->nsids &&
+		    (r = room(e, e->nsids + 1, err)) == 0) {
 			snprintf(e->sids[e->nsids], sizeof(e->sids[0]), "%s",
 			    jv_string_value(sid));
 			set_wake(e, e->sids[e->nsids], wake);
@@ -131,6 +153,7 @@ drive(struct art_engine *e, jv sids, int64_t wake)
 		(void)k;
 	}
 	jv_free(sids);
+	return r;
 }
 
 static int
@@ -155,7 +178,7 @@ run_op(struct art_engine *e, const char *sid, int (*fn)(struct cx *, void *),
 		e->out = jv_array_concat(e->out, op.out);
 		e->events = jv_array_concat(e->events, op.events);
 		set_wake(e, sid, op.wake);
-		drive(e, op.adopt, op.wake);
+		r = drive(e, op.adopt, op.wake, err);
 	} else {
 		eng_prompts_unstage(e);
 		jv_free(op.out);
@@ -362,8 +385,8 @@ art_engine_start(struct art_engine *e, const char *sid, const char *agent,
 	char id[ART_ID_BUFSZ];
 	int r, i;
 
-	if (e->nsids >= MAX_SESSIONS)
-		return art_err_set(err, "busy", "too many sessions in one ring");
+	if (room(e, e->nsids + 1, err) == -1)
+		return -1;
 	if (sid == NULL) {
 		if (art_ids_v7(e->o.ids, id) == -1)
 			return art_err_set(err, "ids", "cannot mint an id");
@@ -629,9 +652,9 @@ art_engine_input(struct art_engine *e, const char *sid, jv line,
 
 /* What the engine drives, saved so a batch that is undone undoes it. */
 struct driven {
-	int	nsids;
-	int64_t	wakes[MAX_SESSIONS];
-	int64_t	wake;
+	int	 nsids;
+	int64_t	*wakes;		/* the engine's first nsids + 1 */
+	int64_t	 wake;
 };
 
 struct batch {
@@ -643,19 +666,26 @@ struct batch {
 	struct driven		 was;
 };
 
-static void
-driven_save(const struct art_engine *e, struct driven *d)
+static int
+driven_save(const struct art_engine *e, struct driven *d, struct art_err *err)
 {
+	size_t n = (size_t)e->nsids + 1;
+
 	d->nsids = e->nsids;
-	memcpy(d->wakes, e->wakes, sizeof(d->wakes));
+	if ((d->wakes = calloc(n, sizeof(*d->wakes))) == NULL)
+		return art_err_set(err, "nomem", "out of memory");
+	memcpy(d->wakes, e->wakes, n * sizeof(*d->wakes));
 	d->wake = e->wake;
+	return 0;
 }
 
+/* The arrays only grow, so the engine's have room for what was saved. */
 static void
 driven_restore(struct art_engine *e, const struct driven *d)
 {
 	e->nsids = d->nsids;
-	memcpy(e->wakes, d->wakes, sizeof(e->wakes));
+	memcpy(e->wakes, d->wakes, ((size_t)d->nsids + 1) *
+	    sizeof(*e->wakes));
 	e->wake = d->wake;
 }
 
@@ -692,7 +722,7 @@ batch_txn(struct art_txn *t, void *ctx, struct art_err *err)
 		if (r == 0 && at >= 0) {
 			effect = effect || eng_op_has_effect(op);
 			set_wake(e, op->sid, op->wake);
-			drive(e, jv_copy(op->adopt), op->wake);
+			r = drive(e, jv_copy(op->adopt), op->wake, err);
 		}
 	}
 	if (r == 0 && !effect && !e->o.sync_always)
@@ -749,20 +779,21 @@ int
 art_engine_input_batch(struct art_engine *e, const char *sid, jv lines,
     struct art_err *err)
 {
-	struct batch b = { e, sid, lines, NULL, 0, { 0, { 0 }, 0 } };
+	struct batch b = { e, sid, lines, NULL, 0, { 0, NULL, 0 } };
 	int i, r;
 
 	b.n = jv_array_length(jv_copy(lines));
 	if (b.n <= 1)
 		return one_by_one(e, sid, lines, err);
-	if ((b.ops = calloc((size_t)b.n, sizeof(*b.ops))) == NULL) {
+	if (driven_save(e, &b.was, err) == -1 || (b.ops = calloc((size_t)b.n,
+	    sizeof(*b.ops))) == NULL) {
+		free(b.was.wakes);
 		jv_free(lines);
 		return art_err_set(err, "nomem", "out of memory");
 	}
 	for (i = 0; i < b.n; i++)
 		b.ops[i] = (struct op){ e, NULL, NULL, NULL, NULL, jv_array(),
 		    jv_array(), jv_array(), -1, 0, 0 };
-	driven_save(e, &b.was);
 	r = art_store_write(e->o.store, batch_txn, &b, err);
 	if (r == 0) {
 		eng_prompts_keep(e);
@@ -773,6 +804,7 @@ art_engine_input_batch(struct art_engine *e, const char *sid, jv lines,
 		driven_restore(e, &b.was);
 	}
 	free(b.ops);
+	free(b.was.wakes);
 	/* A rejected line is refused on its own: so is each of the others. */
 	if (r == -1 && art_err_is(err, "reject"))
 		return one_by_one(e, sid, lines, err);

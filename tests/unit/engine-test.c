@@ -1786,6 +1786,88 @@ test_a_refused_line_undoes_its_batch(void)
 	rig_close(&b);
 }
 
+/* More sessions than one engine once had room for (64). */
+#define MANY	70
+
+/* Is a decision of sid live?  (Its answer was taken when it is not.) */
+static int
+is_live(struct rig *r, const char *sid)
+{
+	jv req = art_engine_request(r->db.st, sid, &r->err);
+	int live = jv_get_kind(req) == JV_KIND_OBJECT;
+
+	jv_free(req);
+	return live;
+}
+
+static void
+test_one_engine_drives_any_number_of_sessions(void)
+{
+	char sid[ART_ID_MAX + 1];
+	struct rig r;
+	int i, started = 0;
+
+	rig_open(&r, CONFIG);
+	for (i = 0; i < MANY; i++)
+		started += art_engine_start(r.e, NULL, "calc", sid, &r.err) == 0;
+	take(&r);
+	ok(started == MANY && count(&r.raw, "decision.request") == MANY,
+	    "one engine starts 70 sessions, each sending its session.start");
+	clock_at(&r, "2026-01-02T03:09:05Z");
+	ok(tick(&r) == 0 && count(&r.raw, "decision.request") == MANY,
+	    "at their deadline a tick sends each one's decision again");
+	rig_close(&r);
+}
+
+/*
+ * A parent spawns 70 sub-agents in one response: every child is driven
+ * by the parent's engine, its timers fired by a tick and its lines taken
+ * in its own session, none reported as a session the ring does not drive.
+ */
+static void
+test_every_adopted_sub_agent_is_driven(void)
+{
+	char text[MANY * 160 + 64], cid[ART_ID_MAX + 1], resp[ART_ID_MAX + 32];
+	struct rig r;
+	jv req, reqs;
+	int i, n, taken = 0;
+
+	rig_open(&r, CONFIG);
+	rig_start(&r);
+	req = line(&r, "decision.request");
+	echo(&r, &req);
+	jv_free(req);
+	send(&r, HI);
+	req = line(&r, "decision.request");
+	n = snprintf(text, sizeof(text), "{\"actions\":[");
+	for (i = 0; i < MANY; i++)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "%s{\"type\":"
+		    "\"sub_agent.spawn\",\"session_id\":\"child-%d\","
+		    "\"agent_id\":\"calc\",\"tool_call_id\":\"t%d\"}",
+		    i > 0 ? "," : "", i, i);
+	snprintf(text + n, sizeof(text) - (size_t)n, "]}");
+	ok(respond(&r, &req, text) == 0 && count(&r.raw, "decision.request") ==
+	    MANY, "a response spawns 70 sub-agents, each child's first "
+	    "decision goes out");
+	jv_free(req);
+	clock_at(&r, "2026-01-02T03:09:05Z");
+	ok(tick(&r) == 0 && count(&r.raw, "decision.request") == MANY,
+	    "at their deadline a tick sends every child's decision again");
+	reqs = jv_copy(r.out);
+	jv_array_foreach(reqs, k, q) {
+		snprintf(resp, sizeof(resp), "{\"session_id\":\"%s\"}",
+		    str(&q, "session_id", cid, sizeof(cid)));
+		if (respond(&r, &q, resp) == 0 && !is_live(&r, cid) &&
+		    !has_event(&r, "error", "unknown_session"))
+			taken++;
+		jv_free(q);
+		(void)k;
+	}
+	jv_free(reqs);
+	ok(taken == MANY, "each child's answer is taken in its own session");
+	rig_close(&r);
+}
+
 int
 main(void)
 {
@@ -1820,5 +1902,7 @@ main(void)
 	test_actions_fill_their_defaults();
 	test_a_batch_records_what_line_by_line_would();
 	test_a_refused_line_undoes_its_batch();
+	test_one_engine_drives_any_number_of_sessions();
+	test_every_adopted_sub_agent_is_driven();
 	return tap_done();
 }
