@@ -36,6 +36,7 @@
 
 #include "calls.h"
 #include "engine.h"
+#include "json.h"
 
 #define DECISION_ATTEMPTS	10
 #define SUB_AGENT_DEPTH		5	/* max_subagent_depth's default */
@@ -127,21 +128,17 @@ obj(const char *type)
 	return jv_object_set(jv_object(), jv_string("type"), jv_string(type));
 }
 
+/* Short names for json.h's, as the engine builds objects on every line. */
 static inline jv
 set(jv o, const char *key, jv v)
 {
-	return jv_object_set(o, jv_string(key), v);
+	return art_json_set(o, key, v);
 }
 
-/* v unless it is null (or invalid), when the key is left out. */
 static inline jv
 set_some(jv o, const char *key, jv v)
 {
-	if (!jv_is_valid(v) || jv_get_kind(v) == JV_KIND_NULL) {
-		jv_free(v);
-		return o;
-	}
-	return jv_object_set(o, jv_string(key), v);
+	return art_json_set_some(o, key, v);
 }
 
 /* engine.c */
