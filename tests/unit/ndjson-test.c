@@ -1286,9 +1286,55 @@ test_filtered_lines_pass_by_raw_and_counted(void)
 	art_ndjson_reader_free(rd);
 }
 
+/* A parsed line's bytes too, as written, for a stage that passes it on. */
+static void
+test_every_line_gives_its_bytes_as_written(void)
+{
+	static const char in[] =
+	    "{\"type\":\"a\",\"x\":1.50}\n"
+	    "  {\"type\":\"b\", \"n\":100000000000000000001}  \r\n"
+	    "\n"
+	    "nope\n"
+	    "{\"type\":\"c\"}";
+	struct art_ndjson_reader *rd = art_ndjson_reader_new(-1, "t", 0,
+	    ART_NDJSON_REQUIRE_TYPE);
+	struct art_err err;
+	const char *raw;
+	size_t n;
+	jv v;
+
+	art_ndjson_feed(rd, in, sizeof(in) - 1, &err);
+	art_ndjson_feed_eof(rd);
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_OK &&
+	    (raw = art_ndjson_raw(rd, &n)) != NULL &&
+	    n == strlen("{\"type\":\"a\",\"x\":1.50}") &&
+	    memcmp(raw, "{\"type\":\"a\",\"x\":1.50}", n) == 0,
+	    "a parsed line's bytes are kept as written (1.50)");
+	jv_free(v);
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_OK &&
+	    (raw = art_ndjson_raw(rd, &n)) != NULL && n == strlen("  "
+	    "{\"type\":\"b\", \"n\":100000000000000000001}  ") &&
+	    memcmp(raw, "  {\"type\":\"b\"", 13) == 0 && raw[n - 1] == ' ',
+	    "with its blanks and digits, less \\r\\n");
+	jv_free(v);
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_BAD &&
+	    art_ndjson_raw(rd, &n) == NULL && n == 0,
+	    "a bad line gives no bytes: its excerpt is in the error line");
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_OK &&
+	    (raw = art_ndjson_raw(rd, &n)) != NULL && n == 12 &&
+	    memcmp(raw, "{\"type\":\"c\"}", 12) == 0 &&
+	    art_ndjson_lineno(rd) == 5,
+	    "an unterminated last line's bytes, at line 5");
+	jv_free(v);
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_EOF &&
+	    art_ndjson_raw(rd, &n) == NULL, "none at the end");
+	art_ndjson_reader_free(rd);
+}
+
 int
 main(void)
 {
+	test_every_line_gives_its_bytes_as_written();
 	test_filtered_lines_pass_by_raw_and_counted();
 	test_every_fixture_file_is_covered();
 	test_bad_line_does_not_swallow_the_next();
