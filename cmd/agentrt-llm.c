@@ -398,7 +398,8 @@ wait_and_work(struct stage *st)
 	int in = -1, out = -1;
 
 	if (art_input_fd(st->in) != -1) {
-		pfd[in = (int)n++] = (struct pollfd){ .fd = art_input_fd(st->in),
+		pfd[in = (int)n++] = (struct pollfd){
+		    .fd = art_input_fd(st->in),
 		    .events = POLLIN };
 	}
 	if (art_outq_pending(st->out) > 0) {
@@ -487,8 +488,8 @@ run(const struct opts *o, char **argv)
 		art_die(ART_EXIT_FAIL, "out of memory");
 	art_input_set_filter(st.in, wanted, &st);
 	open_next(&st);
-	while (art_input_fd(st.in) != -1 || st.nheld > 0 || art_llm_active(st.llm) > 0 ||
-	    art_outq_pending(st.out) > 0)
+	while (art_input_fd(st.in) != -1 || st.nheld > 0 ||
+	    art_llm_active(st.llm) > 0 || art_outq_pending(st.out) > 0)
 		wait_and_work(&st);
 	art_llm_free(st.llm);
 	art_llm_reuse_free(&st.reuse);

@@ -11,22 +11,16 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "testdir.h"
 
-static char tmp[256];
-
-/* Writes text to tmp/name; returns the path (a new string). */
+/* Writes text to the scratch directory's name; returns the path (a copy). */
 static char *
 put(const char *name, const char *text)
 {
-	char buf[512], *path;
-	FILE *f;
+	char *path = strdup(test_dir_put(name, text, 0644));
 
-	snprintf(buf, sizeof(buf), "%s/%s", tmp, name);
-	if ((path = strdup(buf)) == NULL || (f = fopen(path, "w")) == NULL || fputs(text, f) == EOF ||
-	    fclose(f) == EOF) {
-		printf("Bail out! write %s: %s\n", name, strerror(errno));
-		exit(1);
-	}
+	if (path == NULL)
+		test_dir_bail("strdup");
 	return path;
 }
 
@@ -49,7 +43,7 @@ read_all(struct art_input *in, bool wait, int *rc, struct art_err *err)
 	*rc = 1;
 	while ((st = art_ndjson_next(rd, &v, err)) != ART_NDJSON_EOF) {
 		if (st == ART_NDJSON_AGAIN) {
-			/* Fed the end yet no EOF; or, not waiting, read once. */
+			/* The end, yet no EOF; or not waiting: read once. */
 			if (*rc <= 0 || (!wait && reads++ > 0))
 				break;
 			*rc = art_input_read(in, wait, err);
@@ -110,7 +104,7 @@ test_a_missing_file_is_named_and_the_next_is_read(void)
 	char want[400];
 	int rc;
 
-	snprintf(missing, sizeof(missing), "%s/missing", tmp);
+	snprintf(missing, sizeof(missing), "%s", test_dir_path("missing"));
 	snprintf(want, sizeof(want), "open '%s': No such file or directory",
 	    missing);
 	in = art_input_new(files, 0, 0, "open");
@@ -134,13 +128,13 @@ test_a_missing_file_is_named_and_the_next_is_read(void)
 static void
 test_a_read_error_is_named_and_ends_the_file(void)
 {
-	char *files[] = { tmp, NULL };
+	char *files[] = { test_dir, NULL };
 	struct art_input *in = art_input_new(files, 0, 0, "open");
 	struct art_err err;
 	char want[300];
 	int rc;
 
-	snprintf(want, sizeof(want), "read %s: Is a directory", tmp);
+	snprintf(want, sizeof(want), "read %s: Is a directory", test_dir);
 	ok(art_input_open(in, &err) == 1 && art_input_read(in, true, &err) ==
 	    -1 && art_err_is(&err, "io") && strcmp(err.msg, want) == 0 &&
 	    art_input_failed(in), "a directory: \"read NAME: why\", failed");
@@ -163,10 +157,8 @@ test_stdin_alone_by_default_and_a_pipe_waited_on(void)
 	char c;
 	pid_t pid;
 
-	if (pipe(data) == -1 || pipe(go) == -1 || saved == -1) {
-		printf("Bail out! pipe: %s\n", strerror(errno));
-		exit(1);
-	}
+	if (pipe(data) == -1 || pipe(go) == -1 || saved == -1)
+		test_dir_bail("pipe");
 	if ((pid = fork()) == 0) {
 		close(data[0]);
 		close(go[1]);
@@ -236,36 +228,15 @@ test_every_file_gets_the_filter(void)
 	free(a);
 }
 
-static void
-cleanup(void)
-{
-	static const char *const names[] = { "a", "b", "here", "fa" };
-	char path[300];
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", tmp, names[i]);
-		unlink(path);
-	}
-	rmdir(tmp);
-}
-
 int
 main(void)
 {
-	char *base = getenv("TMPDIR");
-
-	snprintf(tmp, sizeof(tmp), "%s/input-test.XXXXXX",
-	    base != NULL && *base != '\0' ? base : "/tmp");
-	if (mkdtemp(tmp) == NULL) {
-		printf("Bail out! mkdtemp: %s\n", strerror(errno));
-		return 1;
-	}
+	test_dir_make("input-test");
 	test_files_are_read_in_turn_each_numbered_from_one();
 	test_a_missing_file_is_named_and_the_next_is_read();
 	test_a_read_error_is_named_and_ends_the_file();
 	test_stdin_alone_by_default_and_a_pipe_waited_on();
 	test_every_file_gets_the_filter();
-	cleanup();
+	test_dir_remove();
 	return tap_done();
 }
