@@ -2,7 +2,6 @@
 #include <config.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -17,6 +16,7 @@
 #include "decide.h"
 #include "diag.h"
 #include "err.h"
+#include "input.h"
 #include "json.h"
 #include "ndjson.h"
 #include "libcurl.h"
@@ -342,32 +342,34 @@ debug_value(void *arg, jv v)
 
 /* Answers or passes on one line; -1 when writing failed. */
 static int
-answer(struct run *r, struct art_decide_input *in, const jv *line,
-    const char *raw, size_t rawlen)
+answer(struct run *r, const struct art_ndjson_reader *rd, const jv *line)
 {
 	struct art_err err;
+	const char *raw;
+	size_t rawlen;
 	bool extra;
 	jv out;
 	enum art_decide_verdict v;
 
+	raw = art_ndjson_raw(rd, &rawlen);
 	art_err_clear(&err);
 	v = art_decide_raw(r->d, line, raw, rawlen, &out, &extra, &err);
 	if (extra && !r->warned_extra) {
 		art_warn("%s:%zu: the program yielded more than one value; "
-		    "only the first counts", art_decide_input_name(in),
-		    art_decide_input_lineno(in));
+		    "only the first counts", art_ndjson_name(rd),
+		    art_ndjson_lineno(rd));
 		r->warned_extra = true;
 	}
 	switch (v) {
 	case ART_DECIDE_ANSWER:
 		/* A worker that failed is answered for: say how. */
 		if (err.code != NULL)
-			art_warn("%s:%zu: %s", art_decide_input_name(in),
-			    art_decide_input_lineno(in), err.msg);
+			art_warn("%s:%zu: %s", art_ndjson_name(rd),
+			    art_ndjson_lineno(rd), err.msg);
 		return put_line(out);
 	case ART_DECIDE_FAIL:
-		art_warn("%s:%zu: %s", art_decide_input_name(in),
-		    art_decide_input_lineno(in), err.msg);
+		art_warn("%s:%zu: %s", art_ndjson_name(rd),
+		    art_ndjson_lineno(rd), err.msg);
 		if (put_line(out) == -1)
 			return -1;
 		return put_raw(raw, rawlen);
@@ -377,50 +379,52 @@ answer(struct run *r, struct art_decide_input *in, const jv *line,
 	return put_raw(raw, rawlen);
 }
 
-enum { FILTERED, READ_FAILED, WRITE_FAILED };
-
-/* Filters one input to its end, unless reading or writing fails. */
+/* One line of the reader; -1 when writing failed. */
 static int
-filter(struct run *r, int fd, const char *name, const struct opts *o)
+take(struct run *r, const struct art_ndjson_reader *rd,
+    enum art_ndjson_status st, jv line, const struct art_err *err)
 {
-	struct art_decide_input *in;
-	struct art_err err;
-	enum art_ndjson_status st;
 	const char *raw;
 	size_t rawlen;
-	jv line;
-	int status = FILTERED;
+	int rc;
 
-	if ((in = art_decide_input_new(fd, name, o->max_line)) == NULL)
-		art_die(ART_EXIT_FAIL, "out of memory");
-	art_decide_input_requests_only(in);
-	while ((st = art_decide_input_next(in, &line, &raw, &rawlen,
-	    &err)) != ART_NDJSON_EOF) {
-		if (st == ART_NDJSON_IOERR) {
+	switch (st) {
+	case ART_NDJSON_OK:
+		rc = answer(r, rd, &line);
+		jv_free(line);
+		return rc;
+	case ART_NDJSON_RAW:
+		raw = art_ndjson_raw(rd, &rawlen);
+		return put_raw(raw, rawlen);
+	default:
+		art_warn("%s:%zu: %s", art_ndjson_name(rd),
+		    art_ndjson_lineno(rd), err->msg);
+		return put_line(art_ndjson_bad_line(rd, err));
+	}
+}
+
+/* Filters the current input to its end; -1 when writing failed. */
+static int
+filter(struct run *r, struct art_input *in)
+{
+	struct art_ndjson_reader *rd = art_input_reader(in);
+	enum art_ndjson_status st;
+	struct art_err err;
+	jv line;
+
+	while ((st = art_ndjson_next(rd, &line, &err)) != ART_NDJSON_EOF) {
+		if (st != ART_NDJSON_AGAIN) {
+			if (take(r, rd, st, line, &err) == -1)
+				return -1;
+			continue;
+		}
+		if (art_input_read(in, true, &err) == -1) {
 			if (art_err_is(&err, "nomem"))
 				art_die(ART_EXIT_FAIL, "out of memory");
 			art_warn("%s", err.msg);
-			status = READ_FAILED;
-			break;
 		}
-		if (st == ART_NDJSON_BAD) {
-			art_warn("%s:%zu: %s", name,
-			    art_decide_input_lineno(in), err.msg);
-			if (put_line(art_decide_input_bad_line(in, &err)) == -1)
-				status = WRITE_FAILED;
-		} else if (st == ART_NDJSON_RAW) {
-			if (put_raw(raw, rawlen) == -1)
-				status = WRITE_FAILED;
-		} else {
-			if (answer(r, in, &line, raw, rawlen) == -1)
-				status = WRITE_FAILED;
-			jv_free(line);
-		}
-		if (status == WRITE_FAILED)
-			break;
 	}
-	art_decide_input_free(in);
-	return status;
+	return 0;
 }
 
 /*
@@ -428,28 +432,29 @@ filter(struct run *r, int fd, const char *name, const struct opts *o)
  * and the next is read.  A failed write ends the run.
  */
 static int
-filter_all(struct run *r, const struct opts *o, int argc, char **argv)
+filter_all(struct run *r, const struct opts *o, char **files)
 {
-	int i, fd, st, status = ART_EXIT_OK;
+	struct art_input *in;
+	struct art_err err;
+	int rc, status = ART_EXIT_OK;
 
-	if (argc == 0)
-		return filter(r, STDIN_FILENO, "<stdin>", o) == FILTERED ?
-		    ART_EXIT_OK : ART_EXIT_FAIL;
-	for (i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "-") == 0) {
-			st = filter(r, STDIN_FILENO, "<stdin>", o);
-		} else if ((fd = open(argv[i], O_RDONLY)) == -1) {
-			art_warn("read '%s': %s", argv[i], strerror(errno));
-			st = READ_FAILED;
-		} else {
-			st = filter(r, fd, argv[i], o);
-			close(fd);
-		}
-		if (st != FILTERED)
+	if ((in = art_input_new(files, o->max_line, ART_NDJSON_REQUIRE_TYPE,
+	    "read")) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	art_input_set_filter(in, art_decide_wants, NULL);
+	while ((rc = art_input_open(in, &err)) != 0) {
+		if (rc == -1) {
+			if (art_err_is(&err, "nomem"))
+				art_die(ART_EXIT_FAIL, "out of memory");
+			art_warn("%s", err.msg);
+		} else if (filter(r, in) == -1) {
 			status = ART_EXIT_FAIL;
-		if (st == WRITE_FAILED)
 			break;
+		}
 	}
+	if (art_input_failed(in))
+		status = ART_EXIT_FAIL;
+	art_input_free(in);
 	return status;
 }
 
@@ -557,7 +562,7 @@ main(int argc, char *argv[])
 	prepare(&o);
 	r.w = worker(&o);
 	r.d = decider(&o, r.w);
-	status = filter_all(&r, &o, argc - optind, argv + optind);
+	status = filter_all(&r, &o, argv + optind);
 	art_decide_free(r.d);
 	art_worker_free(r.w);
 	art_curl_unload();

@@ -33,14 +33,13 @@
 #include "clock.h"
 #include "diag.h"
 #include "err.h"
+#include "input.h"
 #include "json.h"
 #include "llm.h"
 #include "mock.h"
 #include "ndjson.h"
 #include "opt.h"
 #include "price.h"
-
-#define READ_CHUNK	65536
 
 struct opts {
 	size_t		 max_line;
@@ -57,20 +56,9 @@ struct held {
 	jv	 lines;
 };
 
-/* The input: the files named, one after another, or stdin alone. */
-struct input {
-	char			**paths;
-	int			  npaths, next;
-	int			  fd;	/* -1: between files */
-	struct art_ndjson_reader *rd;
-	bool			  done;	/* every file has ended */
-	bool			  failed; /* one could not be read */
-	void			 *stage;	/* the filter's */
-};
-
 struct stage {
 	const struct opts	*o;
-	struct input		 in;
+	struct art_input	*in;	/* the files named, or stdin */
 	struct art_outq		*out;
 	struct art_llm		*llm;
 	struct held		*held;	/* by due time, then arrival */
@@ -238,9 +226,10 @@ bad_request(struct stage *st, const jv *line, const struct art_err *err)
 	char msg[512];
 	jv text = jv_dump_string(jv_copy(*line), 0), e;
 
-	snprintf(msg, sizeof(msg), "%s:%zu: %s",
-	    art_ndjson_name(st->in.rd), art_ndjson_lineno(st->in.rd),
-	    err->msg);
+	const struct art_ndjson_reader *rd = art_input_reader(st->in);
+
+	snprintf(msg, sizeof(msg), "%s:%zu: %s", art_ndjson_name(rd),
+	    art_ndjson_lineno(rd), err->msg);
 	art_warn("%s", msg);
 	e = art_ndjson_error("bad_request", msg, jv_string_value(text),
 	    (size_t)jv_string_length_bytes(jv_copy(text)));
@@ -313,11 +302,12 @@ emit_raw(struct stage *st, const char *p, size_t n)
 static void
 drain(struct stage *st)
 {
+	struct art_ndjson_reader *rd = art_input_reader(st->in);
 	enum art_ndjson_status s;
 	struct art_err err;
 	jv line;
 
-	while ((s = art_ndjson_next(st->in.rd, &line, &err)) != ART_NDJSON_AGAIN
+	while ((s = art_ndjson_next(rd, &line, &err)) != ART_NDJSON_AGAIN
 	    && s != ART_NDJSON_EOF) {
 		if (s == ART_NDJSON_OK) {
 			take(st, line);
@@ -325,7 +315,7 @@ drain(struct stage *st)
 		}
 		if (s == ART_NDJSON_RAW) {
 			size_t n;
-			const char *raw = art_ndjson_raw(st->in.rd, &n);
+			const char *raw = art_ndjson_raw(rd, &n);
 
 			if (!st->raw_request) {
 				emit_raw(st, raw, n);
@@ -342,77 +332,42 @@ drain(struct stage *st)
 		}
 		if (s == ART_NDJSON_IOERR)	/* cannot happen when fed */
 			art_die(ART_EXIT_FAIL, "%s", err.msg);
-		art_warn("%s:%zu: %s", art_ndjson_name(st->in.rd),
-		    art_ndjson_lineno(st->in.rd), err.msg);
-		emit(st, art_ndjson_bad_line(st->in.rd, &err));
+		art_warn("%s:%zu: %s", art_ndjson_name(rd),
+		    art_ndjson_lineno(rd), err.msg);
+		emit(st, art_ndjson_bad_line(rd, &err));
 	}
 }
 
 /* --- input ------------------------------------------------------------ */
 
-/* Opens the next file to read; sets in->done after the last. */
+/* Opens the next file that can be opened, naming those that cannot. */
 static void
-open_next(struct input *in, size_t max_line)
+open_next(struct stage *st)
 {
-	const char *path;
+	struct art_err err;
 
-	while (in->next < in->npaths) {
-		path = in->paths[in->next++];
-		if (strcmp(path, "-") == 0) {
-			in->fd = STDIN_FILENO;
-			path = "<stdin>";
-		} else if ((in->fd = open(path, O_RDONLY)) == -1) {
-			art_warn("open '%s': %s", path, strerror(errno));
-			in->failed = true;
-			continue;
-		}
-		in->rd = art_ndjson_reader_new(-1, path, max_line,
-		    ART_NDJSON_REQUIRE_TYPE);
-		if (in->rd == NULL)
+	while (art_input_open(st->in, &err) == -1) {
+		if (art_err_is(&err, "nomem"))
 			art_die(ART_EXIT_FAIL, "out of memory");
-		art_ndjson_set_filter(in->rd, wanted, in->stage);
-		return;
+		art_warn("%s", err.msg);
 	}
-	in->done = true;
-}
-
-static void
-close_current(struct input *in)
-{
-	if (in->fd != STDIN_FILENO)
-		close(in->fd);
-	in->fd = -1;
-	art_ndjson_reader_free(in->rd);
-	in->rd = NULL;
 }
 
 /* Reads what the current file has, and takes the lines it completes. */
 static void
 read_some(struct stage *st)
 {
-	struct input *in = &st->in;
-	char buf[READ_CHUNK];
 	struct art_err err;
-	ssize_t n;
+	int rc = art_input_read(st->in, false, &err);
 
-	n = read(in->fd, buf, sizeof(buf));
-	if (n == -1 && (errno == EINTR || errno == EAGAIN))
-		return;
-	if (n == -1) {
-		art_warn("read %s: %s", art_ndjson_name(in->rd),
-		    strerror(errno));
-		in->failed = true;
-	}
-	if (n > 0) {
-		if (art_ndjson_feed(in->rd, buf, (size_t)n, &err) == -1)
+	if (rc == -1) {
+		if (art_err_is(&err, "nomem"))
 			art_die(ART_EXIT_FAIL, "out of memory");
-		drain(st);
-		return;
+		art_warn("%s", err.msg);
 	}
-	art_ndjson_feed_eof(in->rd);
 	drain(st);
-	close_current(in);
-	open_next(in, st->o->max_line);
+	if (rc <= 0)
+		open_next(st);
 }
 
 /* --- the loop --------------------------------------------------------- */
@@ -442,8 +397,9 @@ wait_and_work(struct stage *st)
 	size_t n = 0, nhttp;
 	int in = -1, out = -1;
 
-	if (!st->in.done) {
-		pfd[in = (int)n++] = (struct pollfd){ .fd = st->in.fd,
+	if (art_input_fd(st->in) != -1) {
+		pfd[in = (int)n++] = (struct pollfd){
+		    .fd = art_input_fd(st->in),
 		    .events = POLLIN };
 	}
 	if (art_outq_pending(st->out) > 0) {
@@ -499,14 +455,14 @@ net_init(struct art_err *err)
 }
 
 static int
-run(const struct opts *o, int argc, char **argv)
+run(const struct opts *o, char **argv)
 {
-	static char dash[] = "-", *stdin_only[] = { dash };
 	struct art_llm_opts lo = { .model = o->model,
 	    .mock_script = o->script, .env = env, .now_ms = bus_now_ms,
 	    .record_fd = -1, .net_init = net_init };
 	struct stage st = { .o = o };
 	struct art_err err;
+	int status;
 	const char *prices = o->prices != NULL ? o->prices :
 	    getenv("AGENTRT_PRICES");
 
@@ -525,16 +481,15 @@ run(const struct opts *o, int argc, char **argv)
 		art_die(ART_EXIT_USAGE, "--record '%s': %s", o->record,
 		    strerror(errno));
 
-	st.in.paths = argc > 0 ? argv : stdin_only;
-	st.in.npaths = argc > 0 ? argc : 1;
-	st.in.fd = -1;
-	st.in.stage = &st;
-	if ((st.out = art_outq_new(STDOUT_FILENO)) == NULL ||
+	if ((st.in = art_input_new(argv, o->max_line, ART_NDJSON_REQUIRE_TYPE,
+	    "open")) == NULL ||
+	    (st.out = art_outq_new(STDOUT_FILENO)) == NULL ||
 	    (st.llm = art_llm_new(&lo, answered, &st)) == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");
-	open_next(&st.in, o->max_line);
-	while (!st.in.done || st.nheld > 0 || art_llm_active(st.llm) > 0 ||
-	    art_outq_pending(st.out) > 0)
+	art_input_set_filter(st.in, wanted, &st);
+	open_next(&st);
+	while (art_input_fd(st.in) != -1 || st.nheld > 0 ||
+	    art_llm_active(st.llm) > 0 || art_outq_pending(st.out) > 0)
 		wait_and_work(&st);
 	art_llm_free(st.llm);
 	art_llm_reuse_free(&st.reuse);
@@ -545,7 +500,9 @@ run(const struct opts *o, int argc, char **argv)
 		close(lo.record_fd);
 	art_curl_unload();
 	free(st.held);
-	return st.in.failed ? ART_EXIT_FAIL : ART_EXIT_OK;
+	status = art_input_failed(st.in) ? ART_EXIT_FAIL : ART_EXIT_OK;
+	art_input_free(st.in);
+	return status;
 }
 
 int
@@ -592,7 +549,7 @@ main(int argc, char *argv[])
 			usage();
 		}
 	}
-	status = run(&o, argc - optind, argv + optind);
+	status = run(&o, argv + optind);
 	jv_free(o.script);
 	return status;
 }

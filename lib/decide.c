@@ -9,21 +9,11 @@
  * type, session_id and decision_id), null or no value passes the request
  * on.  The program is compiled once; jq_start() resets the machine for
  * each request.
- *
- * The input reader keeps each line's bytes so that a line passed on is the
- * line that came in, not libjq's re-serialisation of it (which would turn
- * 1.0 into 1 and 100000000000000000001 into 1e+20).  It splits the input
- * on '\n' itself and hands the ndjson reader one whole line at a time
- * through its feed API, so the checks and error lines are the ndjson
- * reader's own.
  */
 #include "decide.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <jq.h>
 
@@ -32,8 +22,6 @@
 #include "json.h"
 #include "request.h"
 #include "store.h"
-
-#define READ_CHUNK	65536
 
 struct art_decide {
 	jq_state	*jq;		/* NULL: answer with proposals */
@@ -485,211 +473,9 @@ art_decide_raw(struct art_decide *d, const jv *line, const char *raw,
 	return by_program(d, line, did, out, extra, err);
 }
 
-/* --- the input reader ------------------------------------------------- */
-
-struct art_decide_input {
-	struct art_ndjson_reader *rd;	/* fd -1: fed one line at a time */
-	int		 fd;
-	size_t		 max_line;
-	char		*buf;
-	size_t		 cap;
-	size_t		 start;		/* next byte to hand over */
-	size_t		 end;		/* past the last byte read */
-	size_t		 scanned;	/* known to hold no '\n' */
-	bool		 skipping;	/* inside a line over max_line */
-	bool		 eof;
-	const char	*line;		/* the line last handed over */
-	size_t		 linelen;	/* its length without the '\n' */
-};
-
-struct art_decide_input *
-art_decide_input_new(int fd, const char *name, size_t max_line)
-{
-	struct art_decide_input *in;
-
-	if ((in = calloc(1, sizeof(*in))) == NULL)
-		return NULL;
-	in->fd = fd;
-	in->max_line = max_line > 0 ? max_line : ART_NDJSON_MAX_LINE;
-	in->rd = art_ndjson_reader_new(-1, name, in->max_line,
-	    ART_NDJSON_REQUIRE_TYPE);
-	if (in->rd == NULL) {
-		free(in);
-		return NULL;
-	}
-	return in;
-}
-
-static int
-only_requests(const char *type, const char *trigger, void *ctx)
+int
+art_decide_wants(const char *type, const char *trigger, void *ctx)
 {
 	(void)trigger, (void)ctx;
 	return strcmp(type, "decision.request") == 0;
-}
-
-void
-art_decide_input_requests_only(struct art_decide_input *in)
-{
-	art_ndjson_set_filter(in->rd, only_requests, NULL);
-}
-
-void
-art_decide_input_free(struct art_decide_input *in)
-{
-	if (in == NULL)
-		return;
-	art_ndjson_reader_free(in->rd);
-	free(in->buf);
-	free(in);
-}
-
-size_t
-art_decide_input_lineno(const struct art_decide_input *in)
-{
-	return art_ndjson_lineno(in->rd);
-}
-
-const char *
-art_decide_input_name(const struct art_decide_input *in)
-{
-	return art_ndjson_name(in->rd);
-}
-
-jv
-art_decide_input_bad_line(const struct art_decide_input *in,
-    const struct art_err *err)
-{
-	return art_ndjson_bad_line(in->rd, err);
-}
-
-/* Room for READ_CHUNK more bytes after end. */
-static int
-reserve(struct art_decide_input *in, struct art_err *err)
-{
-	size_t live = in->end - in->start, ncap;
-	char *nbuf;
-
-	if (in->start > 0) {
-		memmove(in->buf, in->buf + in->start, live);
-		in->start = 0;
-		in->end = live;
-	}
-	if (in->end + READ_CHUNK <= in->cap)
-		return 0;
-	ncap = in->cap > 0 ? in->cap : READ_CHUNK;
-	while (ncap < in->end + READ_CHUNK)
-		ncap *= 2;
-	if ((nbuf = realloc(in->buf, ncap)) == NULL)
-		return art_err_set(err, "nomem", "out of memory");
-	in->buf = nbuf;
-	in->cap = ncap;
-	return 0;
-}
-
-/* Reads once: 1 bytes came, 0 end of file, -1 error. */
-static int
-fill(struct art_decide_input *in, struct art_err *err)
-{
-	struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
-	ssize_t n;
-
-	if (reserve(in, err) == -1)
-		return -1;
-	for (;;) {
-		n = read(in->fd, in->buf + in->end, READ_CHUNK);
-		if (n >= 0)
-			break;
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			poll(&pfd, 1, -1);
-		else if (errno != EINTR)
-			return art_err_set(err, "io", "read %s: %s",
-			    art_ndjson_name(in->rd), strerror(errno));
-	}
-	in->end += (size_t)n;
-	return n > 0;
-}
-
-/* Hands n bytes at start to the ndjson reader. */
-static int
-hand_over(struct art_decide_input *in, size_t n, struct art_err *err)
-{
-	in->line = in->buf + in->start;
-	in->linelen = n;
-	in->start += n;
-	in->scanned = 0;
-	return art_ndjson_feed(in->rd, in->line, n, err);
-}
-
-/*
- * Hands the reader the next whole line, or the next piece of an over-long
- * one (which it only counts and excerpts): 1 done, 0 nothing to hand yet.
- */
-static int
-take(struct art_decide_input *in, struct art_err *err)
-{
-	size_t live = in->end - in->start;
-	char *base = in->buf + in->start, *nl;
-
-	if (live == 0)
-		return 0;
-	nl = memchr(base + in->scanned, '\n', live - in->scanned);
-	if (nl == NULL && !in->skipping && live > in->max_line)
-		in->skipping = true;
-	if (nl == NULL && !in->skipping) {
-		in->scanned = live;
-		return 0;
-	}
-	if (nl != NULL)
-		in->skipping = false;
-	if (hand_over(in, nl != NULL ? (size_t)(nl - base) + 1 : live,
-	    err) == -1)
-		return -1;
-	if (nl != NULL)
-		in->linelen--;
-	return 1;
-}
-
-/* End of input: the last, unterminated line goes over as it is. */
-static int
-finish(struct art_decide_input *in, struct art_err *err)
-{
-	in->eof = true;
-	if (in->end > in->start &&
-	    hand_over(in, in->end - in->start, err) == -1)
-		return -1;
-	art_ndjson_feed_eof(in->rd);
-	return 0;
-}
-
-enum art_ndjson_status
-art_decide_input_next(struct art_decide_input *in, jv *out, const char **raw,
-    size_t *rawlen, struct art_err *err)
-{
-	enum art_ndjson_status st;
-	int r;
-
-	for (;;) {
-		if (!in->eof) {
-			if ((r = take(in, err)) == 0)
-				r = fill(in, err);
-			if (r == 0)
-				r = finish(in, err) == -1 ? -1 : 1;
-			if (r == -1)
-				return ART_NDJSON_IOERR;
-		}
-		/* AGAIN: a blank line, or a piece of an over-long one. */
-		st = art_ndjson_next(in->rd, out, err);
-		if (st == ART_NDJSON_AGAIN)
-			continue;
-		if (st == ART_NDJSON_OK) {
-			*raw = in->line;
-			*rawlen = in->linelen;
-			if (*rawlen > 0 && (*raw)[*rawlen - 1] == '\r')
-				(*rawlen)--;
-		} else if (st == ART_NDJSON_RAW) {
-			*out = jv_null();
-			*raw = art_ndjson_raw(in->rd, rawlen);
-		}
-		return st;
-	}
 }

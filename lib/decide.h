@@ -93,38 +93,14 @@ enum art_decide_verdict art_decide_complete(const jv *line, jv resp, jv *out,
 	    struct art_err *);
 
 /*
- * A line reader for a filter that passes lines on byte for byte: it keeps
- * each line's text beside the parsed object.  Lines are checked and
- * parsed by the ndjson reader (ART_NDJSON_REQUIRE_TYPE), so bad lines,
- * blank lines, '\r' and over-long lines are handled as art_ndjson_next()
- * does.  A non-blocking fd is waited on with poll(), so
- * art_decide_input_next() never returns ART_NDJSON_AGAIN.  fd is never
- * closed; name is borrowed for the reader's life.  NULL when out of
- * memory.
+ * The lines a decider may answer, as an ndjson reader's filter
+ * (art_ndjson_set_filter()): decision.request lines.  Any other
+ * well-formed line comes back ART_NDJSON_RAW, to be passed on as it is
+ * (a model request holds the whole prompt: parsing it only to pass it on
+ * would cost a step O(path)).  A line passed on is the line that came
+ * in, art_ndjson_raw()'s bytes, not libjq's re-serialisation of it
+ * (which would turn 1.0 into 1 and 100000000000000000001 into 1e+20).
  */
-struct art_decide_input *art_decide_input_new(int fd, const char *name,
-	    size_t max_line);
-void	art_decide_input_free(struct art_decide_input *);
-/*
- * Only decision.request lines are parsed from now on: any other
- * well-formed line comes back as ART_NDJSON_RAW, *out jv_null() and *raw
- * its bytes, to be passed on as it is (a model request holds the whole
- * prompt: parsing it only to pass it on would cost a step O(path)).
- */
-void	art_decide_input_requests_only(struct art_decide_input *);
-
-/*
- * As art_ndjson_next(); on ART_NDJSON_OK, *raw and *rawlen also give the
- * line's bytes without its '\n' (or "\r\n"), valid until the next call.
- */
-enum art_ndjson_status art_decide_input_next(struct art_decide_input *,
-	    jv *out, const char **raw, size_t *rawlen, struct art_err *);
-/* The error line for the line just reported ART_NDJSON_BAD; caller owns. */
-jv	art_decide_input_bad_line(const struct art_decide_input *,
-	    const struct art_err *);
-/* The number of the line last returned, from 1. */
-size_t	art_decide_input_lineno(const struct art_decide_input *);
-/* The name given to art_decide_input_new(). */
-const char *art_decide_input_name(const struct art_decide_input *);
+int	art_decide_wants(const char *type, const char *trigger, void *ctx);
 
 #endif

@@ -36,7 +36,7 @@ struct art_ndjson_reader {
 	size_t		 excerpt_len;
 	art_ndjson_want_fn *want;
 	void		*want_ctx;
-	const char	*raw;		/* the last ART_NDJSON_RAW line */
+	const char	*raw;		/* the last OK or RAW line's bytes */
 	size_t		 rawlen;
 };
 
@@ -268,6 +268,8 @@ take_line(struct art_ndjson_reader *rd, char *s, size_t n, jv *out,
 		jv_free(v);
 		return ART_NDJSON_BAD;
 	}
+	rd->raw = s;
+	rd->rawlen = n;
 	*out = v;
 	return ART_NDJSON_OK;
 }
@@ -281,10 +283,6 @@ too_long(struct art_ndjson_reader *rd, struct art_err *err)
 	return ART_NDJSON_BAD;
 }
 
-/*
- * One step of the split: a whole line (returned through s/n, 1), an
- * over-long line finished (2), or nothing yet (0).
- */
 /*
  * Starts or continues skipping an over-long line: the excerpt takes its
  * first bytes, the count its length, and the bytes themselves are let go.
@@ -369,6 +367,8 @@ art_ndjson_next(struct art_ndjson_reader *rd, jv *out, struct art_err *err)
 	size_t n;
 	int r;
 
+	rd->raw = NULL;
+	rd->rawlen = 0;
 	for (;;) {
 		r = split(rd, &s, &n);
 		if (r == 0 && rd->eof)

@@ -57,16 +57,20 @@ enum art_ndjson_status art_ndjson_next(struct art_ndjson_reader *, jv *out,
  * A stage that answers few of the lines it reads sets a filter: each
  * well-formed line's "type" and trigger "type" go to want() first, and a
  * line it does not want is checked but never parsed: art_ndjson_next()
- * returns ART_NDJSON_RAW and art_ndjson_raw() gives its bytes, to be
- * passed on as they are.  Lines that are not well-formed take the usual
- * path, so they still become error lines.
+ * returns ART_NDJSON_RAW, to be passed on as art_ndjson_raw() gives it.
+ * Lines that are not well-formed take the usual path, so they still
+ * become error lines.
  */
 typedef int art_ndjson_want_fn(const char *type, const char *trigger_type,
 	    void *ctx);
 void	art_ndjson_set_filter(struct art_ndjson_reader *, art_ndjson_want_fn *,
 	    void *ctx);
-/* The bytes of the line just returned as ART_NDJSON_RAW, without its
- * newline; valid until the next call on the reader. */
+/*
+ * The bytes of the line just returned as ART_NDJSON_OK or ART_NDJSON_RAW
+ * as they were read, less the newline and a '\r' before it, so a stage
+ * can pass a line on byte for byte; NULL (and *len 0) after any other
+ * status.  Valid until the next call on the reader.
+ */
 const char *art_ndjson_raw(const struct art_ndjson_reader *, size_t *len);
 
 /* Appends bytes to a reader made with fd -1; -1 and err "nomem" on failure. */

@@ -1,12 +1,8 @@
 /* decide-test - proposals, jq programs, answers and the raw line reader */
 #include "decide.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "json.h"
 #include "tap.h"
@@ -494,222 +490,15 @@ test_debug_goes_to_the_callback(void)
 	art_decide_free(d);
 }
 
-/* --- the raw line reader ------------------------------------------------ */
-
-/* An fd reading text from its start. */
-static int
-text_fd(const char *text, size_t len)
-{
-	FILE *f = tmpfile();
-	int fd;
-
-	fwrite(text, 1, len, f);
-	fflush(f);
-	fd = dup(fileno(f));
-	fclose(f);
-	lseek(fd, 0, SEEK_SET);
-	return fd;
-}
-
-struct step {
-	enum art_ndjson_status	 st;
-	const char		*raw;	/* OK: the raw text (NULL: any);
-					 * BAD: the code */
-	size_t			 lineno;
-};
-
-static int
-reads(const char *text, size_t len, size_t max_line, const struct step *s,
-    size_t n)
-{
-	int fd = text_fd(text, len), good = 1;
-	struct art_decide_input *in = art_decide_input_new(fd, "t", max_line);
-	struct art_err err;
-	const char *raw;
-	size_t i, rawlen;
-	jv v;
-	enum art_ndjson_status st;
-
-	for (i = 0; i < n && good; i++) {
-		st = art_decide_input_next(in, &v, &raw, &rawlen, &err);
-		good = st == s[i].st;
-		if (good && st == ART_NDJSON_OK) {
-			good = s[i].raw == NULL || (rawlen == strlen(s[i].raw)
-			    && memcmp(raw, s[i].raw, rawlen) == 0);
-			jv_free(v);
-		}
-		if (good && st == ART_NDJSON_BAD)
-			good = art_err_is(&err, s[i].raw);
-		if (good && st != ART_NDJSON_EOF)
-			good = art_decide_input_lineno(in) == s[i].lineno;
-		if (!good)
-			printf("#   step %zu: status %d (%s)\n", i, st,
-			    st == ART_NDJSON_BAD ? err.code : "");
-	}
-	art_decide_input_free(in);
-	close(fd);
-	return good;
-}
-
+/* The reader's filter: requests are parsed, the rest pass by raw. */
 static void
-test_raw_is_the_line_as_written(void)
+test_only_requests_are_wanted(void)
 {
-	const char text[] = "{\"type\":\"a\",\"x\":1.50}\n"
-	    "  {\"type\":\"b\", \"n\":100000000000000000001}  \r\n"
-	    "\n"
-	    "{\"type\":\"c\"}";
-	const struct step s[] = {
-		{ ART_NDJSON_OK, "{\"type\":\"a\",\"x\":1.50}", 1 },
-		{ ART_NDJSON_OK, "  {\"type\":\"b\", \"n\":"
-		    "100000000000000000001}  ", 2 },
-		{ ART_NDJSON_OK, "{\"type\":\"c\"}", 4 },
-		{ ART_NDJSON_EOF, NULL, 0 },
-	};
-
-	ok(reads(text, sizeof(text) - 1, 0, s, 4), "raw text is kept byte "
-	    "for byte, without \\r\\n; blank lines are skipped; an "
-	    "unterminated last line is read");
-}
-
-static void
-test_bad_lines_do_not_stop_the_stream(void)
-{
-	const char text[] = "not json\n{\"no\":\"type\"}\n{\"type\":\"x\"}\n"
-	    "{\"type\":\"a\0\"}\n[1]\n{\"type\":\"y\"}\n";
-	const struct step s[] = {
-		{ ART_NDJSON_BAD, "bad_json", 1 },
-		{ ART_NDJSON_BAD, "no_type", 2 },
-		{ ART_NDJSON_OK, "{\"type\":\"x\"}", 3 },
-		{ ART_NDJSON_BAD, "nul_byte", 4 },
-		{ ART_NDJSON_BAD, "not_object", 5 },
-		{ ART_NDJSON_OK, "{\"type\":\"y\"}", 6 },
-		{ ART_NDJSON_EOF, NULL, 0 },
-	};
-
-	ok(reads(text, sizeof(text) - 1, 0, s, 7),
-	    "bad lines are reported with their numbers and reading goes on");
-}
-
-static void
-test_over_long_lines_are_bad_and_the_next_comes_back(void)
-{
-	size_t big = 300000, n;
-	char *text = malloc(big + 256);
-	const struct step s[] = {
-		{ ART_NDJSON_OK, "{\"type\":\"a\"}", 1 },
-		{ ART_NDJSON_BAD, "line_too_long", 2 },
-		{ ART_NDJSON_OK, "{\"type\":\"b\"}", 3 },
-		{ ART_NDJSON_BAD, "line_too_long", 4 },
-		{ ART_NDJSON_EOF, NULL, 0 },
-	};
-
-	n = (size_t)sprintf(text, "{\"type\":\"a\"}\n{\"type\":\"x\",\"s\":\"");
-	memset(text + n, 'x', big);
-	n += big;
-	n += (size_t)sprintf(text + n, "\"}\n{\"type\":\"b\"}\n"
-	    "{\"type\":\"over the limit\"}");
-	ok(reads(text, n, 20, s, 5), "a line over --max-line, across many "
-	    "reads, is one bad line, and so is an unterminated last one");
-	ok(reads(text, n, 1 << 20, (const struct step[]){
-	    { ART_NDJSON_OK, "{\"type\":\"a\"}", 1 },
-	    { ART_NDJSON_OK, NULL, 2 },
-	    { ART_NDJSON_OK, "{\"type\":\"b\"}", 3 } }, 3),
-	    "under the limit the same line is read");
-	free(text);
-}
-
-static void
-test_a_line_exactly_at_the_limit_is_read(void)
-{
-	const char text[] = "{\"type\":\"abc\"}\n{\"type\":\"abcd\"}\n";
-	const struct step s[] = {
-		{ ART_NDJSON_OK, "{\"type\":\"abc\"}", 1 },
-		{ ART_NDJSON_BAD, "line_too_long", 2 },
-		{ ART_NDJSON_EOF, NULL, 0 },
-	};
-
-	ok(reads(text, sizeof(text) - 1, 14, s, 3),
-	    "a line of max_line bytes is read; one byte more is too long");
-}
-
-static void
-test_bad_line_record(void)
-{
-	int fd = text_fd("{\"type\":\"a\"}\nnope\n", 18);
-	struct art_decide_input *in = art_decide_input_new(fd, "in.ndjson",
-	    0);
-	struct art_err err;
-	const char *raw;
-	size_t rawlen;
-	jv v;
-
-	art_decide_input_next(in, &v, &raw, &rawlen, &err);
-	jv_free(v);
-	ok(art_decide_input_next(in, &v, &raw, &rawlen, &err) ==
-	    ART_NDJSON_BAD && is_json(art_decide_input_bad_line(in, &err),
-	    "{\"type\":\"error\",\"code\":\"bad_json\",\"message\":"
-	    "\"in.ndjson:2: not valid JSON: Invalid literal at EOF at line 1,"
-	    " column 4\",\"input\":\"nope\"}"), "a bad line's error record "
-	    "names the input and line and quotes the line");
-	ok(strcmp(art_decide_input_name(in), "in.ndjson") == 0,
-	    "the reader keeps its name");
-	art_decide_input_free(in);
-	close(fd);
-}
-
-static void
-test_read_error_is_ioerr(void)
-{
-	int fd = open(".", O_RDONLY);
-	struct art_decide_input *in = art_decide_input_new(fd, "dir", 0);
-	struct art_err err;
-	const char *raw;
-	size_t rawlen;
-	jv v;
-
-	ok(art_decide_input_next(in, &v, &raw, &rawlen, &err) ==
-	    ART_NDJSON_IOERR && art_err_is(&err, "io") &&
-	    strncmp(err.msg, "read dir: ", 10) == 0,
-	    "a read error is IOERR naming the input");
-	art_decide_input_free(in);
-	close(fd);
-}
-
-static void
-test_nonblocking_fd_is_waited_on(void)
-{
-	struct timespec pause = { 0, 20 * 1000000L };
-	struct art_decide_input *in;
-	struct art_err err;
-	const char *raw;
-	size_t rawlen;
-	int p[2], good;
-	pid_t pid;
-	jv v;
-
-	if (pipe(p) == -1)
-		return;
-	fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
-	if ((pid = fork()) == 0) {
-		close(p[0]);
-		(void)!write(p[1], "{\"type\":", 8);
-		/* So that the reader finds the pipe empty. */
-		nanosleep(&pause, NULL);
-		(void)!write(p[1], "\"late\"}\n", 8);
-		_exit(0);
-	}
-	close(p[1]);
-	in = art_decide_input_new(p[0], "pipe", 0);
-	good = art_decide_input_next(in, &v, &raw, &rawlen, &err) ==
-	    ART_NDJSON_OK && rawlen == 15 && memcmp(raw, "{\"type\":\"late\"}",
-	    15) == 0;
-	if (good)
-		jv_free(v);
-	ok(good && art_decide_input_next(in, &v, &raw, &rawlen, &err) ==
-	    ART_NDJSON_EOF, "a non-blocking fd is waited on, never AGAIN");
-	waitpid(pid, NULL, 0);
-	art_decide_input_free(in);
-	close(p[0]);
+	ok(art_decide_wants("decision.request", "tool.execute", NULL) &&
+	    art_decide_wants("decision.request", "", NULL) &&
+	    !art_decide_wants("llm.request", "", NULL) &&
+	    !art_decide_wants("decision.response", "", NULL),
+	    "decision.request lines are wanted, whatever the trigger; no other");
 }
 
 int
@@ -734,12 +523,6 @@ main(void)
 	test_agent_filter();
 	test_debug_goes_to_the_callback();
 
-	test_raw_is_the_line_as_written();
-	test_bad_lines_do_not_stop_the_stream();
-	test_over_long_lines_are_bad_and_the_next_comes_back();
-	test_a_line_exactly_at_the_limit_is_read();
-	test_bad_line_record();
-	test_read_error_is_ioerr();
-	test_nonblocking_fd_is_waited_on();
+	test_only_requests_are_wanted();
 	return tap_done();
 }

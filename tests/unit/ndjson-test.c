@@ -1247,30 +1247,57 @@ want_tool(const char *type, const char *trigger, void *ctx)
 	    strcmp(trigger, "tool.execute") == 0;
 }
 
-/* A stage's filter: unwanted well-formed lines come back raw, unparsed. */
-static void
-test_filtered_lines_pass_by_raw_and_counted(void)
+/* A reader fed all of text, then the end. */
+static struct art_ndjson_reader *
+fed(const char *text, art_ndjson_want_fn *want)
 {
-	static const char in[] =
-	    "{\"type\":\"llm.request\",\"n\":1.50}\n"
-	    "{\"type\":\"decision.request\",\"trigger\":{\"type\":\"tool.execute\"}}\n"
-	    "{\"type\":\"decision.request\",\"trigger\":{\"type\":\"llm.execute\"}}\n"
-	    "{\"type\": \"bad\",}\n"
-	    "{\"no\":\"type\"}\n";
 	struct art_ndjson_reader *rd = art_ndjson_reader_new(-1, "t", 0,
 	    ART_NDJSON_REQUIRE_TYPE);
+	struct art_err err;
+
+	art_ndjson_set_filter(rd, want, NULL);
+	art_ndjson_feed(rd, text, strlen(text), &err);
+	art_ndjson_feed_eof(rd);
+	return rd;
+}
+
+/* The next line is st, and its bytes are want's (NULL: it has none). */
+static int
+next_is(struct art_ndjson_reader *rd, enum art_ndjson_status st,
+    const char *want)
+{
 	struct art_err err;
 	const char *raw;
 	size_t n;
 	jv v;
+	enum art_ndjson_status got = art_ndjson_next(rd, &v, &err);
 
-	art_ndjson_set_filter(rd, want_tool, NULL);
-	art_ndjson_feed(rd, in, sizeof(in) - 1, &err);
-	art_ndjson_feed_eof(rd);
-	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_RAW &&
-	    (raw = art_ndjson_raw(rd, &n)) != NULL &&
-	    n == strlen("{\"type\":\"llm.request\",\"n\":1.50}") &&
-	    memcmp(raw, "{\"type\":\"llm.request\",\"n\":1.50}", n) == 0,
+	if (got == ART_NDJSON_OK)
+		jv_free(v);
+	raw = art_ndjson_raw(rd, &n);
+	if (got != st)
+		return 0;
+	if (want == NULL)
+		return raw == NULL && n == 0;
+	return raw != NULL && n == strlen(want) && memcmp(raw, want, n) == 0;
+}
+
+/* A stage's filter: unwanted well-formed lines come back raw, unparsed. */
+static void
+test_filtered_lines_pass_by_raw_and_counted(void)
+{
+	struct art_ndjson_reader *rd = fed(
+	    "{\"type\":\"llm.request\",\"n\":1.50}\n"
+	    "{\"type\":\"decision.request\",\"trigger\":"
+	    "{\"type\":\"tool.execute\"}}\n"
+	    "{\"type\":\"decision.request\",\"trigger\":"
+	    "{\"type\":\"llm.execute\"}}\n"
+	    "{\"type\": \"bad\",}\n"
+	    "{\"no\":\"type\"}\n", want_tool);
+	struct art_err err;
+	jv v;
+
+	ok(next_is(rd, ART_NDJSON_RAW, "{\"type\":\"llm.request\",\"n\":1.50}"),
 	    "an unwanted line comes back raw, its bytes untouched (1.50)");
 	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_OK &&
 	    art_ndjson_lineno(rd) == 2, "a wanted line is parsed, line 2");
@@ -1286,9 +1313,35 @@ test_filtered_lines_pass_by_raw_and_counted(void)
 	art_ndjson_reader_free(rd);
 }
 
+/* A parsed line's bytes too, as written, for a stage that passes it on. */
+static void
+test_every_line_gives_its_bytes_as_written(void)
+{
+	struct art_ndjson_reader *rd = fed(
+	    "{\"type\":\"a\",\"x\":1.50}\n"
+	    "  {\"type\":\"b\", \"n\":100000000000000000001}  \r\n"
+	    "\n"
+	    "nope\n"
+	    "{\"type\":\"c\"}", NULL);
+
+	ok(next_is(rd, ART_NDJSON_OK, "{\"type\":\"a\",\"x\":1.50}"),
+	    "a parsed line's bytes are kept as written (1.50)");
+	ok(next_is(rd, ART_NDJSON_OK, "  {\"type\":\"b\", "
+	    "\"n\":100000000000000000001}  "),
+	    "with its blanks and digits, less \\r\\n");
+	ok(next_is(rd, ART_NDJSON_BAD, NULL),
+	    "a bad line gives no bytes: its excerpt is in the error line");
+	ok(next_is(rd, ART_NDJSON_OK, "{\"type\":\"c\"}") &&
+	    art_ndjson_lineno(rd) == 5,
+	    "an unterminated last line's bytes, at line 5");
+	ok(next_is(rd, ART_NDJSON_EOF, NULL), "none at the end");
+	art_ndjson_reader_free(rd);
+}
+
 int
 main(void)
 {
+	test_every_line_gives_its_bytes_as_written();
 	test_filtered_lines_pass_by_raw_and_counted();
 	test_every_fixture_file_is_covered();
 	test_bad_line_does_not_swallow_the_next();

@@ -1,0 +1,1100 @@
+/* toolrun.c - tool calls off the bus: run, queued, routed, replayed
+ *
+ * A call is answered, in the decision, as soon as it is read: with no
+ * actions when it runs (or waits) and settles later, or with the result
+ * itself (a jq tool, a tape, an error).  Running calls and the calls
+ * waiting for a slot keep their arrival order, so settles come out in
+ * the order tools end and slots go first come, first served.  Whatever
+ * --record keeps of a call ("asked": [name, arguments]) travels with it
+ * from its request to its answer.
+ *
+ * A failure that ends the run (out of memory, the reader gone) can happen
+ * deep in a callback; it is kept in the toolrun, every line after it is
+ * dropped, and the entry point the caller called returns it.
+ */
+#include "toolrun.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "mcp.h"
+#include "ndjson.h"
+
+/* How long a server may take from its start to its tool list. */
+#define MCP_START_MS	30000
+
+/* An MCP server whose tools this stage serves. */
+struct server {
+	char		*prefix;	/* NAME of NAME=; NULL: none */
+	struct art_mcp	*m;
+	jv		 names;		/* served name -> the server's */
+	size_t		 nfds;		/* pollfds filled last */
+};
+
+/* An MCP call in flight: where its settle goes. */
+struct mcp_call {
+	struct art_toolrun *tr;
+	char		*session_id, *call_id;
+	int64_t		 attempt;
+	jv		 asked;
+};
+
+/* A call answered and waiting for a job slot; it owns its strings. */
+struct waiting {
+	char		*session_id, *call_id, *name, *path, *input;
+	size_t		 input_len;
+	int64_t		 attempt;
+	int64_t		 due_ms;	/* mono time; INT64_MAX: none */
+	jv		 asked;
+};
+
+struct art_toolrun {
+	struct art_toolrun_conf	  c;
+	struct art_tools_jq	 *jq;
+	struct art_tools_call	**calls;	/* running, in start order */
+	jv			 *asked;	/* each call's */
+	size_t			  ncalls, cap;
+	size_t			  npolled;	/* calls in the pollfds */
+	struct waiting		**waiting;	/* for a slot, in order */
+	size_t			  nwaiting, wcap;
+	struct server		 *servers;	/* --mcp, in order */
+	size_t			  nservers;
+	const char		 *src;		/* the line being taken */
+	size_t			  lineno;
+	bool			  failed;	/* the run cannot go on */
+	struct art_err		  err;		/* why */
+};
+
+/* --- failing, warning, output ----------------------------------------- */
+
+static void
+fail(struct art_toolrun *tr, const struct art_err *err)
+{
+	if (!tr->failed)
+		tr->err = *err;
+	tr->failed = true;
+}
+
+static void
+fail_nomem(struct art_toolrun *tr)
+{
+	struct art_err err;
+
+	art_err_set(&err, "nomem", "out of memory");
+	fail(tr, &err);
+}
+
+/* What an entry point returns: 0, or the kept failure. */
+static int
+outcome(const struct art_toolrun *tr, struct art_err *err)
+{
+	if (!tr->failed)
+		return 0;
+	*err = tr->err;
+	return -1;
+}
+
+static void __attribute__((format(printf, 2, 3)))
+warn(const struct art_toolrun *tr, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (tr->c.warn == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	tr->c.warn(tr->c.ctx, msg);
+}
+
+static void
+emit(struct art_toolrun *tr, jv line)
+{
+	struct art_err err;
+
+	if (tr->failed)
+		jv_free(line);
+	else if (art_outq_push(tr->c.out, line, &err) == -1)
+		fail(tr, &err);
+}
+
+/* A line not ours, passed on as it came. */
+static void
+emit_raw(struct art_toolrun *tr, const char *p, size_t n)
+{
+	struct art_err err;
+
+	if (!tr->failed && (art_outq_push_raw(tr->c.out, p, n, &err) == -1 ||
+	    art_outq_push_raw(tr->c.out, "\n", 1, &err) == -1))
+		fail(tr, &err);
+}
+
+/* {"type":…,"session_id":…}: how every line we make begins. */
+static jv
+begin_line(const char *type, const char *sid)
+{
+	return jv_object_set(jv_object_set(jv_object(), jv_string("type"),
+	    jv_string(type)), jv_string("session_id"), jv_string(sid));
+}
+
+/* The settle line of a call, up to its outcome. */
+static jv
+begin_settle(bool ok, const char *sid, const char *id, int64_t attempt)
+{
+	jv line = begin_line(ok ? "tool.result" : "tool.error", sid);
+
+	line = jv_object_set(line, jv_string("id"), jv_string(id));
+	return jv_object_set(line, jv_string("attempt"),
+	    jv_number((double)attempt));
+}
+
+static void
+respond(struct art_toolrun *tr, const char *sid, const char *did,
+    jv actions)
+{
+	jv r = begin_line("decision.response", sid);
+
+	r = jv_object_set(r, jv_string("decision_id"), jv_string(did));
+	emit(tr, jv_object_set(r, jv_string("actions"), actions));
+}
+
+static jv
+tool_error(const char *msg, bool retryable)
+{
+	jv a = jv_object();
+
+	a = jv_object_set(a, jv_string("type"), jv_string("tool.error"));
+	a = jv_object_set(a, jv_string("error"), jv_string(msg));
+	return jv_object_set(a, jv_string("retryable"), jv_bool(retryable));
+}
+
+/* --- the tape ---------------------------------------------------------- */
+
+/* What --record keeps of a call: [name, arguments], or null. */
+static jv
+asked_of(const struct art_toolrun *tr, const char *name, const jv *trig)
+{
+	if (tr->c.record_fd == -1)
+		return jv_null();
+	return jv_array_append(jv_array_append(jv_array(), jv_string(name)),
+	    art_tooltape_args(trig));
+}
+
+/*
+ * Appends the answer (borrowed), a tool.result or tool.error, to the tape
+ * for the call asked (consumed; null: not recording).  A failed write is
+ * an error line, and the run goes on.
+ */
+static void
+tape_answer(struct art_toolrun *tr, jv asked, const jv *answer)
+{
+	struct art_err err;
+	jv name, args, line;
+
+	if (jv_get_kind(asked) != JV_KIND_ARRAY) {
+		jv_free(asked);
+		return;
+	}
+	name = jv_array_get(jv_copy(asked), 0);
+	args = jv_array_get(asked, 1);
+	line = art_tooltape_line(jv_string_value(name), &args, answer);
+	if (jv_is_valid(line) &&
+	    art_tooltape_append(tr->c.record_fd, &line, &err) == -1) {
+		if (art_err_is(&err, "nomem"))
+			fail(tr, &err);
+		warn(tr, "--record '%s': %s", tr->c.record, err.msg);
+		emit(tr, art_ndjson_error("record_failed", err.msg, NULL, 0));
+	}
+	jv_free(line);
+	jv_free(name);
+	jv_free(args);
+}
+
+/* Answers the decision with action (consumed), taped for the call asked. */
+static void
+respond_one(struct art_toolrun *tr, const char *sid, const char *did,
+    jv asked, jv action)
+{
+	tape_answer(tr, asked, &action);
+	respond(tr, sid, did, jv_array_append(jv_array(), action));
+}
+
+/*
+ * The call's answer is the tape's, and no tool runs.  A call the tape
+ * lacks is an error, not a tool run for real: a replay that quietly ran
+ * tools would not be one.  That error is not taped again.
+ */
+static void
+replay(struct art_toolrun *tr, const jv *trig, const char *sid,
+    const char *did, const char *name)
+{
+	jv args = art_tooltape_args(trig);
+	jv ex = art_tooltape_next(tr->c.replay, name, &args);
+	char msg[256];
+
+	jv_free(args);
+	if (!jv_is_valid(ex)) {
+		jv_free(ex);
+		snprintf(msg, sizeof(msg), "no recorded answer for tool '%s' "
+		    "with these arguments (replay)", name);
+		warn(tr, "%s:%zu: %s", tr->src, tr->lineno, msg);
+		respond(tr, sid, did, jv_array_append(jv_array(),
+		    tool_error(msg, false)));
+		return;
+	}
+	respond_one(tr, sid, did, asked_of(tr, name, trig),
+	    art_tooltape_action(&ex));
+	jv_free(ex);
+}
+
+/* A request we own but cannot answer: an error line and a warning. */
+static void
+bad_request(struct art_toolrun *tr, const jv *rec, const struct art_err *err,
+    const char *what, const char *raw, size_t len)
+{
+	const char *sid = art_json_str(rec, "session_id");
+	char msg[512];
+	jv e;
+
+	snprintf(msg, sizeof(msg), "%s:%zu: %s%s", tr->src, tr->lineno, what,
+	    err->msg);
+	warn(tr, "%s", msg);
+	e = art_ndjson_error(err->code, msg, raw, len);
+	if (sid != NULL)
+		e = jv_object_set(e, jv_string("session_id"), jv_string(sid));
+	emit(tr, e);
+}
+
+/* --- running tools ---------------------------------------------------- */
+
+/* Adds a running call and what --record keeps of it (consumed). */
+static int
+add_call(struct art_toolrun *tr, struct art_tools_call *c, jv asked)
+{
+	struct art_tools_call **nc;
+	size_t ncap;
+	jv *na;
+
+	if (tr->ncalls == tr->cap) {
+		ncap = tr->cap > 0 ? tr->cap * 2 : 8;
+		if ((nc = realloc(tr->calls, ncap * sizeof(*nc))) == NULL)
+			return -1;
+		tr->calls = nc;
+		if ((na = realloc(tr->asked, ncap * sizeof(*na))) == NULL)
+			return -1;
+		tr->asked = na;
+		tr->cap = ncap;
+	}
+	tr->asked[tr->ncalls] = asked;
+	tr->calls[tr->ncalls++] = c;
+	return 0;
+}
+
+/* Whether another executable tool may start now. */
+static bool
+has_slot(const struct art_toolrun *tr)
+{
+	return tr->c.jobs == 0 || tr->ncalls < tr->c.jobs;
+}
+
+/*
+ * Starts an executable tool whose spec names the call, the tool and its
+ * input; the rest comes from the conf, and the time limit from the
+ * deadline (due_ms, mono time; INT64_MAX: none), else the default.  The
+ * call takes *asked, leaving null.  NULL with err, and *asked as it was,
+ * when it could not start.
+ */
+static struct art_tools_call *
+launch(struct art_toolrun *tr, struct art_tools_spec *spec, int64_t due_ms,
+    jv *asked, struct art_err *err)
+{
+	struct art_tools_call *c;
+	int64_t now = art_tools_mono_ms();
+	char **env;
+
+	if ((env = art_tools_env(tr->c.env, spec->session_id, spec->call_id,
+	    spec->attempt)) == NULL) {
+		fail_nomem(tr);
+		art_err_set(err, "nomem", "out of memory");
+		return NULL;
+	}
+	spec->env = env;
+	spec->cwd = tr->c.cwd;
+	spec->max_output = tr->c.max_output;
+	spec->kill_grace_ms = tr->c.kill_grace_ms;
+	spec->limits = tr->c.limits;
+	spec->timeout_ms = due_ms == INT64_MAX ? tr->c.timeout_ms :
+	    due_ms - now;
+	c = art_tools_call_start(spec, now, err);
+	art_tools_env_free(env);
+	if (c == NULL)
+		return NULL;
+	if (add_call(tr, c, *asked) == -1) {
+		art_tools_call_free(c);
+		fail_nomem(tr);
+		art_err_set(err, "nomem", "out of memory");
+		return NULL;
+	}
+	*asked = jv_null();
+	return c;
+}
+
+/*
+ * Starts an executable tool and answers the decision: at once with no
+ * actions, or with a tool.error when the tool cannot start.
+ */
+static void
+start_call(struct art_toolrun *tr, const char *sid, const char *did,
+    struct art_tools_spec *spec, int64_t due_ms, jv asked)
+{
+	struct art_err err;
+
+	if (launch(tr, spec, due_ms, &asked, &err) == NULL) {
+		warn(tr, "%s", err.msg);
+		respond_one(tr, sid, did, asked, tool_error(err.msg,
+		    art_err_is(&err, "tool_busy")));
+		return;
+	}
+	respond(tr, sid, did, jv_array());
+}
+
+/* --- waiting for a job slot ------------------------------------------ */
+
+static void
+waiting_free(struct waiting *w)
+{
+	if (w == NULL)
+		return;
+	free(w->session_id), free(w->call_id), free(w->name);
+	free(w->path), free(w->input);
+	jv_free(w->asked);
+	free(w);
+}
+
+/* A copy of what spec borrows, taking asked; NULL when out of memory. */
+static struct waiting *
+waiting_new(const struct art_tools_spec *spec, int64_t due_ms, jv asked)
+{
+	struct waiting *w;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		jv_free(asked);
+		return NULL;
+	}
+	w->asked = asked;
+	if ((w->session_id = strdup(spec->session_id)) == NULL ||
+	    (w->call_id = strdup(spec->call_id)) == NULL ||
+	    (w->name = strdup(spec->name)) == NULL ||
+	    (w->path = strdup(spec->path)) == NULL ||
+	    (w->input = malloc(spec->input_len + 1)) == NULL) {
+		waiting_free(w);
+		return NULL;
+	}
+	memcpy(w->input, spec->input, spec->input_len);
+	w->input[spec->input_len] = '\0';
+	w->input_len = spec->input_len;
+	w->attempt = spec->attempt;
+	w->due_ms = due_ms;
+	return w;
+}
+
+/* Queues spec's call, taking asked, and answers the decision. */
+static void
+wait_for_slot(struct art_toolrun *tr, const char *did,
+    const struct art_tools_spec *spec, int64_t due_ms, jv asked)
+{
+	struct waiting *w, **nw;
+	size_t ncap;
+
+	if (tr->nwaiting == tr->wcap) {
+		ncap = tr->wcap > 0 ? tr->wcap * 2 : 8;
+		if ((nw = realloc(tr->waiting, ncap * sizeof(*nw))) == NULL) {
+			jv_free(asked);
+			fail_nomem(tr);
+			return;
+		}
+		tr->waiting = nw;
+		tr->wcap = ncap;
+	}
+	if ((w = waiting_new(spec, due_ms, asked)) == NULL) {
+		fail_nomem(tr);
+		return;
+	}
+	tr->waiting[tr->nwaiting++] = w;
+	respond(tr, spec->session_id, did, jv_array());
+}
+
+/* The settle line of a waiting call that fails without running. */
+static void
+settle_waiting(struct art_toolrun *tr, struct waiting *w, const char *msg,
+    bool retryable)
+{
+	jv line = begin_settle(false, w->session_id, w->call_id, w->attempt);
+
+	line = jv_object_set(line, jv_string("error"), jv_string(msg));
+	line = jv_object_set(line, jv_string("retryable"), jv_bool(retryable));
+	tape_answer(tr, w->asked, &line);
+	w->asked = jv_null();
+	emit(tr, line);
+}
+
+/* Settles the waiting calls whose deadline has passed, keeping the order. */
+static void
+expire_waiting(struct art_toolrun *tr, int64_t now)
+{
+	size_t i, j;
+
+	for (i = 0, j = 0; i < tr->nwaiting; i++) {
+		if (tr->waiting[i]->due_ms <= now) {
+			settle_waiting(tr, tr->waiting[i], "deadline exceeded",
+			    true);
+			waiting_free(tr->waiting[i]);
+		} else
+			tr->waiting[j++] = tr->waiting[i];
+	}
+	tr->nwaiting = j;
+}
+
+/* Starts waiting calls, first come first, while there are slots. */
+static void
+start_waiting(struct art_toolrun *tr)
+{
+	struct art_tools_spec spec = { 0 };
+	struct art_err err;
+	struct waiting *w;
+
+	expire_waiting(tr, art_tools_mono_ms());
+	while (tr->nwaiting > 0 && has_slot(tr) && !tr->failed) {
+		w = tr->waiting[0];
+		memmove(tr->waiting, tr->waiting + 1,
+		    --tr->nwaiting * sizeof(*tr->waiting));
+		spec.name = w->name;
+		spec.path = w->path;
+		spec.input = w->input;
+		spec.input_len = w->input_len;
+		spec.session_id = w->session_id;
+		spec.call_id = w->call_id;
+		spec.attempt = w->attempt;
+		if (launch(tr, &spec, w->due_ms, &w->asked, &err) == NULL) {
+			warn(tr, "%s", err.msg);
+			settle_waiting(tr, w, err.msg,
+			    art_err_is(&err, "tool_busy"));
+		}
+		waiting_free(w);
+	}
+}
+
+/* The nearest deadline of a waiting call, mono time; INT64_MAX: none. */
+static int64_t
+waiting_due_ms(const struct art_toolrun *tr)
+{
+	int64_t due = INT64_MAX;
+	size_t i;
+
+	for (i = 0; i < tr->nwaiting; i++)
+		if (tr->waiting[i]->due_ms < due)
+			due = tr->waiting[i]->due_ms;
+	return due;
+}
+
+/* --- answering --------------------------------------------------------- */
+
+/*
+ * The call's deadline in art_tools_mono_ms() time, INT64_MAX when the
+ * trigger has none: the time it has left on the bus's clock, from now.
+ */
+static int
+call_due(const struct art_toolrun *tr, const jv *trig, int64_t *due_ms,
+    struct art_err *err)
+{
+	const char *deadline = NULL;
+	int64_t at;
+
+	*due_ms = INT64_MAX;
+	if (art_json_get_str(trig, "deadline", 0, &deadline, err) == -1)
+		return -1;
+	if (deadline == NULL)
+		return 0;
+	if (art_clock_parse(deadline, &at, err) == -1)
+		return art_err_prefix(err, "field 'deadline'");
+	*due_ms = art_tools_mono_ms() + (at - art_clock_now_ms(tr->c.clock));
+	return 0;
+}
+
+/* A tool.execute for a tool we have (path, kind); asked is taken. */
+static void
+run_tool(struct art_toolrun *tr, const jv *rec, const jv *trig,
+    const char *path, int kind, jv asked, const char *raw, size_t len)
+{
+	struct art_tools_spec spec = { 0 };
+	const char *sid = art_json_str(rec, "session_id");
+	const char *did = art_json_str(rec, "decision_id");
+	struct art_err err;
+	int64_t due;
+	jv args = jv_null();
+
+	if (art_json_get_str(trig, "id", 1, &spec.call_id, &err) == -1 ||
+	    art_json_get_int(trig, "attempt", 1, &spec.attempt, &err) == -1 ||
+	    art_json_get_kind(trig, "arguments", JV_KIND_STRING, 1, &args,
+	    &err) == -1 ||
+	    call_due(tr, trig, &due, &err) == -1) {
+		jv_free(args);
+		jv_free(asked);
+		bad_request(tr, rec, &err, "trigger: ", raw, len);
+		return;
+	}
+	spec.name = art_json_str(trig, "name");
+	spec.input = jv_string_value(args);
+	spec.input_len = (size_t)jv_string_length_bytes(jv_copy(args));
+	spec.path = path;
+	spec.session_id = sid;
+	if (due <= art_tools_mono_ms())
+		respond_one(tr, sid, did, asked,
+		    tool_error("deadline exceeded", true));
+	else if (kind == ART_TOOLS_JQ)
+		respond_one(tr, sid, did, asked, art_tools_jq_run(tr->jq, path,
+		    spec.input, spec.input_len, tr->c.max_output));
+	else if (tr->nwaiting == 0 && has_slot(tr))
+		start_call(tr, sid, did, &spec, due, asked);
+	else
+		wait_for_slot(tr, did, &spec, due, asked);
+	jv_free(args);
+}
+
+/* --- MCP servers ------------------------------------------------------ */
+
+/* Starts server i and waits for its tools; -1 with err. */
+static int
+open_server(struct art_toolrun *tr, size_t i, struct art_err *err)
+{
+	struct server *sv = &tr->servers[i];
+	const char *spec = tr->c.mcp[i];
+	char **argv, **env;
+	jv tools;
+
+	sv->names = jv_object();
+	if ((argv = art_mcp_argv(spec, &sv->prefix, err)) == NULL)
+		return -1;	/* its message names the spec */
+	/* The server's environment is a tool's: no provider key. */
+	if ((env = art_tools_env(tr->c.env, "", "", 0)) == NULL) {
+		art_mcp_argv_free(argv);
+		return art_err_set(err, "nomem", "out of memory");
+	}
+	sv->m = art_mcp_start((const char *const *)argv,
+	    (const char *const *)env, tr->c.cwd, MCP_START_MS, err);
+	art_tools_env_free(env);
+	art_mcp_argv_free(argv);
+	if (sv->m == NULL || art_mcp_wait_ready(sv->m, err) == -1)
+		return art_err_is(err, "nomem") ? -1 :
+		    art_err_prefix(err, "--mcp '%s'", spec);
+	tools = art_mcp_tools(sv->m);
+	jv_array_foreach(tools, k, t) {
+		const char *name = art_json_str(&t, "name");
+
+		if (name != NULL)
+			sv->names = jv_object_set(sv->names,
+			    sv->prefix != NULL ? jv_string_fmt("%s__%s",
+			    sv->prefix, name) : jv_string(name),
+			    jv_string(name));
+		jv_free(t);
+		(void)k;
+	}
+	jv_free(tools);
+	return 0;
+}
+
+static void
+close_servers(struct art_toolrun *tr)
+{
+	size_t i;
+
+	for (i = 0; i < tr->nservers; i++) {
+		art_mcp_free(tr->servers[i].m);
+		jv_free(tr->servers[i].names);
+		free(tr->servers[i].prefix);
+	}
+	free(tr->servers);
+	tr->servers = NULL;
+	tr->nservers = 0;
+}
+
+/* The server serving name, and the name it knows the tool by. */
+static struct server *
+find_server(struct art_toolrun *tr, const char *name, jv *tool)
+{
+	size_t i;
+
+	for (i = 0; i < tr->nservers; i++) {
+		*tool = jv_object_get(jv_copy(tr->servers[i].names),
+		    jv_string(name));
+		if (jv_is_valid(*tool))
+			return &tr->servers[i];
+		jv_free(*tool);
+	}
+	*tool = jv_invalid();
+	return NULL;
+}
+
+static size_t
+mcp_pending(const struct art_toolrun *tr)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < tr->nservers; i++)
+		n += art_mcp_pending(tr->servers[i].m);
+	return n;
+}
+
+static void
+mcp_call_free(struct mcp_call *mc)
+{
+	free(mc->session_id);
+	free(mc->call_id);
+	free(mc);
+}
+
+/* The text of an MCP result, cut at max as an executable's output is. */
+static jv
+mcp_text(const struct art_mcp_done *d, size_t max)
+{
+	size_t len = d->len;
+
+	if (len <= max)
+		return jv_string_sized(d->text, (int)len);
+	/* Cut at a character, and say so. */
+	for (len = max; len > 0 &&
+	    ((unsigned char)d->text[len] & 0xc0) == 0x80; len--)
+		;
+	return jv_string_fmt("%.*s\n[output truncated at %zu bytes]",
+	    (int)len, d->text, max);
+}
+
+/* The settle of an MCP call, as an executable's would be. */
+static void
+mcp_done(void *ctx, const struct art_mcp_done *d)
+{
+	struct mcp_call *mc = ctx;
+	struct art_toolrun *tr = mc->tr;
+	jv line = begin_settle(d->ok, mc->session_id, mc->call_id,
+	    mc->attempt), text = mcp_text(d, tr->c.max_output);
+
+	if (d->ok)
+		line = jv_object_set(line, jv_string("result"), text);
+	else {
+		line = jv_object_set(line, jv_string("error"), text);
+		line = jv_object_set(line, jv_string("retryable"),
+		    jv_bool(d->retryable));
+	}
+	tape_answer(tr, mc->asked, &line);
+	emit(tr, line);
+	mcp_call_free(mc);
+}
+
+/*
+ * The arguments of an MCP call: the trigger's input value when it is an
+ * object, else its arguments text parsed; jv_invalid() when that is not
+ * a JSON object.
+ */
+static jv
+mcp_args(const jv *trig, const char *text)
+{
+	jv input = art_json_field(trig, "input");
+	jv args = art_json_field(&input, "value");
+
+	jv_free(input);
+	if (jv_get_kind(args) != JV_KIND_OBJECT) {
+		jv_free(args);
+		args = text != NULL && *text != '\0' ?
+		    art_json_parse_str(text, NULL) : jv_object();
+	}
+	if (jv_get_kind(args) != JV_KIND_OBJECT) {
+		jv_free(args);
+		return jv_invalid();
+	}
+	return args;
+}
+
+/*
+ * A tool.execute for an MCP server's tool: answered now, settled later;
+ * asked is taken.
+ */
+static void
+run_mcp(struct art_toolrun *tr, const jv *rec, const jv *trig,
+    struct server *sv, const char *tool, jv asked, const char *raw,
+    size_t len)
+{
+	const char *sid = art_json_str(rec, "session_id");
+	const char *did = art_json_str(rec, "decision_id");
+	const char *id, *text;
+	struct mcp_call *mc;
+	struct art_err err;
+	int64_t attempt = 1, due, wait;
+	jv args;
+
+	if (art_json_get_str(trig, "id", 1, &id, &err) == -1 ||
+	    art_json_get_int(trig, "attempt", 0, &attempt, &err) == -1 ||
+	    art_json_get_str(trig, "arguments", 0, &text, &err) == -1 ||
+	    call_due(tr, trig, &due, &err) == -1) {
+		jv_free(asked);
+		bad_request(tr, rec, &err, "trigger: ", raw, len);
+		return;
+	}
+	if (!jv_is_valid(args = mcp_args(trig, text))) {
+		respond_one(tr, sid, did, asked,
+		    tool_error("arguments are not a JSON object", false));
+		return;
+	}
+	wait = due == INT64_MAX ? tr->c.timeout_ms : due -
+	    art_tools_mono_ms();
+	if (wait <= 0) {
+		jv_free(args);
+		respond_one(tr, sid, did, asked,
+		    tool_error("deadline exceeded", true));
+		return;
+	}
+	if ((mc = calloc(1, sizeof(*mc))) == NULL ||
+	    (mc->session_id = strdup(sid)) == NULL ||
+	    (mc->call_id = strdup(id)) == NULL) {
+		if (mc != NULL)
+			mcp_call_free(mc);
+		jv_free(args);
+		jv_free(asked);
+		fail_nomem(tr);
+		return;
+	}
+	mc->tr = tr;
+	mc->attempt = attempt;
+	mc->asked = asked;
+	if (art_mcp_call(sv->m, tool, args, wait, mcp_done, mc, &err) == -1) {
+		respond_one(tr, sid, did, mc->asked, tool_error(err.msg,
+		    false));
+		mcp_call_free(mc);
+		return;
+	}
+	respond(tr, sid, did, jv_array());
+}
+
+/* --- a line ------------------------------------------------------------ */
+
+/* The tools directories first, then the MCP servers, then another stage. */
+static void
+route(struct art_toolrun *tr, const jv *rec, const jv *trig,
+    const char *name, const char *raw, size_t len)
+{
+	struct art_err err;
+	struct server *sv;
+	char *path;
+	int kind;
+	jv tool;
+
+	if ((kind = art_tools_find(tr->c.dirs, name, &path, &err)) == -1) {
+		fail(tr, &err);
+		return;
+	}
+	if (kind != ART_TOOLS_NONE) {
+		run_tool(tr, rec, trig, path, kind, asked_of(tr, name, trig),
+		    raw, len);
+		free(path);
+		return;
+	}
+	if ((sv = find_server(tr, name, &tool)) != NULL)
+		run_mcp(tr, rec, trig, sv, jv_string_value(tool),
+		    asked_of(tr, name, trig), raw, len);
+	else
+		emit_raw(tr, raw, len);
+	jv_free(tool);
+}
+
+/* A decision.request whose trigger is tool.execute. */
+static void
+answer(struct art_toolrun *tr, const jv *rec, const jv *trig,
+    const char *raw, size_t len)
+{
+	const char *sid, *did, *name = art_json_str(trig, "name");
+	struct art_err err;
+
+	if (art_json_get_str(rec, "session_id", 1, &sid, &err) == -1 ||
+	    art_json_get_str(rec, "decision_id", 1, &did, &err) == -1) {
+		bad_request(tr, rec, &err, "", raw, len);
+		return;
+	}
+	if (!art_tools_name_is_valid(name))
+		respond(tr, sid, did, jv_array_append(jv_array(),
+		    tool_error("bad tool name", false)));
+	else if (tr->c.replay != NULL)
+		replay(tr, trig, sid, did, name);
+	else
+		route(tr, rec, trig, name, raw, len);
+}
+
+int
+art_toolrun_wants(const char *type, const char *trigger, void *ctx)
+{
+	(void)ctx;
+	return strcmp(type, "decision.request") == 0 &&
+	    strcmp(trigger, "tool.execute") == 0;
+}
+
+int
+art_toolrun_line(struct art_toolrun *tr, jv rec, const char *raw,
+    size_t len, const char *src, size_t lineno, struct art_err *err)
+{
+	jv trig = art_json_field(&rec, "trigger");
+
+	tr->src = src;
+	tr->lineno = lineno;
+	if (strcmp(art_bus_type(&rec), "decision.request") == 0 &&
+	    jv_get_kind(trig) == JV_KIND_OBJECT &&
+	    strcmp(art_bus_type(&trig), "tool.execute") == 0)
+		answer(tr, &rec, &trig, raw, len);
+	else
+		emit_raw(tr, raw, len);
+	jv_free(trig);
+	jv_free(rec);
+	return outcome(tr, err);
+}
+
+/* --- the poll loop ----------------------------------------------------- */
+
+size_t
+art_toolrun_active(const struct art_toolrun *tr)
+{
+	return tr->ncalls + tr->nwaiting + mcp_pending(tr);
+}
+
+size_t
+art_toolrun_waiting(const struct art_toolrun *tr)
+{
+	return tr->nwaiting;
+}
+
+/* ART_TOOLS_POLLFDS a running call, then each MCP server's. */
+size_t
+art_toolrun_pollfds(struct art_toolrun *tr, struct pollfd *pfd, size_t max)
+{
+	size_t i, need = tr->ncalls * ART_TOOLS_POLLFDS, at;
+
+	for (i = 0; i < tr->nservers; i++)
+		need += ART_MCP_POLLFDS;
+	if (need > max)
+		return need;
+	for (i = 0; i < tr->ncalls; i++)
+		art_tools_call_pollfds(tr->calls[i],
+		    pfd + i * ART_TOOLS_POLLFDS);
+	tr->npolled = tr->ncalls;
+	at = tr->ncalls * ART_TOOLS_POLLFDS;
+	for (i = 0; i < tr->nservers; i++) {
+		tr->servers[i].nfds = art_mcp_pollfds(tr->servers[i].m,
+		    pfd + at, ART_MCP_POLLFDS);
+		at += tr->servers[i].nfds;
+	}
+	for (i = 0; i < at; i++)
+		pfd[i].revents = 0;
+	return at;
+}
+
+int
+art_toolrun_timeout(const struct art_toolrun *tr)
+{
+	int64_t due = waiting_due_ms(tr), d, now;
+	size_t i;
+
+	for (i = 0; i < tr->ncalls; i++)
+		if ((d = art_tools_call_due_ms(tr->calls[i])) < due)
+			due = d;
+	now = art_tools_mono_ms();
+	for (i = 0; i < tr->nservers; i++)
+		if ((d = art_mcp_timeout(tr->servers[i].m)) >= 0 &&
+		    now + d < due)
+			due = now + d;
+	if (due == INT64_MAX)
+		return -1;
+	if (due <= now)
+		return 0;
+	return due - now > INT_MAX ? INT_MAX : (int)(due - now);
+}
+
+/* Moves the MCP servers on; their calls settle from callbacks. */
+static void
+step_servers(struct art_toolrun *tr, const struct pollfd *pfd)
+{
+	size_t i, at = tr->npolled * ART_TOOLS_POLLFDS;
+
+	for (i = 0; i < tr->nservers; i++) {
+		art_mcp_work(tr->servers[i].m, pfd != NULL &&
+		    tr->servers[i].nfds > 0 ? pfd + at : NULL,
+		    pfd != NULL ? tr->servers[i].nfds : 0);
+		if (pfd != NULL)
+			at += tr->servers[i].nfds;
+	}
+}
+
+/* Moves every call on and settles the ones that ended, in order. */
+static void
+step_calls(struct art_toolrun *tr, const struct pollfd *pfd)
+{
+	int64_t now = art_tools_mono_ms();
+	struct art_tools_call *c;
+	struct art_err err;
+	size_t i, j;
+	jv line;
+
+	for (i = 0, j = 0; i < tr->ncalls; i++) {
+		c = tr->calls[i];
+		if (art_tools_call_step(c, pfd != NULL && i < tr->npolled ?
+		    pfd + i * ART_TOOLS_POLLFDS : NULL, pfd != NULL &&
+		    i < tr->npolled ? ART_TOOLS_POLLFDS : 0, now, &err) == -1)
+			fail(tr, &err);
+		if (art_tools_call_is_done(c)) {
+			line = art_tools_call_settle(c);
+			tape_answer(tr, tr->asked[i], &line);
+			emit(tr, line);
+			art_tools_call_free(c);
+		} else {
+			tr->asked[j] = tr->asked[i];
+			tr->calls[j++] = c;
+		}
+	}
+	tr->ncalls = j;
+	tr->npolled = 0;
+}
+
+int
+art_toolrun_work(struct art_toolrun *tr, const struct pollfd *pfd, size_t n,
+    struct art_err *err)
+{
+	if (n == 0)
+		pfd = NULL;
+	/* Servers first: step_calls() renumbers the calls. */
+	step_servers(tr, pfd);
+	step_calls(tr, pfd);
+	start_waiting(tr);
+	return outcome(tr, err);
+}
+
+/* --- the object -------------------------------------------------------- */
+
+struct art_toolrun *
+art_toolrun_new(const struct art_toolrun_conf *c, struct art_err *err)
+{
+	struct art_toolrun *tr;
+	size_t i;
+
+	if ((tr = calloc(1, sizeof(*tr))) == NULL ||
+	    (tr->jq = art_tools_jq_new()) == NULL) {
+		free(tr);
+		art_err_set(err, "nomem", "out of memory");
+		return NULL;
+	}
+	tr->c = *c;
+	/* A replay answers every call from its tape: no server is needed. */
+	if (c->replay != NULL || c->nmcp == 0)
+		return tr;
+	if ((tr->servers = calloc(c->nmcp, sizeof(*tr->servers))) == NULL) {
+		art_toolrun_free(tr);
+		art_err_set(err, "nomem", "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < c->nmcp; i++) {
+		tr->nservers++;
+		if (open_server(tr, i, err) == -1) {
+			art_toolrun_free(tr);
+			return NULL;
+		}
+	}
+	return tr;
+}
+
+void
+art_toolrun_stop(struct art_toolrun *tr)
+{
+	size_t i;
+
+	for (i = 0; i < tr->ncalls; i++) {
+		art_tools_call_free(tr->calls[i]);
+		jv_free(tr->asked[i]);
+	}
+	tr->ncalls = 0;
+	for (i = 0; i < tr->nwaiting; i++)
+		waiting_free(tr->waiting[i]);
+	tr->nwaiting = 0;
+}
+
+void
+art_toolrun_free(struct art_toolrun *tr)
+{
+	if (tr == NULL)
+		return;
+	art_toolrun_stop(tr);
+	close_servers(tr);
+	art_tools_jq_free(tr->jq);
+	free(tr->calls);
+	free(tr->asked);
+	free(tr->waiting);
+	free(tr);
+}
+
+/* --- declarations ------------------------------------------------------ */
+
+/* An MCP server's tool t (borrowed) as an agent file declares it. */
+static jv
+mcp_declaration(const struct server *sv, const jv *t)
+{
+	const char *name = art_json_str(t, "name");
+	jv d, out;
+
+	if (name == NULL)
+		name = "";
+	d = jv_object_set(jv_object(), jv_string("name"), sv->prefix != NULL ?
+	    jv_string_fmt("%s__%s", sv->prefix, name) : jv_string(name));
+	d = jv_object_set(d, jv_string("description"),
+	    art_json_field(t, "description"));
+	d = jv_object_set(d, jv_string("input"),
+	    art_json_field(t, "inputSchema"));
+	out = art_json_field(t, "outputSchema");
+	if (jv_get_kind(out) == JV_KIND_OBJECT)
+		d = jv_object_set(d, jv_string("output"), out);
+	else
+		jv_free(out);
+	return d;
+}
+
+int
+art_toolrun_declare(struct art_toolrun *tr, art_toolrun_declare_fn *fn,
+    void *ctx, struct art_err *err)
+{
+	struct art_err derr;
+	jv tools, d;
+	size_t n;
+
+	if (!jv_is_valid(tools = art_tools_list(tr->c.dirs, err)))
+		return -1;
+	jv_array_foreach(tools, i, t) {
+		const char *name = art_json_str(&t, "name");
+
+		d = art_tools_declaration(art_json_str(&t, "path"), name,
+		    &derr);
+		if (jv_is_valid(d))
+			fn(ctx, d, NULL);
+		else
+			fn(ctx, jv_object_set(jv_object(), jv_string("name"),
+			    jv_string(name)), derr.msg);
+		jv_free(t);
+	}
+	jv_free(tools);
+	for (n = 0; n < tr->nservers; n++) {
+		tools = art_mcp_tools(tr->servers[n].m);
+		jv_array_foreach(tools, k, t) {
+			fn(ctx, mcp_declaration(&tr->servers[n], &t), NULL);
+			jv_free(t);
+			(void)k;
+		}
+		jv_free(tools);
+	}
+	return 0;
+}
