@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "libcurl.h"
 #include <jv.h>
 
@@ -184,15 +185,10 @@ hold(struct stage *st, int64_t delay_ms, jv lines)
 {
 	int64_t due = now_ms() + delay_ms;
 	size_t i = st->nheld;
-	struct held *nh;
 
-	if (st->nheld == st->capheld) {
-		st->capheld = st->capheld > 0 ? st->capheld * 2 : 16;
-		if ((nh = realloc(st->held, st->capheld * sizeof(*nh))) ==
-		    NULL)
-			art_die(ART_EXIT_FAIL, "out of memory");
-		st->held = nh;
-	}
+	if (art_grow(&st->held, &st->capheld, st->nheld + 1,
+	    sizeof(*st->held)) == -1)
+		art_die(ART_EXIT_FAIL, "out of memory");
 	while (i > 0 && st->held[i - 1].due > due)
 		i--;
 	memmove(st->held + i + 1, st->held + i,

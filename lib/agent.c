@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buf.h"
 #include "ids.h"
 #include "json.h"
 #include "schema.h"
@@ -28,19 +29,11 @@ struct dirs {
 static void
 add(struct dirs *d, const char *s, size_t n, const char *suffix)
 {
-	struct piece *nv;
-	size_t cap;
-
 	if (d->nomem)
 		return;
-	if (d->k == d->cap) {
-		cap = d->cap > 0 ? d->cap * 2 : 8;
-		if ((nv = realloc(d->v, cap * sizeof(*nv))) == NULL) {
-			d->nomem = 1;
-			return;
-		}
-		d->v = nv;
-		d->cap = cap;
+	if (art_grow(&d->v, &d->cap, d->k + 1, sizeof(*d->v)) == -1) {
+		d->nomem = 1;
+		return;
 	}
 	d->v[d->k++] = (struct piece){ s, n, suffix };
 	d->bytes += n + strlen(suffix) + 1;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "json.h"
 
 struct art_outq {
@@ -76,23 +77,17 @@ art_outq_flush(struct art_outq *q, struct art_err *err)
 static int
 append(struct art_outq *q, const char *p, size_t n, struct art_err *err)
 {
-	size_t live = q->end - q->start, ncap;
-	char *nb;
+	size_t live = q->end - q->start;
 
 	if (q->start > 0) {
 		memmove(q->buf, q->buf + q->start, live);
 		q->start = 0;
 		q->end = live;
 	}
-	if (q->end + n > q->cap) {
-		ncap = q->cap > 0 ? q->cap : 65536;
-		while (ncap < q->end + n)
-			ncap *= 2;
-		if ((nb = realloc(q->buf, ncap)) == NULL)
-			return art_err_set(err, "nomem", "out of memory");
-		q->buf = nb;
-		q->cap = ncap;
-	}
+	/* 64 KiB at first: a pipe's worth, so most queues never grow. */
+	if (art_grow(&q->buf, &q->cap, q->end + n < 65536 ? 65536 : q->end + n,
+	    1) == -1)
+		return art_err_set(err, "nomem", "out of memory");
 	memcpy(q->buf + q->end, p, n);
 	q->end += n;
 	return 0;

@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "json.h"
+#include "utf8.h"
 
 #define READ_CHUNK	65536
 
@@ -114,8 +116,7 @@ keep_excerpt(struct art_ndjson_reader *rd, const char *s, size_t n)
 static int
 reserve(struct art_ndjson_reader *rd, size_t want, struct art_err *err)
 {
-	size_t live = rd->end - rd->start, ncap;
-	char *nbuf;
+	size_t live = rd->end - rd->start, need;
 
 	if (rd->start > 0 && (live == 0 || rd->start >= rd->cap / 2)) {
 		memmove(rd->buf, rd->buf + rd->start, live);
@@ -124,13 +125,11 @@ reserve(struct art_ndjson_reader *rd, size_t want, struct art_err *err)
 	}
 	if (rd->end + want + 1 <= rd->cap)
 		return 0;
-	ncap = rd->cap > 0 ? rd->cap : READ_CHUNK;
-	while (ncap < rd->end + want + 1)
-		ncap *= 2;
-	if ((nbuf = realloc(rd->buf, ncap)) == NULL)
+	/* A whole chunk at first, so that small lines never grow it. */
+	need = rd->end + want + 1;
+	if (art_grow(&rd->buf, &rd->cap, need < READ_CHUNK ? READ_CHUNK : need,
+	    1) == -1)
 		return art_err_set(err, "nomem", "out of memory");
-	rd->buf = nbuf;
-	rd->cap = ncap;
 	return 0;
 }
 
@@ -173,45 +172,6 @@ fill(struct art_ndjson_reader *rd, struct art_err *err)
 	return 1;
 }
 
-int
-art_utf8_is_valid(const char *s, size_t len, size_t *bad)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, k, need;
-	unsigned c, min;
-
-	while (i < len) {
-		c = p[i];
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			need = 1, c &= 0x1f, min = 0x80;
-		else if (c >= 0xe0 && c <= 0xef)
-			need = 2, c &= 0x0f, min = 0x800;
-		else if (c >= 0xf0 && c <= 0xf4)
-			need = 3, c &= 0x07, min = 0x10000;
-		else
-			goto fail;
-		if (len - i <= need)
-			goto fail;
-		for (k = 1; k <= need; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				goto fail;
-			c = c << 6 | (p[i + k] & 0x3f);
-		}
-		if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-			goto fail;
-		i += need + 1;
-	}
-	return 1;
-fail:
-	if (bad != NULL)
-		*bad = i;
-	return 0;
-}
-
 static int
 is_blank(const char *s, size_t n)
 {
@@ -243,7 +203,7 @@ take_line(struct art_ndjson_reader *rd, char *s, size_t n, jv *out,
 		art_err_set(err, "nul_byte", "line holds a NUL byte");
 		return ART_NDJSON_BAD;
 	}
-	if (!art_utf8_is_valid(s, n, &bad)) {
+	if (!art_utf8_valid(s, n, &bad)) {
 		art_err_set(err, "bad_utf8", "line is not valid UTF-8 "
 		    "(byte %zu)", bad + 1);
 		return ART_NDJSON_BAD;

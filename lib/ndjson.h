@@ -104,8 +104,4 @@ jv	art_ndjson_error(const char *code, const char *message,
  */
 int	art_ndjson_write(FILE *, jv v, struct art_err *);
 
-/* True when s[0..len) is well-formed UTF-8 (no overlongs, no surrogates);
- * otherwise *bad is the offset of the first bad byte. */
-int	art_utf8_is_valid(const char *s, size_t len, size_t *bad);
-
 #endif

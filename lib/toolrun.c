@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "json.h"
 #include "mcp.h"
 #include "ndjson.h"
@@ -276,20 +277,17 @@ bad_request(struct art_toolrun *tr, const jv *rec, const struct art_err *err,
 static int
 add_call(struct art_toolrun *tr, struct art_tools_call *c, jv asked)
 {
-	struct art_tools_call **nc;
-	size_t ncap;
-	jv *na;
+	size_t ccap = tr->cap, acap = tr->cap;
+	int r;
 
-	if (tr->ncalls == tr->cap) {
-		ncap = tr->cap > 0 ? tr->cap * 2 : 8;
-		if ((nc = realloc(tr->calls, ncap * sizeof(*nc))) == NULL)
-			return -1;
-		tr->calls = nc;
-		if ((na = realloc(tr->asked, ncap * sizeof(*na))) == NULL)
-			return -1;
-		tr->asked = na;
-		tr->cap = ncap;
-	}
+	/* Two arrays, one count: the smaller room is theirs. */
+	r = art_grow(&tr->calls, &ccap, tr->ncalls + 1, sizeof(*tr->calls));
+	if (r == 0)
+		r = art_grow(&tr->asked, &acap, tr->ncalls + 1,
+		    sizeof(*tr->asked));
+	tr->cap = ccap < acap ? ccap : acap;
+	if (r == -1)
+		return -1;
 	tr->asked[tr->ncalls] = asked;
 	tr->calls[tr->ncalls++] = c;
 	return 0;
@@ -408,18 +406,13 @@ static void
 wait_for_slot(struct art_toolrun *tr, const char *did,
     const struct art_tools_spec *spec, int64_t due_ms, jv asked)
 {
-	struct waiting *w, **nw;
-	size_t ncap;
+	struct waiting *w;
 
-	if (tr->nwaiting == tr->wcap) {
-		ncap = tr->wcap > 0 ? tr->wcap * 2 : 8;
-		if ((nw = realloc(tr->waiting, ncap * sizeof(*nw))) == NULL) {
-			jv_free(asked);
-			fail_nomem(tr);
-			return;
-		}
-		tr->waiting = nw;
-		tr->wcap = ncap;
+	if (art_grow(&tr->waiting, &tr->wcap, tr->nwaiting + 1,
+	    sizeof(*tr->waiting)) == -1) {
+		jv_free(asked);
+		fail_nomem(tr);
+		return;
 	}
 	if ((w = waiting_new(spec, due_ms, asked)) == NULL) {
 		fail_nomem(tr);

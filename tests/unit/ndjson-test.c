@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "utf8.h"
 #include "tap.h"
 
 #define FIXTURES	"tests/fixtures/ndjson-bad-input"
@@ -1161,7 +1162,7 @@ utf8_bad_at(const char *s, size_t n, size_t at)
 {
 	size_t bad = (size_t)-1;
 
-	return !art_utf8_is_valid(s, n, &bad) && bad == at;
+	return !art_utf8_valid(s, n, &bad) && bad == at;
 }
 
 static void
@@ -1174,11 +1175,11 @@ test_utf8_ascii_and_multibyte_are_valid(void)
 	    "\xed\x9f\xbf \xee\x80\x80"			/* U+D7FF U+E000 */
 	    "\xf0\x90\x80\x80 \xf4\x8f\xbf\xbf";	/* U+10000 U+10FFFF */
 
-	ok(art_utf8_is_valid("", 0, NULL), "empty is valid");
-	ok(art_utf8_is_valid("a", 1, NULL), "ASCII is valid");
-	ok(art_utf8_is_valid(s, sizeof(s) - 1, NULL),
+	ok(art_utf8_valid("", 0, NULL), "empty is valid");
+	ok(art_utf8_valid("a", 1, NULL), "ASCII is valid");
+	ok(art_utf8_valid(s, sizeof(s) - 1, NULL),
 	    "2, 3 and 4-byte sequences at their edges are valid");
-	ok(art_utf8_is_valid("a\0b", 3, NULL), "NUL is valid UTF-8");
+	ok(art_utf8_valid("a\0b", 3, NULL), "NUL is valid UTF-8");
 }
 
 static void
@@ -1233,9 +1234,9 @@ test_utf8_reports_offset_of_first_bad_byte(void)
 	ok(utf8_bad_at(s, sizeof(s) - 1, 8), "FF after 8 good bytes is at 8");
 	ok(utf8_bad_at("abc\xed\xa0\x80xyz", 9, 3), "a surrogate at 3");
 	ok(utf8_bad_at("\xc3\xa9\xc3", 3, 2), "a truncated tail at 2");
-	ok(art_utf8_is_valid("abc", 3, &bad) && bad == 0,
+	ok(art_utf8_valid("abc", 3, &bad) && bad == 0,
 	    "valid input leaves *bad alone");
-	ok(!art_utf8_is_valid("\xff", 1, NULL), "bad may be NULL");
+	ok(!art_utf8_valid("\xff", 1, NULL), "bad may be NULL");
 }
 
 
