@@ -27,6 +27,8 @@
 
 #include <jv.h>
 
+#include "agent.h"
+#include "buf.h"
 #include "bus.h"
 #include "clock.h"
 #include "diag.h"
@@ -262,48 +264,6 @@ add_mcp(struct opts *o, const char *spec)
 	o->mcp = nm;
 	o->mcp[o->nmcp++] = spec;
 	o->mcp[o->nmcp] = NULL;
-}
-
-static void
-add_dir(char ***dirs, size_t *n, const char *dir)
-{
-	char **nd;
-
-	if ((nd = realloc(*dirs, (*n + 2) * sizeof(**dirs))) == NULL ||
-	    (nd[*n] = strdup(dir)) == NULL)
-		art_die(ART_EXIT_FAIL, "out of memory");
-	nd[++*n] = NULL;
-	*dirs = nd;
-}
-
-/* $AGENTRT_TOOLS, colon-separated (empty entries skipped), else ./tools. */
-static void
-default_dirs(char ***dirs, size_t *n)
-{
-	const char *env = getenv("AGENTRT_TOOLS"), *p, *colon;
-	char *one;
-
-	for (p = env; p != NULL && *p != '\0'; p = *colon ? colon + 1 : colon) {
-		colon = p + strcspn(p, ":");
-		if (colon == p)
-			continue;
-		if ((one = strndup(p, (size_t)(colon - p))) == NULL)
-			art_die(ART_EXIT_FAIL, "out of memory");
-		add_dir(dirs, n, one);
-		free(one);
-	}
-	if (*n == 0)
-		add_dir(dirs, n, "./tools");
-}
-
-static void
-free_dirs(char **dirs)
-{
-	size_t i;
-
-	for (i = 0; dirs != NULL && dirs[i] != NULL; i++)
-		free(dirs[i]);
-	free(dirs);
 }
 
 /* --- the run ---------------------------------------------------------- */
@@ -653,7 +613,9 @@ main(int argc, char *argv[])
 		.max_output = ART_TOOLS_MAX_OUTPUT,
 		.max_line = ART_NDJSON_MAX_LINE,
 	};
-	size_t ndirs = 0, i;
+	const char **given = NULL;	/* --tools, in order */
+	size_t ngiven = 0, capgiven = 0, i;
+	struct art_err err;
 	int c, status;
 
 	art_diag_init(argv[0]);
@@ -662,7 +624,10 @@ main(int argc, char *argv[])
 	    -1) {
 		switch (c) {
 		case 't':
-			add_dir(&o.dirs, &ndirs, optarg);
+			if (art_grow(&given, &capgiven, ngiven + 1,
+			    sizeof(*given)) == -1)
+				art_die(ART_EXIT_FAIL, "out of memory");
+			given[ngiven++] = optarg;
 			break;
 		case OPT_CWD:
 			check_dir("--cwd", optarg);
@@ -718,13 +683,15 @@ main(int argc, char *argv[])
 	if (o.list && optind < argc)
 		usage();
 	/* A replay looks at no tools directory, so it need not exist. */
-	for (i = 0; i < ndirs && (o.replay == NULL || o.list); i++)
-		check_dir("--tools", o.dirs[i]);
-	if (ndirs == 0)
-		default_dirs(&o.dirs, &ndirs);
+	for (i = 0; i < ngiven && (o.replay == NULL || o.list); i++)
+		check_dir("--tools", given[i]);
+	if ((o.dirs = art_agent_tool_dirs(given, ngiven,
+	    getenv("AGENTRT_TOOLS"), &err)) == NULL)
+		art_die(ART_EXIT_FAIL, "%s", err.msg);
 	o.files = argv + optind;
 	status = o.list ? list(&o) : run(&o);
-	free_dirs(o.dirs);
+	free(o.dirs);
+	free(given);
 	free(o.mcp);
 	return status;
 }
