@@ -367,11 +367,11 @@ static const struct cmd cmds[] = {
 	    0, 1, 1 },
 	{ "branches", cmd_branches, "branches SESSION", "session",
 	    "print the leaves as NDJSON", 0, 0, 0 },
+	{ "diff", cmd_diff, "diff SESSION A B", "session node node",
+	    "print the common ancestor of A and B and both tails", 2, 2, 2 },
 	{ "checkout", cmd_checkout, "checkout SESSION NODE", "session node",
 	    "move the head to NODE: the next turn continues from there; "
 	    "prints what it recorded as NDJSON", 1, 1, 1 },
-	{ "diff", cmd_diff, "diff SESSION A B", "session node node",
-	    "print the common ancestor of A and B and both tails", 2, 2, 2 },
 	{ "export", cmd_export, "export [--format FORMAT] SESSION", "session",
 	    "print the active path as ndjson, openai, anthropic or markdown",
 	    0, 0, 1 },
