@@ -49,21 +49,38 @@ enum {
 	OPT_AGENT, OPT_MAX_LINE, OPT_EXEC, OPT_URL, OPT_SECRET_ENV
 };
 
-static const struct option longopts[] = {
-	{ "jq",		required_argument,	NULL, OPT_JQ },
-	{ "from-file",	required_argument,	NULL, 'f' },
-	{ "arg",	required_argument,	NULL, OPT_ARG },
-	{ "argjson",	required_argument,	NULL, OPT_ARGJSON },
-	{ "slurpfile",	required_argument,	NULL, OPT_SLURPFILE },
-	{ "rawfile",	required_argument,	NULL, OPT_RAWFILE },
-	{ "exec",	required_argument,	NULL, OPT_EXEC },
-	{ "url",	required_argument,	NULL, OPT_URL },
-	{ "signing-secret-env", required_argument, NULL, OPT_SECRET_ENV },
-	{ "agent",	required_argument,	NULL, OPT_AGENT },
-	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
-	{ "help",	no_argument,		NULL, 'h' },
-	{ "version",	no_argument,		NULL, 'V' },
-	{ NULL,		0,			NULL, 0 }
+static const struct art_opt options[] = {
+	{ "jq", OPT_JQ, "PROGRAM", ART_OPT_TEXT, NULL, NULL, 0,
+	    "answer with what the jq PROGRAM yields" },
+	{ "from-file", 'f', "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "read the jq program from FILE" },
+	{ "exec", OPT_EXEC, "COMMAND", ART_OPT_COMMAND, NULL, NULL, 0,
+	    "answer with a worker process: COMMAND (run by /bin/sh, kept "
+	    "running) reads one request per line and writes one answer per "
+	    "line" },
+	{ "url", OPT_URL, "URL", ART_OPT_URL, NULL, NULL, 0,
+	    "answer with an HTTP worker: POST each request to URL; a JSON or "
+	    "event-stream answer" },
+	{ "signing-secret-env", OPT_SECRET_ENV, "VAR", ART_OPT_ENV, NULL,
+	    NULL, 0,
+	    "(--url) sign each body with the secret in $VAR: "
+	    "X-Agentrt-Signature: sha256=HMAC-SHA256 in hex" },
+	{ "arg", OPT_ARG, "NAME VALUE", ART_OPT_TEXT, NULL, NULL,
+	    ART_OPT_MANY, "set $NAME in the program to the string VALUE" },
+	{ "argjson", OPT_ARGJSON, "NAME JSON", ART_OPT_TEXT, NULL, NULL,
+	    ART_OPT_MANY, "set $NAME to the JSON value" },
+	{ "slurpfile", OPT_SLURPFILE, "NAME FILE", ART_OPT_FILE, NULL, NULL,
+	    ART_OPT_MANY,
+	    "set $NAME to an array of the JSON values in FILE" },
+	{ "rawfile", OPT_RAWFILE, "NAME FILE", ART_OPT_FILE, NULL, NULL,
+	    ART_OPT_MANY, "set $NAME to the text of FILE" },
+	{ "agent", OPT_AGENT, "ID", ART_OPT_AGENT, NULL, NULL, ART_OPT_MANY,
+	    "answer only requests whose agent_id is ID; repeat it for more "
+	    "agents" },
+	{ "max-line", OPT_MAX_LINE, "BYTES", ART_OPT_TEXT, NULL, NULL, 0,
+	    "the longest input line (default 64M); K, M, G and T suffixes are "
+	    "powers of 1024" },
+	ART_OPT_STANDARD
 };
 
 static _Noreturn void
@@ -78,28 +95,9 @@ help(void)
 "Requests left unanswered and every other line are passed on unchanged, in\n"
 "order.\n"
 "\n"
-"Options:\n"
-"      --jq PROGRAM          answer with what the jq PROGRAM yields\n"
-"  -f, --from-file FILE      read the jq program from FILE\n"
-"      --exec COMMAND        answer with a worker process: COMMAND (run by\n"
-"                            /bin/sh, kept running) reads one request per\n"
-"                            line and writes one answer per line\n"
-"      --url URL             answer with an HTTP worker: POST each request\n"
-"                            to URL; a JSON or event-stream answer\n"
-"      --signing-secret-env VAR\n"
-"                            (--url) sign each body with the secret in $VAR:\n"
-"                            X-Agentrt-Signature: sha256=HMAC-SHA256 in hex\n"
-"      --arg NAME VALUE      set $NAME in the program to the string VALUE\n"
-"      --argjson NAME JSON   set $NAME to the JSON value\n"
-"      --slurpfile NAME FILE set $NAME to an array of the JSON values in "
-"FILE\n"
-"      --rawfile NAME FILE   set $NAME to the text of FILE\n"
-"      --agent ID            answer only requests whose agent_id is ID;\n"
-"                            repeat it for more agents\n"
-"      --max-line BYTES      the longest input line (default 64M); K, M, G\n"
-"                            and T suffixes are powers of 1024\n"
-"  -h, --help                print this help and exit\n"
-"  -V, --version             print the version and exit\n"
+"Options:\n", stdout);
+	art_opt_help(stdout, options, 28);
+	fputs(
 "\n"
 "A worker answers a DecisionResponse (bare or whole), null to pass the\n"
 "request on, or {\"type\":\"decision.error\",\"error\":...,\"retryable\":...}.\n"
@@ -133,6 +131,19 @@ usage(void)
 	    "[--max-line BYTES] [FILE...]\n"
 	    "Try 'agentrt-decide --help' for more information.\n", stderr);
 	exit(ART_EXIT_USAGE);
+}
+
+/* --completions: the options, for the shells; no command to name. */
+static _Noreturn void
+completions(const char *context)
+{
+	if (context != NULL) {
+		art_warn("--completions: no command '%s'", context);
+		usage();
+	}
+	art_opt_complete(stdout, options, NULL);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
 }
 
 /* --- options ---------------------------------------------------------- */
@@ -228,10 +239,14 @@ set_var(struct opts *o, const char *name, jv value)
 static void
 parse(int argc, char **argv, struct opts *o)
 {
+	struct option longopts[sizeof(options) / sizeof(options[0])];
+	char shortopts[3 * sizeof(options) / sizeof(options[0])];
 	const char *name, *path;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "f:hV", longopts, NULL)) != -1) {
+	art_opt_longopts(options, longopts);
+	art_opt_shortopts(options, "", NULL, shortopts, sizeof(shortopts));
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_JQ: o->program = optarg; break;
 		case 'f': o->program_file = optarg; break;
@@ -265,6 +280,7 @@ parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'h': help();
 		case 'V': version();
+		case ART_OPT_COMPLETIONS: completions(argv[optind]);
 		default: usage();
 		}
 	}

@@ -71,16 +71,29 @@ struct stage {
 
 enum { OPT_SCRIPT = 256, OPT_MAX_LINE, OPT_RECORD, OPT_REPLAY, OPT_PRICES };
 
-static const struct option longopts[] = {
-	{ "model",	required_argument,	NULL, 'm' },
-	{ "script",	required_argument,	NULL, OPT_SCRIPT },
-	{ "record",	required_argument,	NULL, OPT_RECORD },
-	{ "replay",	required_argument,	NULL, OPT_REPLAY },
-	{ "prices",	required_argument,	NULL, OPT_PRICES },
-	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
-	{ "help",	no_argument,		NULL, 'h' },
-	{ "version",	no_argument,		NULL, 'V' },
-	{ NULL,		0,			NULL, 0 }
+/* The models completion offers: those built in, and the providers. */
+#define MODELS	"mock/echo mock/script openai/ anthropic/"
+
+static const struct art_opt options[] = {
+	{ "model", 'm', "MODEL", ART_OPT_MODEL, MODELS, NULL, 0,
+	    "answer every call with MODEL (provider/name), whatever the "
+	    "request names" },
+	{ "script", OPT_SCRIPT, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "play FILE, a JSON array of steps, for every mock/script call, "
+	    "whatever the call's mock settings say" },
+	{ "record", OPT_RECORD, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "append every exchange (request, deltas, response or error; "
+	    "never a key or header) to the cassette FILE" },
+	{ "replay", OPT_REPLAY, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "answer every call from the cassette FILE, matched by model and "
+	    "request, with no network" },
+	{ "prices", OPT_PRICES, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "add the model prices in FILE (JSON, dollars per million "
+	    "tokens) to the built-in ones, for \"cost\"" },
+	{ "max-line", OPT_MAX_LINE, "BYTES", ART_OPT_TEXT, NULL, NULL, 0,
+	    "the longest input line, with an optional K, M or G suffix "
+	    "(default 64M)" },
+	ART_OPT_STANDARD
 };
 
 static _Noreturn void
@@ -94,23 +107,9 @@ help(void)
 "decision.response.  Every other line is passed on unchanged.  Reads the\n"
 "FILEs in turn, or the standard input; '-' is the standard input.\n"
 "\n"
-"Options:\n"
-"  -m, --model MODEL   answer every call with MODEL (provider/name), whatever\n"
-"                      the request names\n"
-"      --script FILE   play FILE, a JSON array of steps, for every\n"
-"                      mock/script call, whatever the call's mock settings\n"
-"                      say\n"
-"      --record FILE   append every exchange (request, deltas, response or\n"
-"                      error; never a key or header) to the cassette FILE\n"
-"      --replay FILE   answer every call from the cassette FILE, matched by\n"
-"                      model and request, with no network\n"
-"      --prices FILE   add the model prices in FILE (JSON, dollars per\n"
-"                      million tokens) to the built-in ones, for \"cost\"\n"
-"      --max-line BYTES\n"
-"                      the longest input line, with an optional K, M or G\n"
-"                      suffix (default 64M)\n"
-"  -h, --help          print this help and exit\n"
-"  -V, --version       print the version and exit\n"
+"Options:\n", stdout);
+	art_opt_help(stdout, options, 22);
+	fputs(
 "\n"
 "Models: mock/echo, mock/script, openai/NAME ($OPENAI_API_KEY,\n"
 "$OPENAI_BASE_URL), anthropic/NAME ($ANTHROPIC_API_KEY, $ANTHROPIC_BASE_URL).\n"
@@ -135,6 +134,19 @@ usage(void)
 	    "                  [--prices FILE] [--max-line BYTES] [FILE...]\n"
 	    "Try 'agentrt-llm --help' for more information.\n", stderr);
 	exit(ART_EXIT_USAGE);
+}
+
+/* --completions: the options, for the shells; no command to name. */
+static _Noreturn void
+completions(const char *context)
+{
+	if (context != NULL) {
+		art_warn("--completions: no command '%s'", context);
+		usage();
+	}
+	art_opt_complete(stdout, options, NULL);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
 }
 
 /* A size option's value, or a usage error. */
@@ -506,11 +518,16 @@ main(int argc, char *argv[])
 {
 	struct opts o = { .max_line = ART_NDJSON_MAX_LINE,
 	    .script = jv_null() };
+	struct option longopts[sizeof(options) / sizeof(options[0])];
+	char shortopts[3 * sizeof(options) / sizeof(options[0])];
 	struct art_err err;
 	int c, status;
 
 	art_diag_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "m:hV", longopts, NULL)) != -1) {
+	art_opt_longopts(options, longopts);
+	art_opt_shortopts(options, "", NULL, shortopts, sizeof(shortopts));
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
+	    -1) {
 		switch (c) {
 		case 'm':
 			if (art_llm_check_model(optarg, &err) == -1) {
@@ -541,6 +558,8 @@ main(int argc, char *argv[])
 			help();
 		case 'V':
 			version();
+		case ART_OPT_COMPLETIONS:
+			completions(argv[optind]);
 		default:
 			usage();
 		}

@@ -36,8 +36,9 @@
 struct cmd {
 	const char	*name;
 	int		(*run)(struct env *, const struct opts *, int, char **);
-	const char	*usage;
-	const char	*shortopts;	/* beyond -d, -h */
+	const char	*usage;		/* also its synopsis in --help */
+	const char	*operands;	/* for completion: art_opt_complete_cmd */
+	const char	*help;
 	bool		 creates;	/* makes the store when there is none */
 	int		 min_args;
 	int		 max_args;	/* -1: any number */
@@ -49,115 +50,61 @@ enum { OPT_ID = 256, OPT_IDENTITY, OPT_AFTER, OPT_TURN_ID, OPT_INPUT,
     OPT_EVENTS, OPT_AGENTS, OPT_TOOLS, OPT_MAX_LINE, OPT_RESUME, OPT_PAYLOAD,
     OPT_CHILDREN, OPT_AS, OPT_HASH, OPT_POLICY };
 
-static const struct option longopts[] = {
-	{ "db",		required_argument,	NULL, 'd' },
-	{ "agent",	required_argument,	NULL, 'a' },
-	{ "id",		required_argument,	NULL, OPT_ID },
-	{ "identity",	required_argument,	NULL, OPT_IDENTITY },
-	{ "quiet",	no_argument,		NULL, 'q' },
-	{ "after",	required_argument,	NULL, OPT_AFTER },
-	{ "follow",	no_argument,		NULL, 'f' },
-	{ "session",	required_argument,	NULL, 's' },
-	{ "message",	required_argument,	NULL, 'm' },
-	{ "turn-id",	required_argument,	NULL, OPT_TURN_ID },
-	{ "input",	required_argument,	NULL, OPT_INPUT },
-	{ "events",	required_argument,	NULL, OPT_EVENTS },
-	{ "agents",	required_argument,	NULL, OPT_AGENTS },
-	{ "tools",	required_argument,	NULL, OPT_TOOLS },
-	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
-	{ "resume",	required_argument,	NULL, OPT_RESUME },
-	{ "payload",	required_argument,	NULL, OPT_PAYLOAD },
-	{ "children",	no_argument,		NULL, OPT_CHILDREN },
-	{ "as",		required_argument,	NULL, OPT_AS },
-	{ "output",	required_argument,	NULL, 'o' },
-	{ "hash",	no_argument,		NULL, OPT_HASH },
-	{ "policy",	required_argument,	NULL, OPT_POLICY },
-	{ "help",	no_argument,		NULL, 'h' },
-	{ "version",	no_argument,		NULL, 'V' },
-	{ NULL,		0,			NULL, 0 }
+static const struct art_opt options[] = {
+	{ "db", 'd', "DIR", ART_OPT_DIR, NULL, NULL, 0,
+	    "use the store in DIR (default: $AGENTRT_DB, else "
+	    "$XDG_DATA_HOME/agentrt)" },
+	{ "agent", 'a', "AGENT", ART_OPT_AGENT, NULL, "new run", 0,
+	    "the agent the session runs" },
+	{ "id", OPT_ID, "ID", ART_OPT_TEXT, NULL, "new", 0,
+	    "the session's id (default: a fresh UUIDv7)" },
+	{ "identity", OPT_IDENTITY, "JSON", ART_OPT_TEXT, NULL, "new", 0,
+	    "the session owner, {\"id\":...,\"metadata\":{...}}; @FILE reads "
+	    "it from FILE, @- from stdin" },
+	{ "quiet", 'q', NULL, ART_OPT_TEXT, NULL, "ls", 0,
+	    "print only the ids" },
+	{ "after", OPT_AFTER, "SEQ", ART_OPT_TEXT, NULL, "log", 0,
+	    "start after event SEQ" },
+	{ "follow", 'f', NULL, ART_OPT_TEXT, NULL, "log", 0,
+	    "keep printing events as they are appended" },
+	{ "session", 's', "SESSION", ART_OPT_SESSION, NULL, "run", 0,
+	    "continue this session" },
+	{ "message", 'm', "TEXT", ART_OPT_TEXT, NULL, "run", 0,
+	    "send a user message" },
+	{ "turn-id", OPT_TURN_ID, "ID", ART_OPT_TEXT, NULL, "run", 0,
+	    "the message's turn id, for idempotency" },
+	{ "input", OPT_INPUT, "JSON", ART_OPT_AT_FILE, NULL, "run",
+	    ART_OPT_MANY, "send client input lines; @FILE, @- read them" },
+	{ "resume", OPT_RESUME, "ID", ART_OPT_TEXT, NULL, "run", 0,
+	    "resume interrupt ID (of the session or of a sub-agent it waits "
+	    "on)" },
+	{ "payload", OPT_PAYLOAD, "JSON", ART_OPT_AT_FILE, NULL, "run", 0,
+	    "the resume's payload, e.g. {\"approved\":true}; @FILE reads it "
+	    "from FILE, @- from stdin" },
+	{ "events", OPT_EVENTS, "FILE", ART_OPT_FILE, NULL, "run", 0,
+	    "append client events to FILE as NDJSON" },
+	{ "agents", OPT_AGENTS, "DIR", ART_OPT_DIR, NULL, "run replay",
+	    ART_OPT_MANY, "look for NAME.json in DIR first (replay: before "
+	    "the recording's own)" },
+	{ "tools", OPT_TOOLS, "DIR", ART_OPT_DIR, NULL, "run", ART_OPT_MANY,
+	    "where an agent's tools named by name alone are declared "
+	    "(default: $AGENTRT_TOOLS, else ./tools)" },
+	{ "max-line", OPT_MAX_LINE, "BYTES", ART_OPT_TEXT, NULL, "run", 0,
+	    "the longest ring line read (default 64M)" },
+	{ "children", OPT_CHILDREN, NULL, ART_OPT_TEXT, NULL, "export", 0,
+	    "the session's sub-agents too" },
+	{ "as", OPT_AS, "ID", ART_OPT_TEXT, NULL, "import restore", 0,
+	    "the new id of the root session; its sub-agents get ids made "
+	    "from it" },
+	{ "output", 'o', "FILE", ART_OPT_FILE, NULL, "checkpoint", 0,
+	    "write it to FILE, not stdout" },
+	{ "hash", OPT_HASH, NULL, ART_OPT_TEXT, NULL, "checkpoint", 0,
+	    "print its SHA-256 in hex" },
+	{ "policy", OPT_POLICY, "FILE", ART_OPT_JQ_FILE, NULL, "replay", 0,
+	    "decide with the jq program in FILE (agentrt-decide -f FILE), not "
+	    "by the proposals" },
+	ART_OPT_STANDARD
 };
-
-static _Noreturn void
-help(void)
-{
-	fputs(
-"Usage: agentrt-session [-d DIR] COMMAND [ARGS]\n"
-"\n"
-"Inspect and manage agentrt sessions in the LMDB store.\n"
-"\n"
-"Commands:\n"
-"  new [-a AGENT] [--id ID] [--identity JSON]\n"
-"                      create a session and print its id\n"
-"  ls [-q]             list sessions, one JSON object per line\n"
-"  show SESSION        print one session as JSON\n"
-"  request SESSION     print the live decision as a worker receives it\n"
-"  log [--after SEQ] [-f] SESSION\n"
-"                      print the session's event log as NDJSON\n"
-"  rm SESSION...       delete sessions and everything recorded of them;\n"
-"                      their running sub-agents are cancelled first\n"
-"  cancel SESSION...   stop the sessions' running turns (they fail, saying\n"
-"                      so) and their sub-agents; what is recorded stays\n"
-"  export [--children] SESSION\n"
-"                      print the session's events as NDJSON after a header\n"
-"                      line (and its sub-agents' with --children)\n"
-"  import [--as ID] [FILE]\n"
-"                      recreate the sessions of an export; print their ids\n"
-"  checkpoint [-o FILE] [--hash] SESSION\n"
-"                      write a binary snapshot of the session (and its\n"
-"                      sub-agents): a 4-byte version, then the events\n"
-"  restore [--as ID] [FILE]\n"
-"                      recreate the sessions of a checkpoint; a no-op when\n"
-"                      they are there as checkpointed\n"
-"  replay [--policy FILE] [--agents DIR] [FILE]\n"
-"                      run an export's client inputs again in a new\n"
-"                      session, every model and tool call answered from\n"
-"                      the recording; print the first divergence\n"
-"  run [-a AGENT | -s SESSION] [-m TEXT] [--input JSON] [--events FILE]\n"
-"      [--resume ID [--payload JSON]]\n"
-"                      drive a session on a ring of filters (stdin and\n"
-"                      stdout are the ring)\n"
-"\n"
-"Options:\n"
-"  -d, --db DIR        use the store in DIR (default: $AGENTRT_DB, else\n"
-"                      $XDG_DATA_HOME/agentrt)\n"
-"  -a, --agent AGENT   (new, run) the agent the session runs\n"
-"      --id ID         (new) the session's id (default: a fresh UUIDv7)\n"
-"      --identity JSON (new) the session owner, {\"id\":...,\"metadata\":{...}};\n"
-"                      @FILE reads it from FILE, @- from stdin\n"
-"  -q, --quiet         (ls) print only the ids\n"
-"      --after SEQ     (log) start after event SEQ\n"
-"  -f, --follow        (log) keep printing events as they are appended\n"
-"  -s, --session SESSION\n"
-"                      (run) continue this session\n"
-"  -m, --message TEXT  (run) send a user message\n"
-"      --turn-id ID    (run) the message's turn id, for idempotency\n"
-"      --input JSON    (run) send client input lines; @FILE, @- read them\n"
-"      --resume ID     (run) resume interrupt ID (of the session or of a\n"
-"                      sub-agent it waits on)\n"
-"      --payload JSON  (run) the resume's payload, e.g. {\"approved\":true};\n"
-"                      @FILE reads it from FILE, @- from stdin\n"
-"      --events FILE   (run) append client events to FILE as NDJSON\n"
-"      --agents DIR    (run, replay) look for NAME.json in DIR first\n"
-"                      (replay: before the recording's own)\n"
-"      --tools DIR     (run) where an agent's tools named by name alone are\n"
-"                      declared (default: $AGENTRT_TOOLS, else ./tools)\n"
-"      --max-line BYTES\n"
-"                      (run) the longest ring line read (default 64M)\n"
-"      --children      (export) the session's sub-agents too\n"
-"      --as ID         (import, restore) the new id of the root session;\n"
-"                      its sub-agents get ids made from it\n"
-"  -o, --output FILE   (checkpoint) write it to FILE, not stdout\n"
-"      --hash          (checkpoint) print its SHA-256 in hex\n"
-"      --policy FILE   (replay) decide with the jq program in FILE\n"
-"                      (agentrt-decide -f FILE), not by the proposals\n"
-"  -h, --help          print this help and exit\n"
-"  -V, --version       print the version and exit\n"
-"\n"
-"Exit status: 0 success, 1 failure, 2 usage error; run: 3 parked.\n",
-	    stdout);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
-}
 
 static _Noreturn void
 version(void)
@@ -639,82 +586,127 @@ cmd_cancel(struct env *e, const struct opts *o, int argc, char **argv)
 /* --- main ----------------------------------------------------------- */
 
 static const struct cmd cmds[] = {
-	{ "new",  cmd_new,  "new [-a AGENT] [--id ID] [--identity JSON]", "a:",
-	    true, 0, 0 },
-	{ "ls",   cmd_ls,   "ls [-q]", "q", false, 0, 0 },
-	{ "show", cmd_show, "show SESSION", "", false, 1, 1 },
-	{ "request", cmd_request, "request SESSION", "", false, 1, 1 },
-	{ "log",  cmd_log,  "log [--after SEQ] [-f] SESSION", "f", false, 1, 1 },
-	{ "rm",   cmd_rm,   "rm SESSION...", "", false, 1, -1 },
-	{ "cancel", cmd_cancel, "cancel SESSION...", "", false, 1, -1 },
-	{ "export", session_export, "export [--children] SESSION", "", false,
-	    1, 1 },
-	{ "import", session_import, "import [--as ID] [FILE]", "", true, 0, 1 },
-	{ "checkpoint", session_checkpoint, "checkpoint [-o FILE] [--hash] "
-	    "SESSION", "o:", false, 1, 1 },
-	{ "restore", session_restore, "restore [--as ID] [FILE]", "", true, 0,
+	{ "new", cmd_new, "new [-a AGENT] [--id ID] [--identity JSON]", NULL,
+	    "create a session and print its id", true, 0, 0 },
+	{ "ls", cmd_ls, "ls [-q]", NULL,
+	    "list sessions, one JSON object per line", false, 0, 0 },
+	{ "show", cmd_show, "show SESSION", "session",
+	    "print one session as JSON", false, 1, 1 },
+	{ "request", cmd_request, "request SESSION", "session",
+	    "print the live decision as a worker receives it", false, 1, 1 },
+	{ "log", cmd_log, "log [--after SEQ] [-f] SESSION", "session",
+	    "print the session's event log as NDJSON", false, 1, 1 },
+	{ "rm", cmd_rm, "rm SESSION...", "session...",
+	    "delete sessions and everything recorded of them; their running "
+	    "sub-agents are cancelled first", false, 1, -1 },
+	{ "cancel", cmd_cancel, "cancel SESSION...", "session...",
+	    "stop the sessions' running turns (they fail, saying so) and "
+	    "their sub-agents; what is recorded stays", false, 1, -1 },
+	{ "export", session_export, "export [--children] SESSION", "session",
+	    "print the session's events as NDJSON after a header line (and "
+	    "its sub-agents' with --children)", false, 1, 1 },
+	{ "import", session_import, "import [--as ID] [FILE]", "file",
+	    "recreate the sessions of an export; print their ids", true, 0,
 	    1 },
+	{ "checkpoint", session_checkpoint,
+	    "checkpoint [-o FILE] [--hash] SESSION", "session",
+	    "write a binary snapshot of the session (and its sub-agents): a "
+	    "4-byte version, then the events", false, 1, 1 },
+	{ "restore", session_restore, "restore [--as ID] [FILE]", "file",
+	    "recreate the sessions of a checkpoint; a no-op when they are "
+	    "there as checkpointed", true, 0, 1 },
 	{ "replay", session_replay, "replay [--policy FILE] [--agents DIR] "
-	    "[FILE]", "", true, 0, 1 },
-	{ "run",  session_run, "run [-a AGENT | -s SESSION] [-m TEXT] "
+	    "[FILE]", "file",
+	    "run an export's client inputs again in a new session, every "
+	    "model and tool call answered from the recording; print the "
+	    "first divergence", true, 0, 1 },
+	{ "run", session_run, "run [-a AGENT | -s SESSION] [-m TEXT] "
 	    "[--turn-id ID] [--input JSON] [--events FILE] [--resume ID "
-	    "[--payload JSON]]", "a:s:m:", true, 0, 0 },
+	    "[--payload JSON]]", NULL,
+	    "drive a session on a ring of filters (stdin and stdout are the "
+	    "ring)", true, 0, 0 },
 };
+
+#define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
+
+static _Noreturn void
+help(void)
+{
+	size_t i;
+
+	fputs(
+"Usage: agentrt-session [-d DIR] COMMAND [ARGS]\n"
+"\n"
+"Inspect and manage agentrt sessions in the LMDB store.\n"
+"\n"
+"Commands:\n", stdout);
+	for (i = 0; i < NCMDS; i++)
+		art_opt_help_cmd(stdout, cmds[i].usage, cmds[i].help, 22);
+	fputs(
+"\n"
+"Options:\n", stdout);
+	art_opt_help(stdout, options, 22);
+	fputs(
+"\n"
+"Exit status: 0 success, 1 failure, 2 usage error; run: 3 parked.\n",
+	    stdout);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
 
 static const struct cmd *
 find_cmd(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (i = 0; i < NCMDS; i++)
 		if (strcmp(cmds[i].name, name) == 0)
 			return &cmds[i];
 	return NULL;
 }
 
-/* Long options each command takes, beyond --db, --help, --version. */
-static bool
-cmd_takes(const struct cmd *c, int opt)
+/*
+ * --completions: the options (those command context takes, if given),
+ * then the commands.
+ */
+static _Noreturn void
+completions(const char *context)
 {
-	switch (opt) {
-	case 'a':
-		return strcmp(c->name, "new") == 0 || strcmp(c->name, "run") == 0;
-	case OPT_ID: case OPT_IDENTITY:
-		return strcmp(c->name, "new") == 0;
-	case 'q':
-		return strcmp(c->name, "ls") == 0;
-	case 'f': case OPT_AFTER:
-		return strcmp(c->name, "log") == 0;
-	case OPT_CHILDREN:
-		return strcmp(c->name, "export") == 0;
-	case OPT_AS:
-		return strcmp(c->name, "import") == 0 ||
-		    strcmp(c->name, "restore") == 0;
-	case 'o': case OPT_HASH:
-		return strcmp(c->name, "checkpoint") == 0;
-	case OPT_POLICY:
-		return strcmp(c->name, "replay") == 0;
-	case OPT_AGENTS:
-		return strcmp(c->name, "run") == 0 ||
-		    strcmp(c->name, "replay") == 0;
-	case 's': case 'm': case OPT_TURN_ID: case OPT_INPUT: case OPT_EVENTS:
-	case OPT_TOOLS: case OPT_MAX_LINE: case OPT_RESUME:
-	case OPT_PAYLOAD:
-		return strcmp(c->name, "run") == 0;
+	size_t i;
+
+	if (context != NULL && find_cmd(context) == NULL) {
+		art_warn("unknown command '%s'", context);
+		usage(NULL);
 	}
-	return true;
+	art_opt_complete(stdout, options, context);
+	for (i = 0; i < NCMDS && context == NULL; i++)
+		art_opt_complete_cmd(stdout, cmds[i].name, cmds[i].operands,
+		    cmds[i].help);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
 }
 
 static size_t	parse_size(const char *, const char *);
 
+/*
+ * Options before the command (c NULL) stop at the first operand, and are
+ * given by the long name only, but for those of every command; after it,
+ * those the command takes (options[].cmds) in either form.
+ */
 static void
-parse(int argc, char **argv, const char *shortopts, const struct cmd *c,
-    struct opts *o)
+parse(int argc, char **argv, const struct cmd *c, struct opts *o)
 {
+	struct option longopts[sizeof(options) / sizeof(options[0])];
+	char shortopts[3 * sizeof(options) / sizeof(options[0])];
+	const struct art_opt *op;
 	int ch;
 
+	art_opt_longopts(options, longopts);
+	art_opt_shortopts(options, c == NULL ? "+" : "", c == NULL ? "" :
+	    c->name, shortopts, sizeof(shortopts));
 	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (c != NULL && !cmd_takes(c, ch))
+		op = art_opt_find(options, ch);
+		if (c != NULL && op != NULL && !art_opt_takes(op, c->name))
 			usage(c->usage);
 		switch (ch) {
 		case 'd': o->db = optarg; break;
@@ -755,6 +747,7 @@ parse(int argc, char **argv, const char *shortopts, const struct cmd *c,
 		case OPT_POLICY: o->policy = optarg; break;
 		case 'h': help();
 		case 'V': version();
+		case ART_OPT_COMPLETIONS: completions(argv[optind]);
 		default: usage(c != NULL ? c->usage : NULL);
 		}
 	}
@@ -818,12 +811,11 @@ main(int argc, char *argv[])
 	struct opts o = { .identity_v = jv_null() };
 	struct env e = { 0 };
 	const struct cmd *c;
-	char shortopts[16];
 	int status;
 
 	art_diag_init(argv[0]);
 	/* Options before the command: stop at the first non-option. */
-	parse(argc, argv, "+d:hV", NULL, &o);
+	parse(argc, argv, NULL, &o);
 	if (optind >= argc)
 		usage(NULL);
 	if ((c = find_cmd(argv[optind])) == NULL) {
@@ -833,8 +825,7 @@ main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 	optind = 1;
-	snprintf(shortopts, sizeof(shortopts), "d:hV%s", c->shortopts);
-	parse(argc, argv, shortopts, c, &o);
+	parse(argc, argv, c, &o);
 	argc -= optind;
 	argv += optind;
 	if (argc < c->min_args || (c->max_args >= 0 && argc > c->max_args))

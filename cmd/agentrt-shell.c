@@ -24,6 +24,7 @@
 #include "diag.h"
 #include "err.h"
 #include "json.h"
+#include "opt.h"
 
 volatile sig_atomic_t shell_sigint;
 volatile sig_atomic_t shell_sigwinch;
@@ -31,23 +32,40 @@ volatile sig_atomic_t shell_sigwinch;
 enum { OPT_AGENTS = 256, OPT_TOOLS, OPT_MCP, OPT_DECIDE_JQ, OPT_EXEC,
     OPT_URL, OPT_RECORD, OPT_REPLAY };
 
-static const struct option longopts[] = {
-	{ "db",		required_argument,	NULL, 'd' },
-	{ "agent",	required_argument,	NULL, 'a' },
-	{ "session",	required_argument,	NULL, 's' },
-	{ "command",	required_argument,	NULL, 'c' },
-	{ "agents",	required_argument,	NULL, OPT_AGENTS },
-	{ "tools",	required_argument,	NULL, OPT_TOOLS },
-	{ "mcp",	required_argument,	NULL, OPT_MCP },
-	{ "decide-jq",	required_argument,	NULL, OPT_DECIDE_JQ },
-	{ "exec",	required_argument,	NULL, OPT_EXEC },
-	{ "url",	required_argument,	NULL, OPT_URL },
-	{ "model",	required_argument,	NULL, 'm' },
-	{ "record",	required_argument,	NULL, OPT_RECORD },
-	{ "replay",	required_argument,	NULL, OPT_REPLAY },
-	{ "help",	no_argument,		NULL, 'h' },
-	{ "version",	no_argument,		NULL, 'V' },
-	{ NULL,		0,			NULL, 0 }
+/* The models completion offers: those built in, and the providers. */
+#define MODELS	"mock/echo mock/script openai/ anthropic/"
+
+static const struct art_opt options[] = {
+	{ "db", 'd', "DIR", ART_OPT_DIR, NULL, NULL, 0,
+	    "use the store in DIR (default: $AGENTRT_DB, else "
+	    "$XDG_DATA_HOME/agentrt)" },
+	{ "agent", 'a', "AGENT", ART_OPT_AGENT, NULL, NULL, 0,
+	    "start a new session of AGENT" },
+	{ "session", 's', "SESSION", ART_OPT_SESSION, NULL, NULL, 0,
+	    "continue SESSION (an id or a prefix of one); with neither, the "
+	    "most recent session" },
+	{ "command", 'c', "TEXT", ART_OPT_TEXT, NULL, NULL, 0,
+	    "send TEXT, print the reply and exit" },
+	{ "agents", OPT_AGENTS, "DIR", ART_OPT_DIR, NULL, NULL, ART_OPT_MANY,
+	    "look for NAME.json in DIR first" },
+	{ "tools", OPT_TOOLS, "DIR", ART_OPT_DIR, NULL, NULL, ART_OPT_MANY,
+	    "look for tools in DIR too (agentrt-tool's); repeatable" },
+	{ "mcp", OPT_MCP, "'COMMAND ARGS'", ART_OPT_TEXT, NULL, NULL,
+	    ART_OPT_MANY,
+	    "serve the tools of an MCP server (agentrt-tool's); repeatable" },
+	{ "decide-jq", OPT_DECIDE_JQ, "PROGRAM", ART_OPT_TEXT, NULL, NULL, 0,
+	    "decide with a jq program (agentrt-decide's)" },
+	{ "exec", OPT_EXEC, "'COMMAND'", ART_OPT_COMMAND, NULL, NULL, 0,
+	    "decide with a worker process (agentrt-decide's)" },
+	{ "url", OPT_URL, "URL", ART_OPT_URL, NULL, NULL, 0,
+	    "decide with an HTTP worker (agentrt-decide's)" },
+	{ "model", 'm', "MODEL", ART_OPT_MODEL, MODELS, NULL, 0,
+	    "answer every model call with MODEL" },
+	{ "record", OPT_RECORD, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "keep every model exchange in the cassette FILE" },
+	{ "replay", OPT_REPLAY, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "answer model calls from the cassette FILE" },
+	ART_OPT_STANDARD
 };
 
 static _Noreturn void
@@ -61,28 +79,9 @@ help(void)
 "standard input not a terminal, one turn per line.  Each turn runs the\n"
 "ring agentrt-decide | agentrt-llm | agentrt-tool | agentrt-session run.\n"
 "\n"
-"Options:\n"
-"  -d, --db DIR          use the store in DIR (default: $AGENTRT_DB, else\n"
-"                        $XDG_DATA_HOME/agentrt)\n"
-"  -a, --agent AGENT     start a new session of AGENT\n"
-"  -s, --session SESSION continue SESSION (an id or a prefix of one);\n"
-"                        with neither, the most recent session\n"
-"  -c, --command TEXT    send TEXT, print the reply and exit\n"
-"      --agents DIR      look for NAME.json in DIR first\n"
-"      --tools DIR       look for tools in DIR too (agentrt-tool's);\n"
-"                        repeatable\n"
-"      --mcp 'COMMAND ARGS'\n"
-"                        serve the tools of an MCP server (agentrt-tool's);\n"
-"                        repeatable\n"
-"      --decide-jq PROGRAM\n"
-"                        decide with a jq program (agentrt-decide's)\n"
-"      --exec 'COMMAND'  decide with a worker process (agentrt-decide's)\n"
-"      --url URL         decide with an HTTP worker (agentrt-decide's)\n"
-"  -m, --model MODEL     answer every model call with MODEL\n"
-"      --record FILE     keep every model exchange in the cassette FILE\n"
-"      --replay FILE     answer model calls from the cassette FILE\n"
-"  -h, --help            print this help and exit\n"
-"  -V, --version         print the version and exit\n"
+"Options:\n", stdout);
+	art_opt_help(stdout, options, 24);
+	fputs(
 "\n"
 "Commands (in the REPL):\n",
 	    stdout);
@@ -115,6 +114,19 @@ usage(void)
 	exit(ART_EXIT_USAGE);
 }
 
+/* --completions: the options, for the shells; no command to name. */
+static _Noreturn void
+completions(const char *context)
+{
+	if (context != NULL) {
+		art_warn("--completions: no command '%s'", context);
+		usage();
+	}
+	art_opt_complete(stdout, options, NULL);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
 static void
 add_dir(const char **v, int *n, const char *s)
 {
@@ -126,10 +138,14 @@ add_dir(const char **v, int *n, const char *s)
 static void
 parse(int argc, char **argv, struct opts *o)
 {
+	struct option longopts[sizeof(options) / sizeof(options[0])];
+	char shortopts[3 * sizeof(options) / sizeof(options[0])];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "d:a:s:c:m:hV", longopts,
-	    NULL)) != -1) {
+	art_opt_longopts(options, longopts);
+	art_opt_shortopts(options, "", NULL, shortopts, sizeof(shortopts));
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
+	    -1) {
 		switch (c) {
 		case 'd': o->db = optarg; break;
 		case 'a': o->agent = optarg; break;
@@ -150,6 +166,7 @@ parse(int argc, char **argv, struct opts *o)
 		case OPT_REPLAY: o->replay = optarg; break;
 		case 'h': help();
 		case 'V': version();
+		case ART_OPT_COMPLETIONS: completions(argv[optind]);
 		default: usage();
 		}
 	}

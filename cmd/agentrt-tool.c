@@ -91,24 +91,46 @@ enum { OPT_CWD = 256, OPT_TIMEOUT, OPT_KILL_GRACE, OPT_CPU, OPT_MEMORY,
 	OPT_FILES, OPT_MAX_OUTPUT, OPT_MAX_LINE, OPT_MCP, OPT_RECORD,
 	OPT_REPLAY };
 
-static const struct option longopts[] = {
-	{ "tools",	required_argument,	NULL, 't' },
-	{ "mcp",	required_argument,	NULL, OPT_MCP },
-	{ "record",	required_argument,	NULL, OPT_RECORD },
-	{ "replay",	required_argument,	NULL, OPT_REPLAY },
-	{ "cwd",	required_argument,	NULL, OPT_CWD },
-	{ "jobs",	required_argument,	NULL, 'j' },
-	{ "timeout",	required_argument,	NULL, OPT_TIMEOUT },
-	{ "kill-grace",	required_argument,	NULL, OPT_KILL_GRACE },
-	{ "cpu",	required_argument,	NULL, OPT_CPU },
-	{ "memory",	required_argument,	NULL, OPT_MEMORY },
-	{ "files",	required_argument,	NULL, OPT_FILES },
-	{ "max-output",	required_argument,	NULL, OPT_MAX_OUTPUT },
-	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
-	{ "list",	no_argument,		NULL, 'l' },
-	{ "help",	no_argument,		NULL, 'h' },
-	{ "version",	no_argument,		NULL, 'V' },
-	{ NULL,		0,			NULL, 0 }
+static const struct art_opt options[] = {
+	{ "tools", 't', "DIR", ART_OPT_DIR, NULL, NULL, ART_OPT_MANY,
+	    "look for tools in DIR; repeat to search several in order "
+	    "(default: $AGENTRT_TOOLS, else ./tools)" },
+	{ "mcp", OPT_MCP, "'[NAME=]COMMAND ARG...'", ART_OPT_TEXT, NULL, NULL,
+	    ART_OPT_MANY,
+	    "start an MCP server over stdio and serve its tools, as NAME__TOOL "
+	    "with NAME=; repeatable" },
+	{ "record", OPT_RECORD, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "append each call's name, arguments and result or error to the "
+	    "tape FILE" },
+	{ "replay", OPT_REPLAY, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "answer each call from the tape FILE, matched by name and "
+	    "arguments, running no tool" },
+	{ "cwd", OPT_CWD, "DIR", ART_OPT_DIR, NULL, NULL, 0,
+	    "run tools in DIR (default: the current directory)" },
+	{ "jobs", 'j', "N", ART_OPT_TEXT, NULL, NULL, 0,
+	    "run at most N executable tools at once, the other calls waiting "
+	    "in turn; 0: no limit (default: 4 per CPU)" },
+	{ "timeout", OPT_TIMEOUT, "SECS", ART_OPT_TEXT, NULL, NULL, 0,
+	    "time limit of a call whose trigger has no deadline "
+	    "(default: 120)" },
+	{ "kill-grace", OPT_KILL_GRACE, "MS", ART_OPT_TEXT, NULL, NULL, 0,
+	    "wait MS milliseconds between SIGTERM and SIGKILL "
+	    "(default: 2000)" },
+	{ "cpu", OPT_CPU, "SECS", ART_OPT_TEXT, NULL, NULL, 0,
+	    "limit each tool process to SECS seconds of CPU time "
+	    "(default: inherited)" },
+	{ "memory", OPT_MEMORY, "BYTES", ART_OPT_TEXT, NULL, NULL, 0,
+	    "limit each tool process's address space to BYTES, K, M or G "
+	    "allowed (default: inherited)" },
+	{ "files", OPT_FILES, "N", ART_OPT_TEXT, NULL, NULL, 0,
+	    "limit each tool process to N open files (default: inherited)" },
+	{ "max-output", OPT_MAX_OUTPUT, "BYTES", ART_OPT_TEXT, NULL, NULL, 0,
+	    "keep at most BYTES of a tool's output (default: 1048576)" },
+	{ "max-line", OPT_MAX_LINE, "BYTES", ART_OPT_TEXT, NULL, NULL, 0,
+	    "longest input line (default: 67108864)" },
+	{ "list", 'l', NULL, ART_OPT_TEXT, NULL, NULL, ART_OPT_EXITS,
+	    "print the tools' declarations and exit" },
+	ART_OPT_STANDARD
 };
 
 static _Noreturn void
@@ -123,37 +145,9 @@ help(void)
 "tool of an MCP server.\n"
 "Other lines pass through unchanged.\n"
 "\n"
-"Options:\n"
-"  -t, --tools DIR       look for tools in DIR; repeat to search several\n"
-"                        in order (default: $AGENTRT_TOOLS, else ./tools)\n"
-"      --mcp '[NAME=]COMMAND ARG...'\n"
-"                        start an MCP server over stdio and serve its\n"
-"                        tools, as NAME__TOOL with NAME=; repeatable\n"
-"      --record FILE     append each call's name, arguments and result or\n"
-"                        error to the tape FILE\n"
-"      --replay FILE     answer each call from the tape FILE, matched by\n"
-"                        name and arguments, running no tool\n"
-"      --cwd DIR         run tools in DIR (default: the current directory)\n"
-"  -j, --jobs N          run at most N executable tools at once, the other\n"
-"                        calls waiting in turn; 0: no limit (default: 4 per\n"
-"                        CPU)\n"
-"      --timeout SECS    time limit of a call whose trigger has no deadline\n"
-"                        (default: 120)\n"
-"      --kill-grace MS   wait MS milliseconds between SIGTERM and SIGKILL\n"
-"                        (default: 2000)\n"
-"      --cpu SECS        limit each tool process to SECS seconds of CPU\n"
-"                        time (default: inherited)\n"
-"      --memory BYTES    limit each tool process's address space to BYTES,\n"
-"                        K, M or G allowed (default: inherited)\n"
-"      --files N         limit each tool process to N open files\n"
-"                        (default: inherited)\n"
-"      --max-output BYTES\n"
-"                        keep at most BYTES of a tool's output\n"
-"                        (default: 1048576)\n"
-"      --max-line BYTES  longest input line (default: 67108864)\n"
-"  -l, --list            print the tools' declarations and exit\n"
-"  -h, --help            print this help and exit\n"
-"  -V, --version         print the version and exit\n"
+"Options:\n", stdout);
+	art_opt_help(stdout, options, 24);
+	fputs(
 "\n"
 "Exit status: 0 end of input, 1 failure, 2 usage error.\n", stdout);
 	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
@@ -174,6 +168,19 @@ usage(void)
 	fputs("usage: agentrt-tool [-t DIR]... [OPTIONS] [FILE...]\n"
 	    "Try 'agentrt-tool --help' for more information.\n", stderr);
 	exit(ART_EXIT_USAGE);
+}
+
+/* --completions: the options, for the shells; no command to name. */
+static _Noreturn void
+completions(const char *context)
+{
+	if (context != NULL) {
+		art_warn("--completions: no command '%s'", context);
+		usage();
+	}
+	art_opt_complete(stdout, options, NULL);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
 }
 
 /* --- options ---------------------------------------------------------- */
@@ -613,6 +620,8 @@ main(int argc, char *argv[])
 		.max_output = ART_TOOLS_MAX_OUTPUT,
 		.max_line = ART_NDJSON_MAX_LINE,
 	};
+	struct option longopts[sizeof(options) / sizeof(options[0])];
+	char shortopts[3 * sizeof(options) / sizeof(options[0])];
 	const char **given = NULL;	/* --tools, in order */
 	size_t ngiven = 0, capgiven = 0, i;
 	struct art_err err;
@@ -620,7 +629,9 @@ main(int argc, char *argv[])
 
 	art_diag_init(argv[0]);
 	o.jobs = default_jobs();
-	while ((c = getopt_long(argc, argv, "t:j:lhV", longopts, NULL)) !=
+	art_opt_longopts(options, longopts);
+	art_opt_shortopts(options, "", NULL, shortopts, sizeof(shortopts));
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
 	    -1) {
 		switch (c) {
 		case 't':
@@ -677,6 +688,7 @@ main(int argc, char *argv[])
 		case 'l': o.list = true; break;
 		case 'h': help();
 		case 'V': version();
+		case ART_OPT_COMPLETIONS: completions(argv[optind]);
 		default:  usage();
 		}
 	}

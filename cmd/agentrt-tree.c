@@ -19,6 +19,7 @@
 #include "json.h"
 #include "log.h"
 #include "ndjson.h"
+#include "opt.h"
 #include "session.h"
 #include "store.h"
 #include "tree.h"
@@ -44,7 +45,9 @@ struct view {
 struct cmd {
 	const char	*name;
 	int		(*run)(const struct opts *, struct view *);
-	const char	*usage;
+	const char	*usage;		/* also its synopsis in --help */
+	const char	*operands;	/* for completion: art_opt_complete_cmd */
+	const char	*help;
 	int		 min_args;	/* after SESSION */
 	int		 max_args;
 	int		 npaths;
@@ -52,53 +55,17 @@ struct cmd {
 
 enum { OPT_DOT = 256, OPT_FORMAT };
 
-static const struct option longopts[] = {
-	{ "db",		required_argument,	NULL, 'd' },
-	{ "dot",	no_argument,		NULL, OPT_DOT },
-	{ "format",	required_argument,	NULL, OPT_FORMAT },
-	{ "help",	no_argument,		NULL, 'h' },
-	{ "version",	no_argument,		NULL, 'V' },
-	{ NULL,		0,			NULL, 0 }
+static const struct art_opt options[] = {
+	{ "db", 'd', "DIR", ART_OPT_DIR, NULL, NULL, 0,
+	    "use the store in DIR (default: $AGENTRT_DB, else "
+	    "$XDG_DATA_HOME/agentrt)" },
+	{ "dot", OPT_DOT, NULL, ART_OPT_TEXT, NULL, "show", 0,
+	    "write Graphviz DOT instead" },
+	{ "format", OPT_FORMAT, "FORMAT", ART_OPT_WORDS,
+	    "ndjson openai anthropic markdown", "export", 0,
+	    "ndjson (default), openai, anthropic or markdown" },
+	ART_OPT_STANDARD
 };
-
-static _Noreturn void
-help(void)
-{
-	fputs(
-"Usage: agentrt-tree [-d DIR] COMMAND SESSION [ARGS]\n"
-"\n"
-"Show a session's message tree: its branches, paths and differences;\n"
-"move its head.\n"
-"\n"
-"Commands:\n"
-"  show [--dot] SESSION  draw the tree, one line per message\n"
-"  path SESSION [NODE]   print the messages root to NODE (default: the\n"
-"                        head) as NDJSON\n"
-"  branches SESSION      print the leaves as NDJSON\n"
-"  checkout SESSION NODE\n"
-"                        move the head to NODE: the next turn continues\n"
-"                        from there; prints what it recorded as NDJSON\n"
-"  diff SESSION A B      print the common ancestor of A and B and both tails\n"
-"  export [--format FORMAT] SESSION\n"
-"                        print the active path as ndjson, openai,\n"
-"                        anthropic or markdown\n"
-"\n"
-"A NODE is a message id, or a prefix of exactly one.\n"
-"\n"
-"Options:\n"
-"  -d, --db DIR          use the store in DIR (default: $AGENTRT_DB, else\n"
-"                        $XDG_DATA_HOME/agentrt)\n"
-"      --dot             (show) write Graphviz DOT instead\n"
-"      --format FORMAT   (export) ndjson (default), openai, anthropic or\n"
-"                        markdown\n"
-"  -h, --help            print this help and exit\n"
-"  -V, --version         print the version and exit\n"
-"\n"
-"Exit status: 0 success, 1 failure, 2 usage error.\n",
-	    stdout);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
-}
 
 static _Noreturn void
 version(void)
@@ -393,24 +360,85 @@ cmd_checkout(const struct opts *o, struct view *v)
 }
 
 static const struct cmd cmds[] = {
-	{ "show", cmd_show, "show [--dot] SESSION", 0, 0, 1 },
-	{ "path", cmd_path, "path SESSION [NODE]", 0, 1, 1 },
-	{ "branches", cmd_branches, "branches SESSION", 0, 0, 0 },
-	{ "diff", cmd_diff, "diff SESSION A B", 2, 2, 2 },
-	{ "checkout", cmd_checkout, "checkout SESSION NODE", 1, 1, 1 },
-	{ "export", cmd_export, "export [--format FORMAT] SESSION", 0, 0, 1 },
+	{ "show", cmd_show, "show [--dot] SESSION", "session",
+	    "draw the tree, one line per message", 0, 0, 1 },
+	{ "path", cmd_path, "path SESSION [NODE]", "session node",
+	    "print the messages root to NODE (default: the head) as NDJSON",
+	    0, 1, 1 },
+	{ "branches", cmd_branches, "branches SESSION", "session",
+	    "print the leaves as NDJSON", 0, 0, 0 },
+	{ "diff", cmd_diff, "diff SESSION A B", "session node node",
+	    "print the common ancestor of A and B and both tails", 2, 2, 2 },
+	{ "checkout", cmd_checkout, "checkout SESSION NODE", "session node",
+	    "move the head to NODE: the next turn continues from there; "
+	    "prints what it recorded as NDJSON", 1, 1, 1 },
+	{ "export", cmd_export, "export [--format FORMAT] SESSION", "session",
+	    "print the active path as ndjson, openai, anthropic or markdown",
+	    0, 0, 1 },
 };
+
+#define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
+
+static _Noreturn void
+help(void)
+{
+	size_t i;
+
+	fputs(
+"Usage: agentrt-tree [-d DIR] COMMAND SESSION [ARGS]\n"
+"\n"
+"Show a session's message tree: its branches, paths and differences;\n"
+"move its head.\n"
+"\n"
+"Commands:\n", stdout);
+	for (i = 0; i < NCMDS; i++)
+		art_opt_help_cmd(stdout, cmds[i].usage, cmds[i].help, 24);
+	fputs(
+"\n"
+"A NODE is a message id, or a prefix of exactly one.\n"
+"\n"
+"Options:\n", stdout);
+	art_opt_help(stdout, options, 24);
+	fputs(
+"\n"
+"Exit status: 0 success, 1 failure, 2 usage error.\n",
+	    stdout);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
 
 static const struct cmd *
 find_cmd(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (i = 0; i < NCMDS; i++)
 		if (strcmp(cmds[i].name, name) == 0)
 			return &cmds[i];
 	return NULL;
 }
+
+/*
+ * --completions: the options (those command context takes, if given),
+ * then the commands.
+ */
+static _Noreturn void
+completions(const char *context)
+{
+	size_t i;
+
+	if (context != NULL && find_cmd(context) == NULL) {
+		art_warn("unknown command '%s'", context);
+		usage(NULL);
+	}
+	art_opt_complete(stdout, options, context);
+	for (i = 0; i < NCMDS && context == NULL; i++)
+		art_opt_complete_cmd(stdout, cmds[i].name, cmds[i].operands,
+		    cmds[i].help);
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
 
 /* -d, else $AGENTRT_DB, else $XDG_DATA_HOME/agentrt, else ~/.local/share. */
 static const char *
@@ -468,17 +496,22 @@ main(int argc, char *argv[])
 	struct view v = { .head = jv_null(), .nodes = jv_null(),
 	    .ids = { jv_null(), jv_null() },
 	    .paths = { jv_null(), jv_null() } };
+	struct option longopts[sizeof(options) / sizeof(options[0])];
+	char shortopts[3 * sizeof(options) / sizeof(options[0])];
 	const struct cmd *c;
 	int ch, status;
 
 	art_diag_init(argv[0]);
-	while ((ch = getopt_long(argc, argv, "d:hV", longopts, NULL)) != -1) {
+	art_opt_longopts(options, longopts);
+	art_opt_shortopts(options, "", NULL, shortopts, sizeof(shortopts));
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'd': o.db = optarg; break;
 		case OPT_DOT: o.dot = true; break;
 		case OPT_FORMAT: o.format = optarg; break;
 		case 'h': help();
 		case 'V': version();
+		case ART_OPT_COMPLETIONS: completions(argv[optind]);
 		default: usage(NULL);
 		}
 	}
@@ -491,8 +524,9 @@ main(int argc, char *argv[])
 		usage(NULL);
 	}
 	if (argc < 2 + c->min_args || argc > 2 + c->max_args ||
-	    (o.dot && c->run != cmd_show) ||
-	    (o.format != NULL && c->run != cmd_export))
+	    (o.dot && !art_opt_takes(art_opt_find(options, OPT_DOT),
+	    c->name)) || (o.format != NULL &&
+	    !art_opt_takes(art_opt_find(options, OPT_FORMAT), c->name)))
 		usage(c->usage);
 	if (o.format == NULL)
 		o.format = "ndjson";

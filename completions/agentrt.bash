@@ -4,6 +4,11 @@
 # name in bash-completion's directory, so whichever name it is loaded under it
 # registers the same function for every binary.  It needs nothing from the
 # bash-completion package.
+#
+# The options, what their arguments are, and the commands come from the
+# binary itself: `BIN --completions` prints them, one line each, from the
+# table its --help is made from (the format is in agentrt(7), OPTIONS).
+# What is known only here is how to complete each kind of argument.
 
 # Sets words and cword from COMP_WORDS and COMP_CWORD, without the = that
 # bash splits --opt=ARG around: --opt and ARG are then two words, as
@@ -186,139 +191,6 @@ _agentrt_session_ids()
 	fi
 }
 
-_agentrt_session()
-{
-	local cmds='new ls show request log rm cancel export import checkpoint
-	    restore replay run'
-	local gopts='-d --db -h --help -V --version'
-	local spec='-d:1 --db:1 -a:1 --agent:1 --id:1 --identity:1 --after:1
-	    -s:1 --session:1 -m:1 --message:1 --turn-id:1 --input:1 --resume:1
-	    --payload:1 --events:1 --agents:1 --tools:1 --max-line:1 --as:1
-	    -o:1 --output:1 --policy:1'
-	local cmd nargs opts
-
-	_agentrt_scan "$spec"
-	cmd=${args[0]-}
-	nargs=$((${#args[@]} > 0 ? ${#args[@]} - 1 : 0))
-
-	case $opt in
-	'') ;;
-	-d|--db|--agents|--tools) _agentrt_dirs; return 0 ;;
-	-a|--agent) _agentrt_reply "$(_agentrt_agent_names)"; return 0 ;;
-	-s|--session) _agentrt_reply "$(_agentrt_session_ids)"; return 0 ;;
-	--events|-o|--output) _agentrt_files; return 0 ;;
-	--policy) _agentrt_jq_files; return 0 ;;
-	--input|--payload) _agentrt_at_files; return 0 ;;
-	*) return 0 ;;
-	esac
-
-	case $cmd in
-	'')
-		if [[ $cur == -* ]]; then
-			_agentrt_reply "$gopts"
-		else
-			_agentrt_reply "$cmds"
-		fi
-		return 0
-		;;
-	new) opts='-a --agent --id --identity' ;;
-	ls) opts='-q --quiet' ;;
-	show|request|rm|cancel) opts= ;;
-	log) opts='--after -f --follow' ;;
-	export) opts='--children' ;;
-	import|restore) opts='--as' ;;
-	checkpoint) opts='-o --output --hash' ;;
-	replay) opts='--policy --agents' ;;
-	run)
-		opts='-a --agent -s --session -m --message --turn-id --input
-		    --resume --payload --events --agents --tools --max-line'
-		;;
-	*) return 0 ;;
-	esac
-
-	if [[ $cur == -* ]]; then
-		_agentrt_reply "$opts -d --db"
-		return 0
-	fi
-	case $cmd in
-	show|request|log|export|checkpoint) ((nargs == 0)) || return 0 ;;
-	rm|cancel) ;;
-	import|restore|replay)
-		((nargs == 0)) && _agentrt_files
-		return 0
-		;;
-	*) return 0 ;;
-	esac
-	_agentrt_reply "$(_agentrt_session_ids)"
-}
-
-_agentrt_decide()
-{
-	_agentrt_scan '--jq:1 -f:1 --from-file:1 --exec:1 --url:1
-	    --signing-secret-env:1 --arg:2 --argjson:2 --slurpfile:2 --rawfile:2
-	    --agent:1 --max-line:1'
-	case $opt:$argn in
-	:0) ;;
-	-f:1|--from-file:1|--slurpfile:2|--rawfile:2) _agentrt_files; return ;;
-	--exec:1) _agentrt_command; return ;;
-	--url:1)
-		_agentrt_reply 'http:// https://'
-		compopt -o nospace 2>/dev/null
-		return
-		;;
-	--signing-secret-env:1) _agentrt_reply "$(compgen -e)"; return ;;
-	--agent:1) _agentrt_reply "$(_agentrt_agent_names)"; return ;;
-	*) return 0 ;;
-	esac
-	if [[ $cur == -* ]]; then
-		_agentrt_reply '--jq -f --from-file --exec --url --signing-secret-env
-		    --arg --argjson --slurpfile --rawfile --agent --max-line
-		    -h --help -V --version'
-	else
-		_agentrt_files
-	fi
-}
-
-_agentrt_llm()
-{
-	_agentrt_scan '-m:1 --model:1 --script:1 --record:1 --replay:1
-	    --prices:1 --max-line:1'
-	case $opt in
-	'') ;;
-	-m|--model) _agentrt_reply 'mock/echo mock/script openai/ anthropic/'
-		return ;;
-	--script|--record|--replay|--prices) _agentrt_files; return ;;
-	*) return 0 ;;
-	esac
-	if [[ $cur == -* ]]; then
-		_agentrt_reply '-m --model --script --record --replay --prices
-		    --max-line -h --help -V --version'
-	else
-		_agentrt_files
-	fi
-}
-
-_agentrt_tool()
-{
-	_agentrt_scan '-t:1 --tools:1 --mcp:1 --record:1 --replay:1 --cwd:1
-	    -j:1 --jobs:1 --timeout:1 --kill-grace:1 --cpu:1 --memory:1
-	    --files:1 --max-output:1 --max-line:1'
-	case $opt in
-	'') ;;
-	-t|--tools|--cwd) _agentrt_dirs; return ;;
-	--record|--replay) _agentrt_files; return ;;
-	*) return 0 ;;
-	esac
-	if [[ $cur == -* ]]; then
-		_agentrt_reply '-t --tools --mcp --record --replay --cwd -j --jobs
-		    --timeout --kill-grace --cpu --memory --files --max-output
-		    --max-line -l --list
-		    -h --help -V --version'
-	else
-		_agentrt_files
-	fi
-}
-
 # The abbreviated node ids of session $1, as agentrt-tree show prints them,
 # from the store named by the last -d or --db on the line.
 _agentrt_tree_nodes()
@@ -329,92 +201,140 @@ _agentrt_tree_nodes()
 	    sed -n 's/^[^*]*\* [^ ]*  *\([^ ]*\).*/\1/p'
 }
 
-_agentrt_tree()
+# _agentrt_load BIN: reads BIN --completions into the caller's arrays:
+# longs (the long options in order), short, kinds, owords, where, flags
+# (by long option), spec (for _agentrt_scan), cmds (the commands in
+# order) and operands (by command).
+_agentrt_load()
 {
-	local cmds='show path branches diff checkout export'
-	local cmd nargs opts
-
-	_agentrt_scan '-d:1 --db:1 --format:1'
-	cmd=${args[0]-}
-	nargs=$((${#args[@]} > 0 ? ${#args[@]} - 1 : 0))
-
-	case $opt in
-	'') ;;
-	-d|--db) _agentrt_dirs; return 0 ;;
-	--format) _agentrt_reply 'ndjson openai anthropic markdown'; return 0 ;;
-	*) return 0 ;;
-	esac
-
-	case $cmd in
-	'')
-		if [[ $cur == -* ]]; then
-			_agentrt_reply '-d --db -h --help -V --version'
-		else
-			_agentrt_reply "$cmds"
+	local long sh k w c f rest
+	local -a n
+	while IFS=$'\t' read -r long sh k w c f rest; do
+		if [[ $long != -* ]]; then
+			cmds+=("$long")
+			operands[$long]=$sh
+			continue
 		fi
-		return 0
-		;;
-	show) opts='--dot' ;;
-	export) opts='--format' ;;
-	path|branches|diff|checkout) opts= ;;
-	*) return 0 ;;
-	esac
+		longs+=("$long")
+		short[$long]=$sh kinds[$long]=$k owords[$long]=$w
+		where[$long]=$c flags[$long]=$f
+		[[ $k == - ]] && continue
+		read -ra n <<<"$k"
+		spec+=" $long:${#n[@]}"
+		[[ $sh == - ]] || spec+=" $sh:${#n[@]}" long_of[$sh]=$long
+	done < <("$1" --completions 2>/dev/null)
+	((${#longs[@]} > 0))
+}
 
-	if [[ $cur == -* ]]; then
-		_agentrt_reply "$opts -d --db"
-		return 0
-	fi
-	case $cmd:$nargs in
-	*:0) _agentrt_reply "$(_agentrt_session_ids)" ;;
-	path:1|checkout:1|diff:1|diff:2)
-		_agentrt_reply "$(_agentrt_tree_nodes "${args[1]}")"
+# Completes an argument of kind $1; $2 is the option's words.
+_agentrt_arg()
+{
+	case $1 in
+	file) _agentrt_files ;;
+	dir) _agentrt_dirs ;;
+	jq-file) _agentrt_jq_files ;;
+	at-file) _agentrt_at_files ;;
+	agent) _agentrt_reply "$(_agentrt_agent_names)" ;;
+	session) _agentrt_reply "$(_agentrt_session_ids)" ;;
+	model|words) _agentrt_reply "$2" ;;
+	command) _agentrt_command ;;
+	url)
+		_agentrt_reply 'http:// https://'
+		compopt -o nospace 2>/dev/null
 		;;
+	env) _agentrt_reply "$(compgen -e)" ;;
 	esac
 }
 
-# agentrt-shell takes options only: -a as agentrt-session run's, -s and
-# -d as agentrt-session's, -m as agentrt-llm's, the decide options as
-# agentrt-decide's.
-_agentrt_shell()
+# _agentrt_optlist CMD: the options, short and long, taken after command
+# CMD, its own first; with CMD "", those taken before any command, and
+# with CMD "*", all.
+_agentrt_optlist()
 {
-	_agentrt_scan '-d:1 --db:1 -a:1 --agent:1 -s:1 --session:1 -c:1
-	    --command:1 --agents:1 --tools:1 --mcp:1 --decide-jq:1 --exec:1
-	    --url:1 -m:1 --model:1 --record:1 --replay:1'
-	case $opt in
-	'') ;;
-	-d|--db|--agents|--tools) _agentrt_dirs; return ;;
-	-a|--agent) _agentrt_reply "$(_agentrt_agent_names)"; return ;;
-	-s|--session) _agentrt_reply "$(_agentrt_session_ids)"; return ;;
-	-m|--model) _agentrt_reply 'mock/echo mock/script openai/ anthropic/'
-		return ;;
-	--record|--replay) _agentrt_files; return ;;
-	--exec) _agentrt_command; return ;;
-	--url)
-		_agentrt_reply 'http:// https://'
-		compopt -o nospace 2>/dev/null
-		return
-		;;
-	*) return 0 ;;
+	local o pass list=
+	for pass in own any; do
+		for o in "${longs[@]}"; do
+			case $1:$pass in
+			'*:own') ;;
+			:own) [[ ${where[$o]} == - ]] || continue ;;
+			*:any)
+				[[ $1 != '*' && -n $1 && ${where[$o]} == - &&
+				    ${flags[$o]} != *exits* ]] || continue
+				;;
+			*) [[ " ${where[$o]} " == *" $1 "* ]] || continue ;;
+			esac
+			[[ ${short[$o]} == - ]] || list+=" ${short[$o]}"
+			list+=" $o"
+		done
+	done
+	printf '%s\n' "$list"
+}
+
+# Completes operand number $1 (from 0) of command $2, by its kinds.
+_agentrt_operand()
+{
+	local -a ks
+	read -ra ks <<<"${operands[$2]}"
+	[[ ${ks[0]} == - ]] && return 0
+	if (($1 >= ${#ks[@]})); then
+		[[ ${ks[-1]} == *... ]] || return 0
+		set -- $((${#ks[@]} - 1)) "$2"
+	fi
+	case ${ks[$1]%...} in
+	session) _agentrt_reply "$(_agentrt_session_ids)" ;;
+	node) _agentrt_reply "$(_agentrt_tree_nodes "${args[1]}")" ;;
+	file) _agentrt_files ;;
 	esac
-	_agentrt_reply '-d --db -a --agent -s --session -c --command --agents
-	    --tools --mcp --decide-jq --exec --url -m --model --record --replay
-	    -h --help -V --version'
 }
 
 _agentrt()
 {
 	local prog=${1:-${COMP_WORDS[0]}} cur cword words=() opt argn args=()
+	local spec= cmd k w
+	local -a longs=() cmds=() ks=()
+	local -A short=() kinds=() owords=() where=() flags=() operands=()
+	local -A long_of=()
 
 	COMPREPLY=()
 	_agentrt_words
-	case ${prog##*/} in
-	agentrt-session) _agentrt_session ;;
-	agentrt-decide) _agentrt_decide ;;
-	agentrt-llm) _agentrt_llm ;;
-	agentrt-tool) _agentrt_tool ;;
-	agentrt-tree) _agentrt_tree ;;
-	agentrt-shell) _agentrt_shell ;;
-	esac
+	_agentrt_load "${prog/#\~/$HOME}" || return 0
+	_agentrt_scan "$spec"
+
+	if [[ -n $opt ]]; then
+		[[ $opt == --* ]] || opt=${long_of[$opt]}
+		read -ra ks <<<"${kinds[$opt]}"
+		k=${ks[argn - 1]-} w=${owords[$opt]}
+		[[ $w == - ]] && w=
+		[[ -n $k ]] && _agentrt_arg "$k" "$w"
+		return 0
+	fi
+
+	# A binary without commands: its operands are files, but for
+	# agentrt-shell, which takes options only.
+	if ((${#cmds[@]} == 0)); then
+		if [[ $cur == -* || ${prog##*/} == agentrt-shell ]]; then
+			_agentrt_reply "$(_agentrt_optlist '*')"
+		else
+			_agentrt_files
+		fi
+		return 0
+	fi
+
+	cmd=${args[0]-}
+	if [[ -z $cmd ]]; then
+		if [[ $cur == -* ]]; then
+			_agentrt_reply "$(_agentrt_optlist '')"
+		else
+			_agentrt_reply "${cmds[*]}"
+		fi
+		return 0
+	fi
+	[[ -n ${operands[$cmd]+set} ]] || return 0
+	if [[ $cur == -* ]]; then
+		_agentrt_reply "$(_agentrt_optlist "$cmd")"
+		return 0
+	fi
+	_agentrt_operand $((${#args[@]} - 1)) "$cmd"
 }
 
 complete -F _agentrt agentrt-session agentrt-decide agentrt-llm \

@@ -278,6 +278,43 @@ make_agents() {
 	[[ " ${lines[*]} " == *" --slurpfile "*" --max-line "* ]]
 }
 
+@test "BIN --completions lists exactly the long options of BIN --help" {
+	local bin want got
+	for bin in $(built_bins); do
+		want=$(help_longopts "$bin" | sort)
+		run "$bin" --completions
+		[ "$status" -eq 0 ] || fail "$bin --completions: $status"
+		got=$(printf '%s\n' "${lines[@]}" | awk -F '\t' '/^--/ { print $1 }' |
+		    sort)
+		[ -n "$want" ] && [ "$got" = "$want" ] ||
+		    fail "$bin: --help has $want; --completions has $got"
+		# Seven tab-separated fields an option.
+		printf '%s\n' "${lines[@]}" | awk -F '\t' '/^--/ && NF != 7 {
+		    bad = 1 } END { exit bad }' || fail "$bin: a bad line"
+	done
+	# The commands, in the order of --help, and what each takes.
+	run agentrt-session --completions
+	got=$(printf '%s\n' "${lines[@]}" | awk -F '\t' '!/^-/ { print $1 }')
+	[ "$got" = "$(help_commands)" ]
+	printf '%s\n' "${lines[@]}" | grep -qx $'rm\tsession...\t.*'
+	# A command narrows the options to those it takes, as --help says.
+	run agentrt-session --completions log
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | cut -f1 | tr '\n' ' ')" = \
+	    "--db --after --follow --help --version " ]
+	run agentrt-tree --completions export
+	[ "$(printf '%s\n' "${lines[@]}" | cut -f1 | tr '\n' ' ')" = \
+	    "--db --format --help --version " ]
+	run agentrt-session --completions bogus
+	[ "$status" -eq 2 ]
+	[[ $output == *"unknown command 'bogus'"* ]]
+	run agentrt-llm --completions bogus
+	[ "$status" -eq 2 ]
+	[[ $output == *"usage: agentrt-llm"* ]]
+	run agentrt-decide --completions
+	[[ " ${lines[*]} " == *$' --slurpfile\t-\ttext file\t'* ]]
+}
+
 @test "every long option in --help has an .It Fl entry in its man page's OPTIONS" {
 	local bin page opt options missing=()
 	for bin in $(built_bins); do
