@@ -217,17 +217,6 @@ argjson(const char *name, const char *text)
 	return v;
 }
 
-/* A size option's value, or a usage error. */
-static size_t
-parse_size(const char *name, const char *s)
-{
-	size_t v;
-
-	if (art_opt_size(s, &v) == -1)
-		art_die(ART_EXIT_USAGE, "bad %s '%s': %s", name, s,
-		    ART_OPT_SIZE_HINT);
-	return v;
-}
 
 static void
 set_var(struct opts *o, const char *name, jv value)
@@ -276,7 +265,7 @@ parse(int argc, char **argv, struct opts *o)
 		case OPT_SECRET_ENV: o->secret_env = optarg; break;
 		case OPT_AGENT: o->agents[o->nagents++] = optarg; break;
 		case OPT_MAX_LINE:
-			o->max_line = parse_size("--max-line", optarg);
+			o->max_line = art_opt_size_arg("--max-line", optarg);
 			break;
 		case 'h': help();
 		case 'V': version();

@@ -149,18 +149,6 @@ completions(const char *context)
 	    ART_EXIT_OK);
 }
 
-/* A size option's value, or a usage error. */
-static size_t
-parse_size(const char *name, const char *s)
-{
-	size_t v;
-
-	if (art_opt_size(s, &v) == -1) {
-		art_warn("bad %s '%s': %s", name, s, ART_OPT_SIZE_HINT);
-		usage();
-	}
-	return v;
-}
 
 static int64_t
 now_ms(void)
@@ -543,7 +531,7 @@ main(int argc, char *argv[])
 				art_die(ART_EXIT_USAGE, "%s", err.msg);
 			break;
 		case OPT_MAX_LINE:
-			o.max_line = parse_size("--max-line", optarg);
+			o.max_line = art_opt_size_arg("--max-line", optarg);
 			break;
 		case OPT_RECORD:
 			o.record = optarg;

@@ -686,7 +686,6 @@ completions(const char *context)
 	    ART_EXIT_OK);
 }
 
-static size_t	parse_size(const char *, const char *);
 
 /*
  * Options before the command (c NULL) stop at the first operand, and are
@@ -736,7 +735,7 @@ parse(int argc, char **argv, const struct cmd *c, struct opts *o)
 			o->tool_dirs[o->ntool_dirs++] = optarg;
 			break;
 		case OPT_MAX_LINE:
-			o->max_line = parse_size("--max-line", optarg);
+			o->max_line = art_opt_size_arg("--max-line", optarg);
 			break;
 		case OPT_RESUME: o->resume = optarg; break;
 		case OPT_PAYLOAD: o->payload = optarg; break;
@@ -766,17 +765,6 @@ store_dir(const char *db, char *buf, size_t n)
 	return dir;
 }
 
-/* A size option's value, or a usage error. */
-static size_t
-parse_size(const char *name, const char *s)
-{
-	size_t v;
-
-	if (art_opt_size(s, &v) == -1)
-		art_die(ART_EXIT_USAGE, "bad %s '%s': %s", name, s,
-		    ART_OPT_SIZE_HINT);
-	return v;
-}
 
 /*
  * Opens the store; false when there is none and the command does not make
@@ -796,7 +784,7 @@ setup(struct env *e, const struct opts *o, const struct cmd *c)
 	    &err) == -1)
 		art_die(ART_EXIT_FAIL, "%s", err.msg);
 	if ((v = getenv("AGENTRT_MAP_MAX")) != NULL && *v != '\0')
-		so.map_max = parse_size("AGENTRT_MAP_MAX", v);
+		so.map_max = art_opt_size_arg("AGENTRT_MAP_MAX", v);
 	so.dir = store_dir(o->db, buf, sizeof(buf));
 	if (art_store_open(&e->store, &so, &err) == 0)
 		return true;

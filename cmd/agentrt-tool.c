@@ -231,17 +231,6 @@ parse_secs(const char *s)
 	return (int64_t)(v * 1000 + 0.5);
 }
 
-/* A size with an optional K, M, G or T suffix, or a usage error. */
-static uint64_t
-parse_size(const char *opt, const char *s)
-{
-	size_t v;
-
-	if (art_opt_size(s, &v) == -1)
-		art_die(ART_EXIT_USAGE, "bad %s '%s': %s", opt, s,
-		    ART_OPT_SIZE_HINT);
-	return (uint64_t)v;
-}
 
 /* JOBS_PER_CPU for each processor online, or for one if that is unknown. */
 static size_t
@@ -668,7 +657,7 @@ main(int argc, char *argv[])
 			    CPU_MAX);
 			break;
 		case OPT_MEMORY:
-			o.limits.memory = parse_size("--memory", optarg);
+			o.limits.memory = art_opt_size_arg("--memory", optarg);
 			break;
 		case OPT_FILES:
 			o.limits.files = parse_count("--files", optarg, 1,
@@ -679,11 +668,7 @@ main(int argc, char *argv[])
 			    MAX_OUTPUT_MAX);
 			break;
 		case OPT_MAX_LINE:
-			if (art_opt_size(optarg, &o.max_line) == -1) {
-				art_warn("bad --max-line '%s': %s", optarg,
-				    ART_OPT_SIZE_HINT);
-				usage();
-			}
+			o.max_line = art_opt_size_arg("--max-line", optarg);
 			break;
 		case 'l': o.list = true; break;
 		case 'h': help();

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
+
 int
 art_opt_size(const char *s, size_t *out)
 {
@@ -26,6 +28,17 @@ art_opt_size(const char *s, size_t *out)
 		return -1;
 	*out = (size_t)v << shift;
 	return 0;
+}
+
+size_t
+art_opt_size_arg(const char *name, const char *s)
+{
+	size_t v;
+
+	if (art_opt_size(s, &v) == -1)
+		art_die(ART_EXIT_USAGE, "bad %s '%s': %s", name, s,
+		    ART_OPT_SIZE_HINT);
+	return v;
 }
 
 static const char *const kind_words[] = {

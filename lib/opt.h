@@ -27,6 +27,12 @@ int	art_opt_size(const char *s, size_t *out);
 
 /* The message for a bad size, for the commands to print alike. */
 #define ART_OPT_SIZE_HINT	"expected a size such as 64M or 1T"
+/*
+ * For a main: the size s, the value of name (an option or a variable),
+ * or a usage error that ends the program: "bad NAME 'S': expected a size
+ * such as 64M or 1T" on stderr, exit status 2.
+ */
+size_t	art_opt_size_arg(const char *name, const char *s);
 
 /*
  * What an option's argument is, for completion.  Each has the word
