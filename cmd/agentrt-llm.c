@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -150,14 +149,6 @@ completions(const char *context)
 }
 
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* --- output ----------------------------------------------------------- */
 
@@ -183,7 +174,7 @@ emit_all(struct stage *st, jv lines)
 static void
 hold(struct stage *st, int64_t delay_ms, jv lines)
 {
-	int64_t due = now_ms() + delay_ms;
+	int64_t due = art_clock_mono_ms() + delay_ms;
 	size_t i = st->nheld;
 
 	if (art_grow(&st->held, &st->capheld, st->nheld + 1,
@@ -201,7 +192,7 @@ hold(struct stage *st, int64_t delay_ms, jv lines)
 static void
 release_due(struct stage *st)
 {
-	int64_t now = now_ms();
+	int64_t now = art_clock_mono_ms();
 	size_t n = 0;
 
 	while (n < st->nheld && st->held[n].due <= now)
@@ -380,7 +371,7 @@ poll_timeout(const struct stage *st)
 
 	if (st->nheld == 0)
 		return http;
-	wait = st->held[0].due - now_ms();
+	wait = st->held[0].due - art_clock_mono_ms();
 	wait = wait < 0 ? 0 : wait > INT_MAX ? INT_MAX : wait;
 	return http >= 0 && http < wait ? http : (int)wait;
 }
@@ -425,19 +416,11 @@ wait_and_work(struct stage *st)
 		free(pfd);
 }
 
-static struct art_clock clock_;
 
 static const char *
 env(const char *name)
 {
 	return getenv(name);
-}
-
-/* The bus's clock: AGENTRT_CLOCK pins it, as the engine's. */
-static int64_t
-bus_now_ms(void)
-{
-	return art_clock_now_ms(&clock_);
 }
 
 /*
@@ -453,8 +436,9 @@ net_init(struct art_err *err)
 static int
 run(const struct opts *o, char **argv)
 {
+	struct art_clock bus_clock;
 	struct art_llm_opts lo = { .model = o->model,
-	    .mock_script = o->script, .env = env, .now_ms = bus_now_ms,
+	    .mock_script = o->script, .env = env, .clock = &bus_clock,
 	    .record_fd = -1, .net_init = net_init };
 	struct stage st = { .o = o };
 	struct art_err err;
@@ -462,7 +446,8 @@ run(const struct opts *o, char **argv)
 	const char *prices = o->prices != NULL ? o->prices :
 	    getenv("AGENTRT_PRICES");
 
-	if (art_clock_init(&clock_, getenv("AGENTRT_CLOCK"), &err) == -1)
+	/* AGENTRT_CLOCK pins the bus's clock, as the engine's. */
+	if (art_clock_init(&bus_clock, getenv("AGENTRT_CLOCK"), &err) == -1)
 		art_die(ART_EXIT_USAGE, "bad AGENTRT_CLOCK: %s", err.msg);
 	if ((lo.prices = art_prices_new()) == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");

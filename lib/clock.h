@@ -33,6 +33,17 @@ int	art_clock_init(struct art_clock *, const char *spec, struct art_err *);
 /* The time now, or the pinned time, in epoch milliseconds. */
 int64_t	art_clock_now_ms(const struct art_clock *);
 
+/* The real clock, for callers given none: never pinned. */
+extern const struct art_clock art_clock_real;
+
+/*
+ * Milliseconds on CLOCK_MONOTONIC, for intervals only (a timeout, a
+ * delay, a deadline turned into "so many ms from now"): it never jumps
+ * with the wall clock and is never pinned, so a test that freezes the
+ * clock still sees time pass.  Its zero means nothing.
+ */
+int64_t	art_clock_mono_ms(void);
+
 /*
  * Writes ms as "YYYY-MM-DDTHH:MM:SS.mmmZ" (always UTC, always three
  * fraction digits) into buf and returns buf.  Times before 1970 are fine;

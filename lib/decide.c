@@ -34,7 +34,6 @@ struct art_decide {
 	struct art_store *store;	/* the one a by-reference line names */
 };
 
-static const struct art_clock real_clock;	/* zero: the real clock */
 
 /* The members of a DecisionResponse: a proposal without any is empty. */
 static const char *const response_keys[] = {
@@ -347,7 +346,7 @@ static jv
 whole(struct art_decide *d, const jv *line, const char *did,
     struct art_err *err)
 {
-	struct art_store_opts so = { .clock = &real_clock };
+	struct art_store_opts so = { .clock = &art_clock_real };
 	struct whole_read w = { line, jv_invalid() };
 	jv ref;
 	const char *dir;

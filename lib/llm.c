@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <time.h>
 
 #include "cassette.h"
 #include "clock.h"
@@ -221,15 +220,6 @@ art_llm_outcome_fail(struct art_llm_outcome *out, const char *message,
 	out->error = e;
 }
 
-static int64_t
-real_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct art_llm *
 art_llm_new(const struct art_llm_opts *opts, art_llm_emit_fn *emit,
     void *ctx)
@@ -239,8 +229,8 @@ art_llm_new(const struct art_llm_opts *opts, art_llm_emit_fn *emit,
 	if ((llm = calloc(1, sizeof(*llm))) == NULL)
 		return NULL;
 	llm->opts = *opts;
-	if (llm->opts.now_ms == NULL)
-		llm->opts.now_ms = real_now_ms;	/* providers read it too */
+	if (llm->opts.clock == NULL)
+		llm->opts.clock = &art_clock_real;	/* providers read it too */
 	llm->emit = emit;
 	llm->ctx = ctx;
 	return llm;
@@ -547,7 +537,7 @@ art_llm_submit(struct art_llm *llm, struct art_llm_call *call)
 	    jv_get_kind(job->call.fallback) == JV_KIND_ARRAY)
 		jv_array_foreach(job->call.fallback, i, m)
 			job->chain = jv_array_append(job->chain, m);
-	now = llm->opts.now_ms();
+	now = art_clock_now_ms(llm->opts.clock);
 	if (job->call.deadline_ms >= 0 && now >= job->call.deadline_ms) {
 		art_llm_outcome_fail(&out, "deadline passed before the call "
 		    "was made", true, "deadline_exceeded");

@@ -77,6 +77,7 @@ struct art_llm_outcome {
  * mock_script, when not null, overrides every mock script; it is
  * borrowed for the art_llm's life.
  */
+struct art_clock;
 struct art_prices;
 struct art_cassette;
 
@@ -85,8 +86,8 @@ struct art_llm_opts {
 	jv		 mock_script;
 	/* The environment: getenv(3), or NULL for an empty one. */
 	const char	*(*env)(const char *name);
-	/* Epoch milliseconds now; NULL: the real clock. */
-	int64_t		 (*now_ms)(void);
+	/* The clock calls are timed by (borrowed); NULL: the real one. */
+	const struct art_clock	*clock;
 	struct art_prices	*prices;	/* NULL: no costs */
 	struct art_cassette	*replay;	/* answers every call */
 	int		 record_fd;	/* appended to; -1: none */

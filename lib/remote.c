@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "http.h"
 #include "json.h"
 #include "sse.h"
@@ -60,7 +61,7 @@ struct xfer {
 static int64_t
 now_ms(const struct remote *r)
 {
-	return r->opts->now_ms();
+	return art_clock_now_ms(r->opts->clock);
 }
 
 static const char *
