@@ -33,8 +33,8 @@
  *
  * Fork rules.  Between fork and execve the child makes async-signal-safe
  * calls only: no malloc, no stdio, no jv, and never the LMDB environment
- * (DESIGN §4: a forked child must not use it; this one only execs, and the
- * store's descriptors are closed in it).  So a process with a store open,
+ * (DESIGN §4 and store.h: a forked child must not use or close it; this
+ * one only execs, and the store's descriptors are closed in it).  So a process with a store open,
  * a curl handle or buffered output may spawn; buffered stdout is not
  * flushed here (a caller whose child shares our stdout flushes first).
  * All signals are blocked across the fork, so no handler of ours runs in
