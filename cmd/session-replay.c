@@ -33,6 +33,7 @@
 #include "log.h"
 #include "ndjson.h"
 #include "replay.h"
+#include "ring.h"
 #include "session.h"
 
 #include "session-cmd.h"
@@ -146,34 +147,20 @@ sibling(const struct replay *r, const char *name, char *buf, size_t n)
 	return r->bindir[0] != '\0' && access(buf, X_OK) == 0 ? buf : name;
 }
 
-static void
-exec_stage(const char *const *argv, int in, int out)
-{
-	signal(SIGPIPE, SIG_DFL);
-	if (dup2(in, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1)
-		_exit(127);
-	execvp(argv[0], (char *const *)argv);
-	fprintf(stderr, "agentrt-session: replay: run %s: %s\n", argv[0],
-	    strerror(errno));
-	_exit(127);
-}
-
 /*
  * One ring: decide | llm --replay | tool --replay | session run ARGS,
- * closed through a fifo.  The status of the session stage, or -1.
+ * closed on itself.  The status of the session stage, or -1.
  */
 static int
 ring(struct replay *r, const char *const *run_args)
 {
-	char fifo[PATH_MAX + 8], b[4][PATH_MAX + 32], db[PATH_MAX];
+	char b[4][PATH_MAX + 32], db[PATH_MAX];
 	const char *argv[4][32];
-	int p1[2], p2[2], p3[2], rd, wr, st, status = -1, i, k;
-	pid_t pid[4];
+	struct art_spawn s[4];
+	struct art_ring rg;
+	struct art_err err;
+	int st, i, k;
 
-	snprintf(fifo, sizeof(fifo), "%s/ring", r->dir);
-	unlink(fifo);
-	if (mkfifo(fifo, 0600) == -1)
-		return -1;
 	k = 0;
 	argv[0][k++] = sibling(r, "agentrt-decide", b[0], sizeof(b[0]));
 	if (r->o->policy != NULL) {
@@ -192,44 +179,18 @@ ring(struct replay *r, const char *const *run_args)
 	for (i = 0; run_args[i] != NULL && k < 30; i++)
 		argv[3][k++] = run_args[i];
 	argv[3][k] = NULL;
-	if (pipe(p1) == -1 || pipe(p2) == -1 || pipe(p3) == -1)
-		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	if ((pid[0] = fork()) == 0) {
-		if ((rd = open(fifo, O_RDONLY)) == -1)
-			_exit(127);
-		close(p1[0]), close(p2[0]), close(p2[1]);
-		close(p3[0]), close(p3[1]);
-		exec_stage(argv[0], rd, p1[1]);
-	}
-	if ((pid[1] = fork()) == 0) {
-		close(p1[1]), close(p2[0]), close(p3[0]), close(p3[1]);
-		exec_stage(argv[1], p1[0], p2[1]);
-	}
-	if ((pid[2] = fork()) == 0) {
-		close(p1[0]), close(p1[1]), close(p2[1]), close(p3[0]);
-		exec_stage(argv[2], p2[0], p3[1]);
-	}
-	if ((pid[3] = fork()) == 0) {
-		close(p1[0]), close(p1[1]), close(p2[0]), close(p2[1]);
-		close(p3[1]);
-		if ((wr = open(fifo, O_WRONLY)) == -1)
-			_exit(127);
-		exec_stage(argv[3], p3[0], wr);
-	}
-	close(p1[0]), close(p1[1]), close(p2[0]), close(p2[1]);
-	close(p3[0]), close(p3[1]);
+	memset(s, 0, sizeof(s));
 	for (i = 0; i < 4; i++) {
-		if (pid[i] == -1)
-			continue;
-		while (waitpid(pid[i], &st, 0) == -1 && errno == EINTR)
-			;
-		if (i == 3 && WIFEXITED(st))
-			status = WEXITSTATUS(st);
+		s[i].file = argv[i][0];
+		s[i].argv = (char *const *)argv[i];
 	}
-	unlink(fifo);
-	return status;
+	if (art_ring_start(&rg, s, 4, false, &err) == -1) {
+		art_warn("replay: %s", err.msg);
+		return -1;
+	}
+	art_ring_reap(&rg, true);
+	st = rg.status[3];
+	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* The new session's first open interrupt, or NULL. */

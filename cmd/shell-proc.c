@@ -1,10 +1,10 @@
 /* shell-proc.c - agentrt-shell's children: one-off commands and the ring
  *
- * A turn is the ring a user would type in bash, built by hand: four
- * stages joined by pipes, the last one's stdout piped back into the
- * first.  The stages get a process group of their own, so Ctrl-C on the
- * terminal reaches only the shell, which then ends the whole ring with
- * one kill().  The session writes its client events into a pipe whose
+ * A turn is the ring a user would type in bash, built by
+ * art_ring_start(): four stages joined by pipes, the last one's stdout
+ * piped back into the first.  The stages get a process group of their
+ * own, so Ctrl-C on the terminal reaches only the shell, which then ends
+ * the whole ring with one signal.  The session writes its client events into a pipe whose
  * write end it alone inherits (as /dev/fd/N), so the events end exactly
  * when the session does.
  */
@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,8 @@
 #include "err.h"
 #include "json.h"
 #include "ndjson.h"
+#include "ring.h"
+#include "spawn.h"
 
 #define NSTAGES		4
 /* How long a stopped ring has between SIGTERM and SIGKILL. */
@@ -55,10 +58,8 @@ sibling(const struct shell *sh, const char *name, char *buf, size_t n)
 static void
 xpipe(int p[2])
 {
-	if (pipe(p) == -1)
+	if (art_spawn_pipe(p) == -1)
 		art_die(ART_EXIT_FAIL, "pipe: %s", strerror(errno));
-	fcntl(p[0], F_SETFD, FD_CLOEXEC);
-	fcntl(p[1], F_SETFD, FD_CLOEXEC);
 }
 
 static void
@@ -69,53 +70,51 @@ xclose(int *fd)
 	*fd = -1;
 }
 
+/* Fills s to run sibling a (see sibling()), buf holding its file. */
+static void
+stage_of(const struct shell *sh, struct args *a, char *buf, size_t n,
+    struct art_spawn *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->file = sibling(sh, a->v[0], buf, n);
+	s->argv = (char *const *)a->v;
+}
+
 /*
- * Forks and execs a with stdin in, stdout out, stderr err (-1: ours).
- * pgid -1 keeps our process group, 0 makes a new one.  keep is an fd the
- * child inherits as it is.  Every other fd we hold is close-on-exec.
+ * Starts a one-off command in our process group, so Ctrl-C reaches it:
+ * stdout as out says (a pipe's end then in *pipefd), stderr ours or, when
+ * quiet, /dev/null.  Its pid, or -1, said unless quiet.
  */
 static pid_t
-spawn(const struct shell *sh, struct args *a, int in, int out, int err,
-    pid_t pgid, int keep)
+start(const struct shell *sh, struct args *a, struct art_spawn_io out,
+    bool quiet, int *pipefd)
 {
 	char buf[4200];
-	const char *file = sibling(sh, a->v[0], buf, sizeof(buf));
-	pid_t pid;
+	struct art_spawn s;
+	struct art_child ch;
+	struct art_err err;
 
-	fflush(stdout);
-	if ((pid = fork()) == -1) {
-		art_warn("fork: %s", strerror(errno));
+	stage_of(sh, a, buf, sizeof(buf), &s);
+	s.io[1] = out;
+	s.io[2].how = quiet ? ART_SPAWN_NULL : ART_SPAWN_INHERIT;
+	fflush(stdout);		/* its output comes after ours */
+	if (art_spawn(&s, &ch, &err) == -1) {
+		if (!quiet)
+			art_warn("%s", err.msg);
 		return -1;
 	}
-	if (pid == 0) {
-		if (pgid >= 0)
-			setpgid(0, pgid);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		if ((in >= 0 && dup2(in, STDIN_FILENO) == -1) ||
-		    (out >= 0 && dup2(out, STDOUT_FILENO) == -1) ||
-		    (err >= 0 && dup2(err, STDERR_FILENO) == -1))
-			_exit(127);
-		if (keep >= 0)
-			fcntl(keep, F_SETFD, 0);
-		execvp(file, (char *const *)a->v);
-		art_warn("run %s: %s", file, strerror(errno));
-		_exit(127);
-	}
-	/* Both sides set it, so a kill() right after fork finds the group. */
-	if (pgid >= 0)
-		setpgid(pid, pgid == 0 ? pid : pgid);
-	return pid;
+	if (pipefd != NULL)
+		*pipefd = ch.fd[1];
+	return ch.pid;
 }
 
 static int
 wait_status(pid_t pid)
 {
-	int st;
+	int st = art_spawn_wait(pid);
 
-	while (waitpid(pid, &st, 0) == -1)
-		if (errno != EINTR)
-			return -1;
+	if (st == -1)
+		return -1;
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	return 128 + WTERMSIG(st);
@@ -124,14 +123,13 @@ wait_status(pid_t pid)
 int
 shell_run(const struct shell *sh, struct args *a, int outfd, bool quiet)
 {
-	int null = -1, st;
+	struct art_spawn_io out = { ART_SPAWN_INHERIT, -1 };
+	int st;
 	pid_t pid;
 
-	if (quiet && (null = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
-		art_die(ART_EXIT_FAIL, "open /dev/null: %s", strerror(errno));
-	pid = spawn(sh, a, -1, outfd, null, -1, -1);
-	xclose(&null);
-	if (pid == -1)
+	if (outfd >= 0)
+		out = (struct art_spawn_io){ ART_SPAWN_FD, outfd };
+	if ((pid = start(sh, a, out, quiet, NULL)) == -1)
 		return -1;
 	st = wait_status(pid);
 	if (st == 127)
@@ -189,24 +187,17 @@ parse_all(const char *text, size_t len)
 jv
 shell_json(const struct shell *sh, struct args *a, bool quiet)
 {
-	int p[2], null = -1, st;
+	struct art_spawn_io io = { ART_SPAWN_PIPE, -1 };
+	int fd = -1, st;
 	size_t len;
 	char *text;
 	jv out;
 	pid_t pid;
 
-	xpipe(p);
-	if (quiet && (null = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
-		art_die(ART_EXIT_FAIL, "open /dev/null: %s", strerror(errno));
-	pid = spawn(sh, a, -1, p[1], null, -1, -1);
-	xclose(&p[1]);
-	xclose(&null);
-	if (pid == -1) {
-		close(p[0]);
+	if ((pid = start(sh, a, io, quiet, &fd)) == -1)
 		return jv_invalid();
-	}
-	text = slurp(p[0], &len);
-	close(p[0]);
+	text = slurp(fd, &len);
+	close(fd);
 	st = wait_status(pid);
 	out = st == 0 ? parse_all(text, len) : jv_invalid();
 	free(text);
@@ -216,9 +207,7 @@ shell_json(const struct shell *sh, struct args *a, bool quiet)
 /* --- the ring --------------------------------------------------------- */
 
 struct ring {
-	pid_t	 pids[NSTAGES];	/* decide llm tool session; 0: reaped */
-	int	 status;		/* the session's */
-	pid_t	 pgid;
+	struct art_ring	 ring;		/* decide llm tool session */
 	int	 evfd;			/* client events, from the session */
 	int	 errfd;			/* every stage's stderr */
 	char	 evpath[32];
@@ -292,64 +281,42 @@ session_args(const struct shell *sh, const struct turn *t, struct ring *r,
 static int
 ring_start(struct shell *sh, const struct turn *t, struct ring *r)
 {
-	int loop[2], p1[2], p2[2], p3[2], ev[2], er[2], i, ok = 0;
+	char buf[NSTAGES][4200];
+	struct art_spawn s[NSTAGES];
+	struct art_err err;
+	int ev[2], er[2], i, rc;
 
-	xpipe(loop), xpipe(p1), xpipe(p2), xpipe(p3), xpipe(ev), xpipe(er);
+	xpipe(ev), xpipe(er);
 	snprintf(r->evpath, sizeof(r->evpath), "/dev/fd/%d", ev[1]);
 	decide_args(sh, &r->a[0]);
 	llm_args(sh, &r->a[1]);
 	tool_args(sh, &r->a[2]);
 	session_args(sh, t, r, &r->a[3]);
-	if ((r->pids[0] = spawn(sh, &r->a[0], loop[0], p1[1], er[1], 0,
-	    -1)) > 0) {
-		r->pgid = r->pids[0];
-		ok = (r->pids[1] = spawn(sh, &r->a[1], p1[0], p2[1], er[1],
-		    r->pgid, -1)) > 0 &&
-		    (r->pids[2] = spawn(sh, &r->a[2], p2[0], p3[1], er[1],
-		    r->pgid, -1)) > 0 &&
-		    (r->pids[3] = spawn(sh, &r->a[3], p3[0], loop[1], er[1],
-		    r->pgid, ev[1])) > 0;
+	for (i = 0; i < NSTAGES; i++) {
+		stage_of(sh, &r->a[i], buf[i], sizeof(buf[i]), &s[i]);
+		s[i].io[2] = (struct art_spawn_io){ ART_SPAWN_FD, er[1] };
 	}
-	xclose(&loop[0]), xclose(&loop[1]), xclose(&p1[0]), xclose(&p1[1]);
-	xclose(&p2[0]), xclose(&p2[1]), xclose(&p3[0]), xclose(&p3[1]);
+	s[NSTAGES - 1].keep = &ev[1], s[NSTAGES - 1].nkeep = 1;
+	fflush(stdout);
+	if ((rc = art_ring_start(&r->ring, s, NSTAGES, true, &err)) == -1)
+		art_warn("%s", err.msg);
 	xclose(&ev[1]), xclose(&er[1]);
 	r->evfd = ev[0];
 	r->errfd = er[0];
 	fcntl(r->evfd, F_SETFL, O_NONBLOCK);
 	fcntl(r->errfd, F_SETFL, O_NONBLOCK);
-	if (!ok && r->pgid > 0)
-		kill(-r->pgid, SIGTERM);
-	for (i = 0; i < NSTAGES; i++)
-		if (r->pids[i] < 0)
-			r->pids[i] = 0;
-	return ok ? 0 : -1;
+	return rc;
 }
 
-/* Reaps the stages that ended; the number still running. */
+/* The session's exit status, once reaped. */
 static int
-reap(struct ring *r, bool block)
+session_status(const struct ring *r)
 {
-	int i, st, live = 0;
-	pid_t p;
+	int st = r->ring.status[NSTAGES - 1];
 
-	for (i = 0; i < NSTAGES; i++) {
-		if (r->pids[i] == 0)
-			continue;
-		p = waitpid(r->pids[i], &st, block ? 0 : WNOHANG);
-		if (p == -1 && errno == EINTR) {
-			i--;
-			continue;
-		}
-		if (p == 0) {
-			live++;
-			continue;
-		}
-		if (i == NSTAGES - 1)
-			r->status = p == -1 ? ART_EXIT_FAIL : WIFEXITED(st) ?
-			    WEXITSTATUS(st) : SHELL_STOPPED;
-		r->pids[i] = 0;
-	}
-	return live;
+	if (st == -1)
+		return ART_EXIT_FAIL;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : SHELL_STOPPED;
 }
 
 static int64_t
@@ -409,10 +376,10 @@ static void
 stop(struct ring *r, int64_t *deadline, bool *killed)
 {
 	if (*deadline == 0) {
-		kill(-r->pgid, SIGTERM);
+		art_ring_signal(&r->ring, SIGTERM);
 		*deadline = now_ms() + KILL_GRACE_MS;
 	} else if (!*killed && now_ms() >= *deadline) {
-		kill(-r->pgid, SIGKILL);
+		art_ring_signal(&r->ring, SIGKILL);
 		*killed = true;
 	}
 }
@@ -445,7 +412,7 @@ ring_loop(struct ring *r, struct render *rn, bool *stopped)
 			if (r->errfd >= 0 && !read_stderr(r, rn))
 				xclose(&r->errfd);
 		}
-		live = reap(r, false);
+		live = art_ring_reap(&r->ring, false);
 	}
 	/* A tool a stage left behind may hold stderr open: stop here. */
 	if (r->errfd >= 0) {
@@ -497,26 +464,27 @@ still_running(const struct shell *sh)
 int
 shell_turn(struct shell *sh, const struct turn *t, struct render *rn)
 {
-	struct ring r = { .status = ART_EXIT_FAIL, .evfd = -1, .errfd = -1 };
+	struct ring r = { .evfd = -1, .errfd = -1 };
 	bool stopped = false;
+	int status;
 
 	shell_sigint = 0;
 	if (ring_start(sh, t, &r) == -1) {
-		reap(&r, true);
 		xclose(&r.evfd), xclose(&r.errfd);
 		return ART_EXIT_FAIL;
 	}
 	ring_loop(&r, rn, &stopped);
+	status = session_status(&r);
 	if (rn->root[0] != '\0')
 		snprintf(sh->sid, sizeof(sh->sid), "%s", rn->root);
 	if (stopped && sh->sid[0] != '\0')
 		cancel(sh);
-	else if (r.status != ART_EXIT_OK && r.status != 3 &&
+	else if (status != ART_EXIT_OK && status != 3 &&
 	    sh->sid[0] != '\0' && still_running(sh)) {
 		/* A stage that died (a bad option, say) ends the ring early. */
 		art_warn("the ring stopped before the turn ended; the turn is "
 		    "cancelled");
 		cancel(sh);
 	}
-	return stopped ? SHELL_STOPPED : r.status;
+	return stopped ? SHELL_STOPPED : status;
 }

@@ -12,10 +12,10 @@
  * writing to us.  Bytes come in through an ndjson reader fed by hand,
  * which splits on '\n' before parsing, so a bad line costs only itself.
  *
- * The server is spawned as tools.c spawns a tool (fork, a close-on-exec
- * pipe that reports a failed execve, a new process group, default
- * signals) and, as there, its group is killed while the unreaped leader
- * still holds the group's id, and only then reaped.
+ * The server is started by art_spawn() (spawn.h), as a tool is, in a
+ * new process group, with argv[0] looked up in the PATH of its own
+ * environment; as for a tool, its group is killed while the unreaped
+ * leader still holds the group's id, and only then reaped.
  *
  * Callbacks run from art_mcp_work() with the client consistent: a call is
  * off the list before its callback runs, and on a death or a give-up the
@@ -26,23 +26,18 @@
 #include "mcp.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
 #include "ndjson.h"
+#include "spawn.h"
 #include "tools.h"
 
 #define READ_CHUNK	65536
@@ -50,7 +45,6 @@
 #define DYING_MS	500	/* for a server whose stdout ended to exit */
 #define DYING_POLL_MS	10	/* how often to look for that exit */
 #define STDERR_QUOTE	160	/* bytes of stderr a message quotes */
-#define CLOSE_FDS_MAX	65536	/* the child closes descriptors below this */
 #define QUOTE_MAX	(STDERR_QUOTE * 2)	/* " | " grows it */
 #define DETAIL_MAX	(QUOTE_MAX + 64)	/* "signal 9; last stderr: …" */
 #define MSG_MAX		(DETAIL_MAX + 128)
@@ -68,7 +62,7 @@ struct call {
 };
 
 struct art_mcp {
-	char		**argv, **envp, *cwd, *path;
+	char		**argv, **envp, *cwd;
 	int64_t		  startup_ms;
 	pid_t		  pid;		/* -1: none running */
 	int		  in_fd, out_fd, err_fd;
@@ -131,77 +125,7 @@ strv_dup(const char *const *v)
 	return out;
 }
 
-/* The value of name in envp, or NULL. */
-static const char *
-env_value(char *const *envp, const char *name)
-{
-	size_t i, n = strlen(name);
-
-	for (i = 0; envp != NULL && envp[i] != NULL; i++)
-		if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
-			return envp[i] + n + 1;
-	return NULL;
-}
-
-static bool
-is_executable(const char *path)
-{
-	struct stat sb;
-
-	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    access(path, X_OK) == 0;
-}
-
-/*
- * argv0 as it is when it holds a '/', else found in the PATH of the
- * server's own environment, as execvp() would search ours.
- */
-static int
-find_path(const char *argv0, char *const *envp, char **path,
-    struct art_err *err)
-{
-	const char *p, *e, *dirs;
-	size_t n;
-	char *f;
-
-	if (argv0 == NULL || *argv0 == '\0')
-		return art_err_set(err, "mcp_exec", "run the server: no "
-		    "command");
-	if (strchr(argv0, '/') != NULL) {
-		if ((*path = strdup(argv0)) == NULL)
-			return art_err_set(err, "nomem", "out of memory");
-		return 0;
-	}
-	if ((dirs = env_value(envp, "PATH")) == NULL)
-		dirs = "/usr/bin:/bin";
-	for (p = dirs;; p = e + 1) {
-		e = strchr(p, ':');
-		n = e != NULL ? (size_t)(e - p) : strlen(p);
-		if ((f = malloc(n + strlen(argv0) + 3)) == NULL)
-			return art_err_set(err, "nomem", "out of memory");
-		/* An empty entry is the current directory, as for execvp(). */
-		sprintf(f, "%.*s/%s", n > 0 ? (int)n : 1, n > 0 ? p : ".",
-		    argv0);
-		if (is_executable(f)) {
-			*path = f;
-			return 0;
-		}
-		free(f);
-		if (e == NULL)
-			break;
-	}
-	return art_err_set(err, "mcp_exec", "run '%s': not found in PATH",
-	    argv0);
-}
-
 /* --- the process -------------------------------------------------------- */
-
-/* What failed in the child before execve, sent up the status pipe. */
-enum { STEP_PGID = 1, STEP_CHDIR, STEP_DUP, STEP_EXEC };
-struct failure {
-	int	step;
-	int	errnum;
-};
 
 static void
 close_fd(int *fd)
@@ -211,182 +135,41 @@ close_fd(int *fd)
 	*fd = -1;
 }
 
-/*
- * One past the highest descriptor open here, for the child to close
- * what it must not inherit (a caller's descriptor without FD_CLOEXEC):
- * read from /proc/self/fd where there is one, else the limit.
- */
-static int
-fd_bound(void)
-{
-	struct rlimit rl;
-	struct dirent *de;
-	long n, hi = -1;
-	char *end;
-	DIR *d;
-
-	if ((d = opendir("/proc/self/fd")) != NULL) {
-		while ((de = readdir(d)) != NULL) {
-			n = strtol(de->d_name, &end, 10);
-			if (*end == '\0' && end != de->d_name && n > hi)
-				hi = n;
-		}
-		closedir(d);
-		if (hi >= 0)
-			return (int)(hi < CLOSE_FDS_MAX ? hi + 1 :
-			    CLOSE_FDS_MAX);
-	}
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
-	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < CLOSE_FDS_MAX)
-		return (int)rl.rlim_cur;
-	return CLOSE_FDS_MAX;
-}
-
-/* In the child: async-signal-safe calls only, up to execve(). */
-static _Noreturn void
-fail_child(int ctl, int step)
-{
-	struct failure f = { step, errno };
-	ssize_t r;
-
-	do
-		r = write(ctl, &f, sizeof(f));
-	while (r == -1 && errno == EINTR);
-	_exit(127);
-}
-
-static _Noreturn void
-child(const struct art_mcp *m, const int fds[3], int ctl, int bound)
-{
-	static char *const no_env[] = { NULL };
-	struct sigaction sa;
-	sigset_t none;
-	int sig, fd;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	for (sig = 1; sig <= SIGRTMAX; sig++)
-		sigaction(sig, &sa, NULL);	/* KILL, STOP: EINVAL, fine */
-	if (setpgid(0, 0) == -1)
-		fail_child(ctl, STEP_PGID);
-	if (m->cwd != NULL && chdir(m->cwd) == -1)
-		fail_child(ctl, STEP_CHDIR);
-	if (dup2(fds[0], 0) == -1 || dup2(fds[1], 1) == -1 ||
-	    dup2(fds[2], 2) == -1)
-		fail_child(ctl, STEP_DUP);
-	for (fd = 3; fd < bound; fd++)
-		if (fd != ctl)
-			close(fd);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	execve(m->path, m->argv, m->envp != NULL ? m->envp : no_env);
-	fail_child(ctl, STEP_EXEC);
-}
-
-static int
-spawn_failed(const struct art_mcp *m, const struct failure *f,
-    struct art_err *err)
-{
-	if (f->step == STEP_CHDIR)
-		return art_err_set(err, "mcp_exec", "run '%s': chdir '%s': %s",
-		    m->argv[0], m->cwd, strerror(f->errnum));
-	if (f->step == STEP_EXEC)
-		return art_err_set(err, "mcp_exec", "run '%s': %s", m->argv[0],
-		    strerror(f->errnum));
-	return art_err_set(err, "mcp_busy", "run '%s': %s", m->argv[0],
-	    strerror(f->errnum));
-}
-
 /* Forks and execs; 0, or -1 with err and every descriptor closed. */
 static int
 spawn(struct art_mcp *m, struct art_err *err)
 {
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, ep[2] = { -1, -1 };
-	int ctl[2] = { -1, -1 }, fds[3], bound, e;
-	sigset_t all, old;
-	struct failure f;
-	ssize_t r;
+	char name[STDERR_QUOTE];
+	struct art_spawn s = { .file = m->argv[0], .argv = m->argv,
+	    .env = m->envp, .cwd = m->cwd, .name = name,
+	    .busy_code = "mcp_busy", .exec_code = "mcp_exec",
+	    .pgid = ART_SPAWN_NEW_GROUP, .nonblock = true };
+	struct art_child ch;
 
-	if (art_tools_pipe(in) == -1 || art_tools_pipe(out) == -1 ||
-	    art_tools_pipe(ep) == -1 || art_tools_pipe(ctl) == -1)
-		goto busy;
-	fds[0] = in[0], fds[1] = out[1], fds[2] = ep[1];
-	bound = fd_bound();
-	/* No handler of ours may run in the child before it resets them. */
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	m->pid = fork();
-	if (m->pid == 0)
-		child(m, fds, ctl[1], bound);
-	e = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	errno = e;
-	if (m->pid == -1)
-		goto busy;
-	setpgid(m->pid, m->pid);	/* also here, so no signal misses it */
-	close_fd(&in[0]), close_fd(&out[1]);
-	close_fd(&ep[1]), close_fd(&ctl[1]);
-	do
-		r = read(ctl[0], &f, sizeof(f));
-	while (r == -1 && errno == EINTR);
-	close_fd(&ctl[0]);
-	if (r == (ssize_t)sizeof(f)) {
-		while (waitpid(m->pid, NULL, 0) == -1 && errno == EINTR)
-			;
+	snprintf(name, sizeof(name), "'%s'", m->argv[0]);
+	s.io[0].how = s.io[1].how = s.io[2].how = ART_SPAWN_PIPE;
+	if (art_spawn(&s, &ch, err) == -1) {
 		m->pid = -1;
-		close_fd(&in[1]), close_fd(&out[0]), close_fd(&ep[0]);
-		return spawn_failed(m, &f, err);
+		return -1;
 	}
-	m->in_fd = in[1], m->out_fd = out[0], m->err_fd = ep[0];
-	art_tools_nonblock(m->in_fd), art_tools_nonblock(m->out_fd);
-	art_tools_nonblock(m->err_fd);
+	m->pid = ch.pid;
+	m->in_fd = ch.fd[0], m->out_fd = ch.fd[1], m->err_fd = ch.fd[2];
 	m->exited = m->lost = false;
 	m->status = 0;
 	return 0;
-busy:
-	e = errno;
-	m->pid = -1;
-	close_fd(&in[0]), close_fd(&in[1]), close_fd(&out[0]);
-	close_fd(&out[1]), close_fd(&ep[0]), close_fd(&ep[1]);
-	close_fd(&ctl[0]), close_fd(&ctl[1]);
-	return art_err_set(err, "mcp_busy", "run '%s': %s", m->argv[0],
-	    strerror(e));
 }
 
 /* Notices, without reaping, that the leader has exited. */
 static void
 check_exit(struct art_mcp *m)
 {
-	siginfo_t si;
+	int st;
 
-	if (m->pid <= 0 || m->exited)
+	if (m->pid <= 0 || m->exited || (st = art_spawn_poll(m->pid)) == 0)
 		return;
-	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)m->pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
-	    -1) {
-		/* Not ours to wait for any more: the group id may be reused. */
-		if (errno == ECHILD)
-			m->lost = m->exited = true;
-		return;
-	}
-	if (si.si_pid != 0)
-		m->exited = true;
-}
-
-/* Waits up to ms for the leader to exit; true when it has. */
-static bool
-wait_exit(struct art_mcp *m, int64_t ms)
-{
-	struct timespec ts = { 0, DYING_POLL_MS * 1000000L };
-	int64_t end = now_ms() + ms;
-
-	for (;;) {
-		check_exit(m);
-		if (m->exited || now_ms() >= end)
-			return m->exited;
-		nanosleep(&ts, NULL);
-	}
+	/* -1: not ours to wait for any more: the group id may be reused. */
+	m->lost = st == -1;
+	m->exited = true;
 }
 
 static void
@@ -417,14 +200,11 @@ read_stderr(struct art_mcp *m)
 static void
 reap(struct art_mcp *m)
 {
-	int st = 0;
+	int st;
 
-	if (m->pid > 0 && !m->lost) {
-		kill(-m->pid, SIGKILL);
-		while (waitpid(m->pid, &st, 0) == -1 && errno == EINTR)
-			;
+	if (m->pid > 0 && !m->lost && (st = art_spawn_reap_group(m->pid)) !=
+	    -1)
 		m->status = st;
-	}
 	m->pid = -1;
 	m->exited = true;
 	close_fd(&m->in_fd), close_fd(&m->out_fd), close_fd(&m->err_fd);
@@ -1172,7 +952,7 @@ art_mcp_start(const char *const *argv, const char *const *envp,
 {
 	struct art_mcp *m;
 
-	if (argv == NULL || argv[0] == NULL) {
+	if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0') {
 		art_err_set(err, "mcp_exec", "run the server: no command");
 		return NULL;
 	}
@@ -1194,8 +974,7 @@ art_mcp_start(const char *const *argv, const char *const *envp,
 		art_err_set(err, "nomem", "out of memory");
 		return NULL;
 	}
-	if (find_path(m->argv[0], m->envp, &m->path, err) == -1 ||
-	    launch(m, err) == -1) {
+	if (launch(m, err) == -1) {
 		art_mcp_free(m);
 		return NULL;
 	}
@@ -1211,11 +990,10 @@ art_mcp_free(struct art_mcp *m)
 		return;
 	if (m->pid > 0) {
 		close_fd(&m->in_fd);
-		if (!wait_exit(m, ART_MCP_EXIT_GRACE_MS)) {
-			kill(-m->pid, SIGTERM);
-			kill(-m->pid, SIGCONT);	/* a stopped one must see it */
-			wait_exit(m, ART_MCP_EXIT_GRACE_MS);
-		}
+		if (!m->lost)
+			art_spawn_stop(m->pid, ART_MCP_EXIT_GRACE_MS,
+			    ART_MCP_EXIT_GRACE_MS);
+		m->pid = -1;
 	}
 	reap(m);
 	while ((c = m->calls) != NULL) {
@@ -1227,7 +1005,6 @@ art_mcp_free(struct art_mcp *m)
 	strv_free(m->argv);
 	strv_free(m->envp);
 	free(m->cwd);
-	free(m->path);
 	free(m->out);
 	free(m);
 }

@@ -19,11 +19,11 @@
  * gives, for at most art_mcp_timeout() ms, and then calls art_mcp_work(),
  * which writes what is queued, reads what came, and calls back.
  *
- * The server runs without a shell, in a process group of its own, with
- * the environment the caller hands over (already scrubbed: this module
- * adds nothing to it), every signal default and unblocked, and no
- * descriptor of ours but its three pipes.  Its stderr is drained and its
- * last lines are kept for messages.
+ * The server is started by art_spawn() (spawn.h), so it runs without a
+ * shell, in a process group of its own, with the environment the caller
+ * hands over (already scrubbed: this module adds nothing to it), every
+ * signal default and unblocked, and no descriptor of ours but its three
+ * pipes.  Its stderr is drained and its last lines are kept for messages.
  *
  * Startup: `initialize` (capabilities {}, clientInfo {"agentrt",
  * ART_MCP_CLIENT_VERSION}), on its result `notifications/initialized`,

@@ -1,23 +1,21 @@
 /* tools.c - tools: executables and jq programs in the tools directories
  *
- * An executable tool is started with fork and execve, never a shell: a
- * close-on-exec pipe tells the parent whether execve succeeded, so a tool
- * that cannot run is an error at once rather than an exit status 127.
- * The tool leads a new process group, and every signal we send goes to
- * the group, so a tool's children die with it.  When the leader exits we
- * see it with waitid(WNOWAIT) first, kill what is left of its group while
- * the unreaped leader still holds the group's id (so the id cannot have
- * been reused), and only then reap it.
+ * An executable tool is started by art_spawn() (spawn.h): fork and
+ * execve, never a shell, a failed execve reported at once rather than as
+ * an exit status 127, every signal default, no descriptor of ours
+ * inherited.  The tool leads a new process group, and every signal we
+ * send goes to the group, so a tool's children die with it.  When the
+ * leader exits we see it with art_spawn_poll() first, kill what is left
+ * of its group while the unreaped leader still holds the group's id (so
+ * the id cannot have been reused), and only then reap it.
  *
- * Every descriptor this module opens is close-on-exec, so one tool never
- * inherits another's pipes, and the parent's ends are non-blocking: the
- * caller's poll loop moves every call along at once.
+ * Our ends of a tool's pipes are non-blocking: the caller's poll loop
+ * moves every call along at once.
  *
- * Resource limits are worked out in the parent (lowered to the hard limits
- * we have, so the child's setrlimit cannot fail for want of privilege) and
- * set in the child between fork and execve.  Which of them killed a tool is
- * read from its CPU time: RUSAGE_CHILDREN before and after reaping it
- * differ by exactly its usage, as nothing else is reaped in between.
+ * Resource limits are set in the child between fork and execve, lowered
+ * to the hard limits we have.  Which of them killed a tool is read from
+ * its CPU time: RUSAGE_CHILDREN before and after reaping it differ by
+ * exactly its usage, as nothing else is reaped in between.
  */
 #include "tools.h"
 
@@ -38,6 +36,7 @@
 #include <jq.h>
 
 #include "json.h"
+#include "spawn.h"
 
 #define READ_CHUNK	65536
 #define READS_PER_STEP	16	/* so one chatty tool cannot starve the rest */
@@ -79,15 +78,6 @@ join(const char *dir, const char *name, const char *suffix)
 }
 
 static bool
-is_executable(const char *path)
-{
-	struct stat sb;
-
-	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    access(path, X_OK) == 0;
-}
-
-static bool
 is_regular(const char *path)
 {
 	struct stat sb;
@@ -108,7 +98,7 @@ art_tools_find(char *const *dirs, const char *name, char **path,
 	for (i = 0; dirs[i] != NULL; i++) {
 		if ((p = join(dirs[i], name, "")) == NULL)
 			return art_err_set(err, "nomem", "out of memory");
-		if (is_executable(p)) {
+		if (art_spawn_is_executable(p)) {
 			*path = p;
 			return ART_TOOLS_EXEC;
 		}
@@ -812,13 +802,6 @@ struct art_tools_call {
 	int64_t			 attempt;
 };
 
-/* What failed in the child before execve, sent up the status pipe. */
-enum { STEP_PGID = 1, STEP_CHDIR, STEP_DUP, STEP_RLIMIT, STEP_EXEC };
-struct failure {
-	int	step;
-	int	errnum;
-};
-
 int64_t
 art_tools_mono_ms(void)
 {
@@ -828,35 +811,10 @@ art_tools_mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/*
- * Makes fd close-on-exec and at least 3, so that the child's dup2() onto
- * 0, 1 and 2 never lands on a pipe it still needs.
- */
-static int
-settle_fd(int fd)
-{
-	int nfd;
-
-	if (fd >= 3)
-		return fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 ? -1 : fd;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	close(fd);
-	return nfd;
-}
-
 int
 art_tools_pipe(int p[2])
 {
-	if (pipe(p) == -1)
-		return -1;
-	if ((p[0] = settle_fd(p[0])) == -1 || (p[1] = settle_fd(p[1])) == -1) {
-		if (p[0] != -1)
-			close(p[0]);
-		if (p[1] != -1)
-			close(p[1]);
-		return -1;
-	}
-	return 0;
+	return art_spawn_pipe(p);
 }
 
 static void
@@ -870,115 +828,29 @@ close_fd(int *fd)
 void
 art_tools_nonblock(int fd)
 {
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl != -1)
-		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	art_spawn_nonblock(fd);
 }
-
-/* A resource limit for the child to set. */
-struct limit {
-	int		resource;
-	struct rlimit	rl;
-};
 
 #define MAX_LIMITS	4
 
-/* soft and hard as limit of resource, lowered to the hard limit we have. */
-static void
-plan_limit(struct limit *l, int resource, uint64_t soft, uint64_t hard)
-{
-	struct rlimit cur;
-
-	l->resource = resource;
-	l->rl.rlim_cur = (rlim_t)soft;
-	l->rl.rlim_max = (rlim_t)hard;
-	if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
-		if (l->rl.rlim_max > cur.rlim_max)
-			l->rl.rlim_max = cur.rlim_max;
-		if (l->rl.rlim_cur > cur.rlim_max)
-			l->rl.rlim_cur = cur.rlim_max;
-	}
-}
-
 /* Fills ls (MAX_LIMITS of room) with the limits set; returns how many. */
 static int
-plan_limits(const struct art_tools_limits *lim, struct limit *ls)
+plan_limits(const struct art_tools_limits *lim, struct art_spawn_limit *ls)
 {
 	int n = 0;
 
 	if (lim->cpu_secs > 0)
-		plan_limit(&ls[n++], RLIMIT_CPU, lim->cpu_secs,
-		    lim->cpu_secs + 1);
+		ls[n++] = (struct art_spawn_limit){ RLIMIT_CPU, lim->cpu_secs,
+		    lim->cpu_secs + 1 };
 	if (lim->memory > 0)
-		plan_limit(&ls[n++], RLIMIT_AS, lim->memory, lim->memory);
+		ls[n++] = (struct art_spawn_limit){ RLIMIT_AS, lim->memory,
+		    lim->memory };
 	if (lim->files > 0)
-		plan_limit(&ls[n++], RLIMIT_NOFILE, lim->files, lim->files);
+		ls[n++] = (struct art_spawn_limit){ RLIMIT_NOFILE, lim->files,
+		    lim->files };
 	/* A tool killed by a limit leaves no core file in --cwd. */
-	plan_limit(&ls[n++], RLIMIT_CORE, 0, 0);
+	ls[n++] = (struct art_spawn_limit){ RLIMIT_CORE, 0, 0 };
 	return n;
-}
-
-/* In the child: async-signal-safe calls only, up to execve(). */
-static _Noreturn void
-fail_child(int ctl, int step)
-{
-	struct failure f = { step, errno };
-	ssize_t r;
-
-	do
-		r = write(ctl, &f, sizeof(f));
-	while (r == -1 && errno == EINTR);
-	_exit(127);
-}
-
-/*
- * Limits go last, after the dup2() calls: RLIMIT_NOFILE caps the numbers
- * of new descriptors, and the pipes may be numbered past it.
- */
-static _Noreturn void
-child(const struct art_tools_spec *s, char *const argv[], int in, int out,
-    int errfd, int ctl, const struct limit *ls, int nls)
-{
-	struct sigaction sa;
-	sigset_t none;
-	int sig, i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	for (sig = 1; sig <= SIGRTMAX; sig++)
-		sigaction(sig, &sa, NULL);	/* KILL, STOP: EINVAL, fine */
-	if (setpgid(0, 0) == -1)
-		fail_child(ctl, STEP_PGID);
-	if (s->cwd != NULL && chdir(s->cwd) == -1)
-		fail_child(ctl, STEP_CHDIR);
-	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(errfd, 2) == -1)
-		fail_child(ctl, STEP_DUP);
-	for (i = 0; i < nls; i++)
-		if (setrlimit(ls[i].resource, &ls[i].rl) == -1)
-			fail_child(ctl, STEP_RLIMIT);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	execve(s->path, argv, s->env);
-	fail_child(ctl, STEP_EXEC);
-}
-
-static int
-call_failed(const struct art_tools_spec *s, const struct failure *f,
-    struct art_err *err)
-{
-	if (f->step == STEP_CHDIR)
-		return art_err_set(err, "tool_exec", "run tool '%s': chdir "
-		    "'%s': %s", s->name, s->cwd, strerror(f->errnum));
-	if (f->step == STEP_EXEC)
-		return art_err_set(err, "tool_exec", "run tool '%s': %s",
-		    s->name, strerror(f->errnum));
-	if (f->step == STEP_RLIMIT)
-		return art_err_set(err, "tool_exec", "run tool '%s': set a "
-		    "resource limit: %s", s->name, strerror(f->errnum));
-	return art_err_set(err, "tool_busy", "run tool '%s': %s", s->name,
-	    strerror(f->errnum));
 }
 
 /* Forks and execs; 0, or -1 with err and every descriptor closed. */
@@ -986,53 +858,22 @@ static int
 spawn(struct art_tools_call *c, const struct art_tools_spec *s,
     struct art_err *err)
 {
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, ep[2] = { -1, -1 };
-	int ctl[2] = { -1, -1 }, e;
-	char *argv[2] = { (char *)s->path, NULL };
-	struct limit ls[MAX_LIMITS];
-	int nls = plan_limits(&s->limits, ls);
-	sigset_t all, old;
-	struct failure f;
-	ssize_t r;
+	char *argv[2] = { (char *)s->path, NULL }, name[ART_TOOLS_NAME_MAX * 2];
+	struct art_spawn_limit ls[MAX_LIMITS];
+	struct art_spawn sp = { .file = s->path, .argv = argv, .env = s->env,
+	    .cwd = s->cwd, .name = name, .busy_code = "tool_busy",
+	    .exec_code = "tool_exec", .pgid = ART_SPAWN_NEW_GROUP,
+	    .nonblock = true, .limits = ls };
+	struct art_child ch;
 
-	if (art_tools_pipe(in) == -1 || art_tools_pipe(out) == -1 ||
-	    art_tools_pipe(ep) == -1 || art_tools_pipe(ctl) == -1)
-		goto busy;
-	/* No handler of ours may run in the child before it resets them. */
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	c->pid = fork();
-	if (c->pid == 0)
-		child(s, argv, in[0], out[1], ep[1], ctl[1], ls, nls);
-	e = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	errno = e;
-	if (c->pid == -1)
-		goto busy;
-	setpgid(c->pid, c->pid);	/* also here, so no signal misses it */
-	close_fd(&in[0]), close_fd(&out[1]);
-	close_fd(&ep[1]), close_fd(&ctl[1]);
-	do
-		r = read(ctl[0], &f, sizeof(f));
-	while (r == -1 && errno == EINTR);
-	close_fd(&ctl[0]);
-	if (r == (ssize_t)sizeof(f)) {
-		while (waitpid(c->pid, NULL, 0) == -1 && errno == EINTR)
-			;
-		close_fd(&in[1]), close_fd(&out[0]), close_fd(&ep[0]);
-		return call_failed(s, &f, err);
-	}
-	c->in_fd = in[1], c->out_fd = out[0], c->err_fd = ep[0];
-	art_tools_nonblock(c->in_fd), art_tools_nonblock(c->out_fd);
-	art_tools_nonblock(c->err_fd);
+	snprintf(name, sizeof(name), "tool '%s'", s->name);
+	sp.io[0].how = sp.io[1].how = sp.io[2].how = ART_SPAWN_PIPE;
+	sp.nlimits = plan_limits(&s->limits, ls);
+	if (art_spawn(&sp, &ch, err) == -1)
+		return -1;
+	c->pid = ch.pid;
+	c->in_fd = ch.fd[0], c->out_fd = ch.fd[1], c->err_fd = ch.fd[2];
 	return 0;
-busy:
-	e = errno;
-	close_fd(&in[0]), close_fd(&in[1]), close_fd(&out[0]);
-	close_fd(&out[1]), close_fd(&ep[0]), close_fd(&ep[1]);
-	close_fd(&ctl[0]), close_fd(&ctl[1]);
-	return art_err_set(err, "tool_busy", "run tool '%s': %s", s->name,
-	    strerror(e));
 }
 
 static void
@@ -1132,11 +973,8 @@ art_tools_call_free(struct art_tools_call *c)
 {
 	if (c == NULL)
 		return;
-	if (c->pid > 0 && !c->exited) {
-		kill(-c->pid, SIGKILL);
-		while (waitpid(c->pid, NULL, 0) == -1 && errno == EINTR)
-			;
-	}
+	if (c->pid > 0 && !c->exited)
+		art_spawn_reap_group(c->pid);
 	call_release(c);
 }
 
@@ -1173,32 +1011,23 @@ children_cpu_ms(void)
 static int
 reap(struct art_tools_call *c, int64_t now, struct art_err *err)
 {
-	siginfo_t si;
 	int64_t cpu;
-	int st = 0;
+	int st;
 
-	if (c->exited)
+	if (c->exited || (st = art_spawn_poll(c->pid)) == 0)
 		return 0;
-	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
-	    -1) {
-		if (errno != ECHILD)
-			return 0;
+	if (st == -1) {
 		/* Not ours to wait for any more: the group id may be reused. */
 		c->lost = c->exited = true;
 		c->drain_until = now + c->grace;
 		close_fd(&c->in_fd);
 		return 0;
 	}
-	if (si.si_pid == 0)
-		return 0;
-	kill(-c->pid, SIGKILL);
 	cpu = children_cpu_ms();
-	while (waitpid(c->pid, &st, 0) == -1 && errno == EINTR)
-		;
+	st = art_spawn_reap_group(c->pid);
 	c->cpu_ms = children_cpu_ms() - cpu;
 	c->exited = true;
-	c->status = st;
+	c->status = st == -1 ? 0 : st;
 	c->drain_until = now + c->grace;
 	close_fd(&c->in_fd);
 	if (pump_read(c, &c->out_fd, err) == -1)
@@ -1216,13 +1045,12 @@ timers(struct art_tools_call *c, int64_t now)
 		return;
 	}
 	if (!c->term_sent && now >= c->deadline) {
-		kill(-c->pid, SIGTERM);
-		kill(-c->pid, SIGCONT);		/* a stopped tool must see it */
+		art_spawn_signal_group(c->pid, SIGTERM);
 		c->term_sent = c->timed_out = true;
 		c->kill_at = now + c->grace;
 	}
 	if (c->term_sent && !c->kill_sent && now >= c->kill_at) {
-		kill(-c->pid, SIGKILL);
+		art_spawn_signal_group(c->pid, SIGKILL);
 		c->kill_sent = true;
 	}
 }

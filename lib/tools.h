@@ -72,13 +72,8 @@ jv	art_tools_list(char *const *dirs, struct art_err *);
 jv	art_tools_declaration(const char *path, const char *name,
 	    struct art_err *);
 
-/*
- * A pipe for a child's standard streams: both ends close-on-exec and
- * numbered 3 or more, so the child's dup2() onto 0, 1 and 2 never lands
- * on an end it still needs.  0, or -1 with errno.
- */
+/* art_spawn_pipe() and art_spawn_nonblock() (spawn.h), by their old names. */
 int	art_tools_pipe(int p[2]);
-/* Makes fd non-blocking (best effort). */
 void	art_tools_nonblock(int fd);
 
 /*
@@ -210,9 +205,10 @@ struct art_tools_spec {
  * return.  now_ms is art_tools_mono_ms().  Returns NULL with err
  * "tool_busy" when the system is short of processes, descriptors or
  * memory (worth a retry), or "tool_exec" when the tool could not be
- * executed (a bad file, a bad cwd, a limit that could not be set).  The
- * process never runs signal handlers of ours: every signal is default and
- * unblocked in it.
+ * executed (a bad file, a bad cwd, a limit that could not be set).  It
+ * is started by art_spawn() (spawn.h): it never runs signal handlers of
+ * ours (every signal is default and unblocked in it) and inherits no
+ * descriptor of ours but its three pipes.
  */
 struct art_tools_call *art_tools_call_start(const struct art_tools_spec *,
 	    int64_t now_ms, struct art_err *);

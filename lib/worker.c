@@ -11,9 +11,7 @@
 #include "worker.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +25,7 @@
 #include "json.h"
 #include "ndjson.h"
 #include "sha.h"
+#include "spawn.h"
 #include "sse.h"
 #include "tools.h"
 
@@ -141,35 +140,6 @@ nap(int64_t ms)
 }
 
 /*
- * Has the process exited?  It is not reaped: until it is, its group keeps
- * its id, so the group can still be killed without hitting another.
- */
-static bool
-has_exited(pid_t pid)
-{
-	siginfo_t si;
-
-	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == -1)
-		return errno != EINTR;
-	return si.si_pid != 0;
-}
-
-static bool
-exits_within(pid_t pid, int64_t ms)
-{
-	int64_t end = art_tools_mono_ms() + ms;
-
-	for (;;) {
-		if (has_exited(pid))
-			return true;
-		if (art_tools_mono_ms() >= end)
-			return false;
-		nap(10);
-	}
-}
-
-/*
  * Ends the process: its stdin closed, a grace period when asked for, then
  * SIGTERM and SIGKILL to its group, and whatever it left behind killed
  * too.  Its wait status, or -1.
@@ -177,20 +147,14 @@ exits_within(pid_t pid, int64_t ms)
 static int
 stop(struct art_worker *w, int64_t grace_ms)
 {
-	int st = -1;
+	int st;
 
 	if (w->pid == -1)
 		return -1;
 	close_fd(&w->in_fd);
 	close_fd(&w->out_fd);
 	w->len = 0;
-	if (!exits_within(w->pid, grace_ms)) {
-		kill(-w->pid, SIGTERM);
-		exits_within(w->pid, GRACE_MS);
-	}
-	kill(-w->pid, SIGKILL);
-	while (waitpid(w->pid, &st, 0) == -1 && errno == EINTR)
-		;
+	st = art_spawn_stop(w->pid, grace_ms, GRACE_MS);
 	w->pid = -1;
 	return st;
 }
@@ -208,49 +172,24 @@ status_words(int st, char *buf, size_t n)
 	return buf;
 }
 
+/* Starts sh -c EXEC; its stderr is ours. */
 static int
 spawn(struct art_worker *w, struct art_err *err)
 {
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, e;
-	sigset_t all, old;
+	char *argv[] = { "sh", "-c", w->exec, NULL };
+	struct art_spawn s = { .file = "/bin/sh", .argv = argv,
+	    .pgid = ART_SPAWN_NEW_GROUP, .nonblock = true };
+	struct art_child ch;
 
-	if (art_tools_pipe(in) == -1 || art_tools_pipe(out) == -1)
-		goto fail;
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	w->pid = fork();
-	if (w->pid == 0) {
-		setpgid(0, 0);
-		signal(SIGPIPE, SIG_DFL);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		if (dup2(in[0], STDIN_FILENO) == -1 ||
-		    dup2(out[1], STDOUT_FILENO) == -1)
-			_exit(127);
-		execl("/bin/sh", "sh", "-c", w->exec, (char *)NULL);
-		_exit(127);
-	}
-	e = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (w->pid == -1) {
-		errno = e;
-		goto fail;
-	}
-	setpgid(w->pid, w->pid);
-	close(in[0]);
-	close(out[1]);
-	w->in_fd = in[1];
-	w->out_fd = out[0];
-	art_tools_nonblock(w->in_fd);
-	art_tools_nonblock(w->out_fd);
+	s.io[0].how = s.io[1].how = ART_SPAWN_PIPE;
+	if (art_spawn(&s, &ch, NULL) == -1)
+		return art_err_set(err, "worker", "start worker '%s': %s",
+		    w->exec, strerror(errno));
+	w->pid = ch.pid;
+	w->in_fd = ch.fd[0];
+	w->out_fd = ch.fd[1];
 	w->len = 0;
 	return 0;
-fail:
-	e = errno;
-	close_fd(&in[0]), close_fd(&in[1]);
-	close_fd(&out[0]), close_fd(&out[1]);
-	w->pid = -1;
-	return art_err_set(err, "worker", "start worker '%s': %s", w->exec,
-	    strerror(e));
 }
 
 /* Waits for fd (events) until due (mono ms); 1 ready, 0 timed out. */
@@ -378,7 +317,7 @@ ask_process(struct art_worker *w, const char *raw, size_t rawlen, int64_t due,
 	 * asked.  One that crashes has.
 	 */
 	for (tries = 0; tries < 2; tries++) {
-		if (w->pid != -1 && has_exited(w->pid))
+		if (w->pid != -1 && art_spawn_poll(w->pid) != 0)
 			stop(w, 0);
 		if ((fresh = w->pid == -1) && spawn(w, &err) == -1) {
 			said(o, true, "%s%s", "", err.msg);
