@@ -13,6 +13,7 @@
 
 #include <jv.h>
 
+#include "clock.h"
 #include "decide.h"
 #include "diag.h"
 #include "err.h"
@@ -485,11 +486,12 @@ emit(void *arg, jv line)
 static struct art_worker *
 worker(const struct opts *o)
 {
+	static struct art_clock wclock;	/* the worker's, for its life */
 	struct art_worker_conf conf = {
 		.exec = o->exec,
 		.url = o->url,
 		.max_line = o->max_line,
-		.clock = getenv("AGENTRT_CLOCK"),
+		.clock = &wclock,
 		.emit = emit,
 	};
 	struct art_worker *w;
@@ -497,6 +499,8 @@ worker(const struct opts *o)
 
 	if (o->exec == NULL && o->url == NULL)
 		return NULL;
+	if (art_clock_init(&wclock, getenv("AGENTRT_CLOCK"), &err) == -1)
+		art_die(ART_EXIT_USAGE, "bad AGENTRT_CLOCK: %s", err.msg);
 	if (o->secret_env != NULL) {
 		conf.secret = getenv(o->secret_env);
 		if (conf.secret == NULL || *conf.secret == '\0')

@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "diag.h"
 #include "err.h"
 #include "json.h"
@@ -319,14 +319,6 @@ session_status(const struct ring *r)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : SHELL_STOPPED;
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Feeds what the events pipe holds to the renderer; false at its end. */
 static bool
@@ -377,8 +369,8 @@ stop(struct ring *r, int64_t *deadline, bool *killed)
 {
 	if (*deadline == 0) {
 		art_ring_signal(&r->ring, SIGTERM);
-		*deadline = now_ms() + KILL_GRACE_MS;
-	} else if (!*killed && now_ms() >= *deadline) {
+		*deadline = art_clock_mono_ms() + KILL_GRACE_MS;
+	} else if (!*killed && art_clock_mono_ms() >= *deadline) {
 		art_ring_signal(&r->ring, SIGKILL);
 		*killed = true;
 	}

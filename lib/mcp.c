@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "json.h"
 #include "ndjson.h"
 #include "spawn.h"
@@ -90,7 +91,7 @@ struct art_mcp {
 static int64_t
 now_ms(void)
 {
-	return art_tools_mono_ms();
+	return art_clock_mono_ms();
 }
 
 /* --- strings and vectors ---------------------------------------------- */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "json.h"
 #include "mcp.h"
 #include "ndjson.h"
@@ -312,7 +313,7 @@ launch(struct art_toolrun *tr, struct art_tools_spec *spec, int64_t due_ms,
     jv *asked, struct art_err *err)
 {
 	struct art_tools_call *c;
-	int64_t now = art_tools_mono_ms();
+	int64_t now = art_clock_mono_ms();
 	char **env;
 
 	if ((env = art_tools_env(tr->c.env, spec->session_id, spec->call_id,
@@ -461,7 +462,7 @@ start_waiting(struct art_toolrun *tr)
 	struct art_err err;
 	struct waiting *w;
 
-	expire_waiting(tr, art_tools_mono_ms());
+	expire_waiting(tr, art_clock_mono_ms());
 	while (tr->nwaiting > 0 && has_slot(tr) && !tr->failed) {
 		w = tr->waiting[0];
 		memmove(tr->waiting, tr->waiting + 1,
@@ -498,7 +499,7 @@ waiting_due_ms(const struct art_toolrun *tr)
 /* --- answering --------------------------------------------------------- */
 
 /*
- * The call's deadline in art_tools_mono_ms() time, INT64_MAX when the
+ * The call's deadline in art_clock_mono_ms() time, INT64_MAX when the
  * trigger has none: the time it has left on the bus's clock, from now.
  */
 static int
@@ -515,7 +516,7 @@ call_due(const struct art_toolrun *tr, const jv *trig, int64_t *due_ms,
 		return 0;
 	if (art_clock_parse(deadline, &at, err) == -1)
 		return art_err_prefix(err, "field 'deadline'");
-	*due_ms = art_tools_mono_ms() + (at - art_clock_now_ms(tr->c.clock));
+	*due_ms = art_clock_mono_ms() + (at - art_clock_now_ms(tr->c.clock));
 	return 0;
 }
 
@@ -546,7 +547,7 @@ run_tool(struct art_toolrun *tr, const jv *rec, const jv *trig,
 	spec.input_len = (size_t)jv_string_length_bytes(jv_copy(args));
 	spec.path = path;
 	spec.session_id = sid;
-	if (due <= art_tools_mono_ms())
+	if (due <= art_clock_mono_ms())
 		respond_one(tr, sid, did, asked,
 		    tool_error("deadline exceeded", true));
 	else if (kind == ART_TOOLS_JQ)
@@ -743,7 +744,7 @@ run_mcp(struct art_toolrun *tr, const jv *rec, const jv *trig,
 		return;
 	}
 	wait = due == INT64_MAX ? tr->c.timeout_ms : due -
-	    art_tools_mono_ms();
+	    art_clock_mono_ms();
 	if (wait <= 0) {
 		jv_free(args);
 		respond_one(tr, sid, did, asked,
@@ -900,7 +901,7 @@ art_toolrun_timeout(const struct art_toolrun *tr)
 	for (i = 0; i < tr->ncalls; i++)
 		if ((d = art_tools_call_due_ms(tr->calls[i])) < due)
 			due = d;
-	now = art_tools_mono_ms();
+	now = art_clock_mono_ms();
 	for (i = 0; i < tr->nservers; i++)
 		if ((d = art_mcp_timeout(tr->servers[i].m)) >= 0 &&
 		    now + d < due)
@@ -931,7 +932,7 @@ step_servers(struct art_toolrun *tr, const struct pollfd *pfd)
 static void
 step_calls(struct art_toolrun *tr, const struct pollfd *pfd)
 {
-	int64_t now = art_tools_mono_ms();
+	int64_t now = art_clock_mono_ms();
 	struct art_tools_call *c;
 	struct art_err err;
 	size_t i, j;

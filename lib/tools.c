@@ -802,15 +802,6 @@ struct art_tools_call {
 	int64_t			 attempt;
 };
 
-int64_t
-art_tools_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int
 art_tools_pipe(int p[2])
 {

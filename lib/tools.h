@@ -202,7 +202,7 @@ struct art_tools_spec {
 
 /*
  * Starts the tool; the spec's strings are copied or no longer needed on
- * return.  now_ms is art_tools_mono_ms().  Returns NULL with err
+ * return.  now_ms is art_clock_mono_ms().  Returns NULL with err
  * "tool_busy" when the system is short of processes, descriptors or
  * memory (worth a retry), or "tool_exec" when the tool could not be
  * executed (a bad file, a bad cwd, a limit that could not be set).  It
@@ -225,7 +225,7 @@ int	art_tools_call_pollfds(const struct art_tools_call *,
  */
 int	art_tools_call_step(struct art_tools_call *, const struct pollfd *fds,
 	    int nfds, int64_t now_ms, struct art_err *);
-/* When step must next run, art_tools_mono_ms() time; INT64_MAX: never. */
+/* When step must next run, art_clock_mono_ms() time; INT64_MAX: never. */
 int64_t	art_tools_call_due_ms(const struct art_tools_call *);
 bool	art_tools_call_is_done(const struct art_tools_call *);
 /* The process group, which is the tool's pid. */
@@ -245,8 +245,5 @@ long	art_tools_call_pid(const struct art_tools_call *);
  * is true for exit status 75 and the time limit.
  */
 jv	art_tools_call_settle(const struct art_tools_call *);
-
-/* A monotonic clock in milliseconds, for the times above. */
-int64_t	art_tools_mono_ms(void);
 
 #endif

@@ -28,13 +28,16 @@ struct art_worker;
 /* A line to put on the bus at once (consumed): a streamed token delta. */
 typedef int art_worker_emit_fn(void *arg, jv line);
 
+struct art_clock;
+
 struct art_worker_conf {
 	const char	*exec;		/* /bin/sh -c this; or */
 	const char	*url;		/* POST to this */
 	/* HMAC-SHA256 key of X-Agentrt-Signature; NULL for none.  Copied. */
 	const char	*secret;
 	size_t		 max_line;	/* the longest answer; 0: the default */
-	const char	*clock;		/* AGENTRT_CLOCK's spec, or NULL */
+	/* Borrowed for the worker's life; NULL: the real clock. */
+	const struct art_clock *clock;
 	art_worker_emit_fn *emit;	/* may be NULL: deltas are dropped */
 	void		*emit_arg;
 };

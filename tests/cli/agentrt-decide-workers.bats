@@ -47,6 +47,12 @@ teardown() {
 # naming the decision, null for anything else; logs what it was sent.
 JQW='tee -a "$T/sent" | jq -c --unbuffered "if .trigger.type == \"llm.execute\" then {actions: [{type: \"done\"}], state: {seen: .decision_id}} else null end"'
 
+@test "--exec: a bad AGENTRT_CLOCK for the worker is a usage error, named" {
+	AGENTRT_CLOCK=soon run agentrt-decide --exec cat </dev/null
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "agentrt-decide: bad AGENTRT_CLOCK: "* ]] || fail "$output"
+}
+
 @test "--exec: a bare answer is completed, null passes on, other lines pass unchanged" {
 	{ req d1; echo '{"type":"noise","n":1.0}'; req d2 '{"trigger":{"type":"tool.execute","id":"t1"}}'; } >"$in"
 	decide --exec "$JQW"

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "json.h"
 #include "tap.h"
 #include "tools.h"
@@ -87,12 +88,12 @@ static bool
 pump(struct art_mcp *m, bool (*stop)(struct art_mcp *, const void *),
     const void *arg, int64_t ms)
 {
-	int64_t end = art_tools_mono_ms() + ms, left;
+	int64_t end = art_clock_mono_ms() + ms, left;
 	struct pollfd pfd[ART_MCP_POLLFDS];
 	size_t n;
 	int t;
 
-	while (!stop(m, arg) && (left = end - art_tools_mono_ms()) > 0) {
+	while (!stop(m, arg) && (left = end - art_clock_mono_ms()) > 0) {
 		n = art_mcp_pollfds(m, pfd, ART_MCP_POLLFDS);
 		t = art_mcp_timeout(m);
 		if (t < 0 || t > left)
@@ -419,10 +420,10 @@ test_real_free_leaves_no_process(const char *const *envp)
 	    "real: another server is ready"))
 		return;
 	pgid = art_mcp_pid(m);
-	t0 = art_tools_mono_ms();
+	t0 = art_clock_mono_ms();
 	art_mcp_free(m);
 	ok(group_is_gone(pgid), "real: art_mcp_free leaves no process "
-	    "(%lld ms)", (long long)(art_tools_mono_ms() - t0));
+	    "(%lld ms)", (long long)(art_clock_mono_ms() - t0));
 }
 
 static void
@@ -560,11 +561,11 @@ test_fake_answers(struct art_mcp *m)
 	ok(r && g.outcome == ART_MCP_OK &&
 	    strcmp(text(&g), "{\"a\":1}") == 0,
 	    "fake: structuredContent when there is no content (%s)", text(&g));
-	t0 = art_tools_mono_ms();
+	t0 = art_clock_mono_ms();
 	r = call(m, "hang", "{}", 200, &g);
 	ok(r && g.outcome == ART_MCP_TIMEOUT &&
 	    g.retryable && strcmp(text(&g), "mcp: no answer within 200 ms") ==
-	    0 && art_tools_mono_ms() - t0 >= 200,
+	    0 && art_clock_mono_ms() - t0 >= 200,
 	    "fake: no answer is a retryable timeout (%s)", text(&g));
 	r = call(m, "replies", "{}", 10000, &g);
 	ok(r && starts_with(text(&g),
@@ -671,7 +672,7 @@ test_silent_server_times_out(void)
 	const char *envp[] = { path_var, NULL };
 	struct art_err err;
 	struct art_mcp *m;
-	int64_t t0 = art_tools_mono_ms(), took;
+	int64_t t0 = art_clock_mono_ms(), took;
 	long pgid;
 
 	m = art_mcp_start(argv, envp, NULL, 1000, &err);
@@ -682,7 +683,7 @@ test_silent_server_times_out(void)
 	    strcmp(err.msg, "mcp: the server did not answer initialize "
 	    "within 1000 ms") == 0, "sh: wait_ready fails on the timeout (%s)",
 	    err.msg);
-	took = art_tools_mono_ms() - t0;
+	took = art_clock_mono_ms() - t0;
 	ok(took >= 1000 && took < 4000, "sh: after about a second (%lld ms)",
 	    (long long)took);
 	ok(art_mcp_bad_lines(m) == 1, "sh: its line was counted as bad");

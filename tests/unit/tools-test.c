@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "json.h"
 #include "tap.h"
 #include "testjv.h"
@@ -425,13 +426,13 @@ finish(struct art_tools_call *c)
 
 	while (!art_tools_call_is_done(c)) {
 		art_tools_call_pollfds(c, fds);
-		now = art_tools_mono_ms();
+		now = art_clock_mono_ms();
 		due = art_tools_call_due_ms(c);
 		/* No SIGCHLD here: look for the exit every 10 ms. */
 		to = due - now < 10 ? (int)(due > now ? due - now : 0) : 10;
 		poll(fds, ART_TOOLS_POLLFDS, to);
 		if (art_tools_call_step(c, fds, ART_TOOLS_POLLFDS,
-		    art_tools_mono_ms(), &err) == -1)
+		    art_clock_mono_ms(), &err) == -1)
 			return jv_invalid();
 	}
 	jv t = art_tools_call_settle(c);
@@ -456,7 +457,7 @@ start(const char *name, const char *script, const char *input,
 
 	s.path = put(name, script, 0755);
 	s.env = e;
-	c = art_tools_call_start(&s, art_tools_mono_ms(), err);
+	c = art_tools_call_start(&s, art_clock_mono_ms(), err);
 	art_tools_env_free(e);
 	return c;
 }
@@ -605,19 +606,19 @@ test_start_failures(void)
 	struct art_tools_call *c;
 
 	s.path = put("noshebang", "echo hi\n", 0755);
-	c = art_tools_call_start(&s, art_tools_mono_ms(), &err);
+	c = art_tools_call_start(&s, art_clock_mono_ms(), &err);
 	ok(c == NULL && art_err_is(&err, "tool_exec") &&
 	    strcmp(err.msg, "run tool 't': Exec format error") == 0,
 	    "no shell: a script without #! does not run (%s)", err.msg);
 	s.path = put("ok2", "#!/bin/sh\npwd\n", 0755);
 	s.cwd = "/nonexistent-dir";
-	c = art_tools_call_start(&s, art_tools_mono_ms(), &err);
+	c = art_tools_call_start(&s, art_clock_mono_ms(), &err);
 	ok(c == NULL && art_err_is(&err, "tool_exec") &&
 	    strstr(err.msg, "chdir '/nonexistent-dir'") != NULL,
 	    "a bad cwd is an error (%s)", err.msg);
 	s.cwd = "/";
 	s.session_id = "s1", s.call_id = "c1", s.attempt = 2;
-	c = art_tools_call_start(&s, art_tools_mono_ms(), &err);
+	c = art_tools_call_start(&s, art_clock_mono_ms(), &err);
 	ok(c != NULL && is_json(finish(c), SETTLE("tool.result",
 	    "\"result\":\"/\"")), "--cwd is where the tool runs");
 	art_tools_call_free(NULL);
