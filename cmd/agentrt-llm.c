@@ -28,7 +28,7 @@
 #include "libcurl.h"
 #include <jv.h>
 
-#include "bus.h"
+#include "outq.h"
 #include "cassette.h"
 #include "clock.h"
 #include "diag.h"

@@ -29,7 +29,7 @@
 
 #include "agent.h"
 #include "buf.h"
-#include "bus.h"
+#include "outq.h"
 #include "clock.h"
 #include "diag.h"
 #include "err.h"

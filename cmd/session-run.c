@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "bus.h"
+#include "outq.h"
 #include "diag.h"
 #include "engine.h"
 #include "json.h"

@@ -17,7 +17,7 @@
 
 #include <jq.h>
 
-#include "bus.h"
+#include "outq.h"
 #include "clock.h"
 #include "json.h"
 #include "request.h"
@@ -159,8 +159,11 @@ agent_is_wanted(const struct art_decide *d, const jv *line)
 static enum art_decide_verdict
 failed(const jv *line, jv *out, const struct art_err *err)
 {
-	*out = art_bus_error(err->code, err->msg,
-	    art_json_str(line, "session_id"));
+	const char *sid = art_json_str(line, "session_id");
+
+	*out = art_ndjson_error(err->code, err->msg, NULL, 0);
+	if (sid != NULL)
+		*out = art_json_set(*out, "session_id", jv_string(sid));
 	return ART_DECIDE_FAIL;
 }
 
@@ -452,7 +455,7 @@ art_decide_raw(struct art_decide *d, const jv *line, const char *raw,
 	const char *did;
 
 	*extra = false;
-	if (strcmp(art_bus_type(line), "decision.request") != 0 ||
+	if (strcmp(art_ndjson_type(line), "decision.request") != 0 ||
 	    !agent_is_wanted(d, line))
 		return ART_DECIDE_PASS;
 	if ((did = art_json_str(line, "decision_id")) == NULL) {

@@ -34,7 +34,7 @@
 
 #include <jv.h>
 
-#include "calls.h"
+#include "retry.h"
 #include "engine.h"
 #include "json.h"
 

@@ -374,6 +374,14 @@ art_ndjson_error(const char *code, const char *message, const char *input,
 	return e;
 }
 
+const char *
+art_ndjson_type(const jv *line)
+{
+	const char *t = art_json_str(line, "type");
+
+	return t != NULL ? t : "";
+}
+
 jv
 art_ndjson_bad_line(const struct art_ndjson_reader *rd,
     const struct art_err *err)

@@ -98,6 +98,9 @@ jv	art_ndjson_bad_line(const struct art_ndjson_reader *,
 jv	art_ndjson_error(const char *code, const char *message,
 	    const char *input, size_t len);
 
+/* The line's "type", or "" when it has none; valid while line lives. */
+const char *art_ndjson_type(const jv *line);
+
 /*
  * Writes v (consumed) as one compact line and flushes.  Returns -1 with
  * err code "io" when the write fails (a reader gone, a full disk).

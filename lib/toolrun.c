@@ -842,9 +842,9 @@ art_toolrun_line(struct art_toolrun *tr, jv rec, const char *raw,
 
 	tr->src = src;
 	tr->lineno = lineno;
-	if (strcmp(art_bus_type(&rec), "decision.request") == 0 &&
+	if (strcmp(art_ndjson_type(&rec), "decision.request") == 0 &&
 	    jv_get_kind(trig) == JV_KIND_OBJECT &&
-	    strcmp(art_bus_type(&trig), "tool.execute") == 0)
+	    strcmp(art_ndjson_type(&trig), "tool.execute") == 0)
 		answer(tr, &rec, &trig, raw, len);
 	else
 		emit_raw(tr, raw, len);

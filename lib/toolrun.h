@@ -9,7 +9,7 @@
 
 #include <jv.h>
 
-#include "bus.h"
+#include "outq.h"
 #include "clock.h"
 #include "err.h"
 #include "tools.h"

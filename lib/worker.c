@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bus.h"
+#include "outq.h"
 #include "clock.h"
 #include "http.h"
 #include "json.h"

@@ -1,7 +1,7 @@
-/* calls-test - retry policies: defaults, layering, backoff, deadlines */
+/* retry-test - retry policies: defaults, layering, backoff, deadlines */
 #include <string.h>
 
-#include "calls.h"
+#include "retry.h"
 #include "json.h"
 #include "tap.h"
 #include "testjv.h"

@@ -1,5 +1,5 @@
-/* calls.c - retry policies, backoff and deadlines for calls and decisions */
-#include "calls.h"
+/* retry.c - retry policies, backoff and deadlines for calls and decisions */
+#include "retry.h"
 
 #include <math.h>
 #include <string.h>

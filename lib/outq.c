@@ -1,5 +1,5 @@
-/* bus.c - the ring's plumbing: lines out without blocking, line helpers */
-#include "bus.h"
+/* outq.c - the ring's out-queue: lines written without blocking */
+#include "outq.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -116,26 +116,4 @@ art_outq_push(struct art_outq *q, jv line, struct art_err *err)
 	r = append(q, s, n + 1, err);
 	free(s);
 	return r == -1 ? -1 : art_outq_flush(q, err);
-}
-
-const char *
-art_bus_type(const jv *line)
-{
-	const char *t = art_json_str(line, "type");
-
-	return t != NULL ? t : "";
-}
-
-jv
-art_bus_error(const char *code, const char *message, const char *session_id)
-{
-	jv e = jv_object();
-
-	e = jv_object_set(e, jv_string("type"), jv_string("error"));
-	e = jv_object_set(e, jv_string("code"), jv_string(code));
-	e = jv_object_set(e, jv_string("message"), jv_string(message));
-	if (session_id != NULL)
-		e = jv_object_set(e, jv_string("session_id"),
-		    jv_string(session_id));
-	return e;
 }

@@ -1,6 +1,6 @@
-/* calls.h - retry policies, backoff and deadlines for calls and decisions */
-#ifndef ART_CALLS_H
-#define ART_CALLS_H
+/* retry.h - retry policies, backoff and deadlines for calls and decisions */
+#ifndef ART_RETRY_H
+#define ART_RETRY_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
-/* bus.h - the ring's plumbing: lines out without blocking, line helpers */
-#ifndef ART_BUS_H
-#define ART_BUS_H
+/* outq.h - the ring's out-queue: lines written without blocking */
+#ifndef ART_OUTQ_H
+#define ART_OUTQ_H
 
 #include <stddef.h>
 
@@ -37,14 +37,5 @@ int	art_outq_push_raw(struct art_outq *, const char *, size_t,
 int	art_outq_flush(struct art_outq *, struct art_err *);
 /* Bytes queued and not yet written. */
 size_t	art_outq_pending(const struct art_outq *);
-
-/* The line's "type", or "" when it has none; valid while line lives. */
-const char *art_bus_type(const jv *line);
-/*
- * An error line {"type":"error","code":…,"message":…,"session_id"?:…};
- * session_id may be NULL.  Caller owns it.
- */
-jv	art_bus_error(const char *code, const char *message,
-	    const char *session_id);
 
 #endif
