@@ -109,16 +109,13 @@ help(void)
 "With no FILE, or when FILE is -, read the standard input.\n"
 "Exit status: 0 end of input, 1 failure, 2 usage error or a program that\n"
 "does not compile.\n", stdout);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_exit();
 }
 
 static _Noreturn void
 version(void)
 {
-	printf("agentrt-decide %s\n", PACKAGE_VERSION);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_version("agentrt-decide", PACKAGE_VERSION);
 }
 
 static _Noreturn void
@@ -138,13 +135,7 @@ usage(void)
 static _Noreturn void
 completions(const char *context)
 {
-	if (context != NULL) {
-		art_warn("--completions: no command '%s'", context);
-		usage();
-	}
-	art_opt_complete(stdout, options, NULL);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_completions(options, context, usage);
 }
 
 /* --- options ---------------------------------------------------------- */

@@ -113,16 +113,13 @@ help(void)
 "Models: mock/echo, mock/script, openai/NAME ($OPENAI_API_KEY,\n"
 "$OPENAI_BASE_URL), anthropic/NAME ($ANTHROPIC_API_KEY, $ANTHROPIC_BASE_URL).\n"
 "Exit status: 0 end of input, 1 failure, 2 usage error.\n", stdout);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_exit();
 }
 
 static _Noreturn void
 version(void)
 {
-	printf("agentrt-llm %s\n", PACKAGE_VERSION);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_version("agentrt-llm", PACKAGE_VERSION);
 }
 
 static _Noreturn void
@@ -139,13 +136,7 @@ usage(void)
 static _Noreturn void
 completions(const char *context)
 {
-	if (context != NULL) {
-		art_warn("--completions: no command '%s'", context);
-		usage();
-	}
-	art_opt_complete(stdout, options, NULL);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_completions(options, context, usage);
 }
 
 

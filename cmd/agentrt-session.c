@@ -109,9 +109,7 @@ static const struct art_opt options[] = {
 static _Noreturn void
 version(void)
 {
-	printf("agentrt-session %s\n", PACKAGE_VERSION);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_version("agentrt-session", PACKAGE_VERSION);
 }
 
 static _Noreturn void
@@ -650,8 +648,7 @@ help(void)
 "\n"
 "Exit status: 0 success, 1 failure, 2 usage error; run: 3 parked.\n",
 	    stdout);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_exit();
 }
 
 static const struct cmd *
@@ -682,8 +679,7 @@ completions(const char *context)
 	for (i = 0; i < NCMDS && context == NULL; i++)
 		art_opt_complete_cmd(stdout, cmds[i].name, cmds[i].operands,
 		    cmds[i].help);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_exit();
 }
 
 

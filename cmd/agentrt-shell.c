@@ -93,16 +93,13 @@ help(void)
 "Exit status: 0 success, 1 failure, 2 usage error, 3 the turn is waiting\n"
 "for an answer (an approval, a question), 130 the turn was stopped.\n",
 	    stdout);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_exit();
 }
 
 static _Noreturn void
 version(void)
 {
-	printf("agentrt-shell %s\n", PACKAGE_VERSION);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_version("agentrt-shell", PACKAGE_VERSION);
 }
 
 static _Noreturn void
@@ -118,13 +115,7 @@ usage(void)
 static _Noreturn void
 completions(const char *context)
 {
-	if (context != NULL) {
-		art_warn("--completions: no command '%s'", context);
-		usage();
-	}
-	art_opt_complete(stdout, options, NULL);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_completions(options, context, usage);
 }
 
 static void

@@ -150,16 +150,13 @@ help(void)
 	fputs(
 "\n"
 "Exit status: 0 end of input, 1 failure, 2 usage error.\n", stdout);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_exit();
 }
 
 static _Noreturn void
 version(void)
 {
-	printf("agentrt-tool %s\n", PACKAGE_VERSION);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_version("agentrt-tool", PACKAGE_VERSION);
 }
 
 static _Noreturn void
@@ -174,13 +171,7 @@ usage(void)
 static _Noreturn void
 completions(const char *context)
 {
-	if (context != NULL) {
-		art_warn("--completions: no command '%s'", context);
-		usage();
-	}
-	art_opt_complete(stdout, options, NULL);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_completions(options, context, usage);
 }
 
 /* --- options ---------------------------------------------------------- */

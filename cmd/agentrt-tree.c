@@ -70,9 +70,7 @@ static const struct art_opt options[] = {
 static _Noreturn void
 version(void)
 {
-	printf("agentrt-tree %s\n", PACKAGE_VERSION);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_version("agentrt-tree", PACKAGE_VERSION);
 }
 
 static _Noreturn void
@@ -403,8 +401,7 @@ help(void)
 "\n"
 "Exit status: 0 success, 1 failure, 2 usage error.\n",
 	    stdout);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_exit();
 }
 
 static const struct cmd *
@@ -435,8 +432,7 @@ completions(const char *context)
 	for (i = 0; i < NCMDS && context == NULL; i++)
 		art_opt_complete_cmd(stdout, cmds[i].name, cmds[i].operands,
 		    cmds[i].help);
-	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
-	    ART_EXIT_OK);
+	art_opt_exit();
 }
 
 

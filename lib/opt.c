@@ -362,3 +362,30 @@ art_opt_complete_cmd(FILE *f, const char *name, const char *operands,
 	fputc('\n', f);
 	return ferror(f) ? -1 : 0;
 }
+
+void
+art_opt_exit(void)
+{
+	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
+	    ART_EXIT_OK);
+}
+
+void
+art_opt_version(const char *prog, const char *version)
+{
+	printf("%s %s\n", prog, version);
+	art_opt_exit();
+}
+
+void
+art_opt_completions(const struct art_opt *opts, const char *context,
+    void (*usage)(void))
+{
+	if (context != NULL) {
+		art_warn("--completions: no command '%s'", context);
+		usage();
+		exit(ART_EXIT_USAGE);
+	}
+	art_opt_complete(stdout, opts, NULL);
+	art_opt_exit();
+}

@@ -187,4 +187,20 @@ int	art_opt_complete(FILE *f, const struct art_opt *opts,
 int	art_opt_complete_cmd(FILE *f, const char *name, const char *operands,
 	    const char *help);
 
+/*
+ * For a main, after it wrote what was asked to stdout: exit 0, or 1 when
+ * stdout could not be written (a full disk, a closed pipe).
+ */
+_Noreturn void	art_opt_exit(void);
+/* --version: "PROG VERSION" on stdout, then art_opt_exit(). */
+_Noreturn void	art_opt_version(const char *prog, const char *version);
+/*
+ * --completions for a main without commands: the lines of
+ * art_opt_complete(), then art_opt_exit(); a context (there are no
+ * commands to name) is "--completions: no command 'X'" on stderr, then
+ * usage(), which exits 2.
+ */
+_Noreturn void	art_opt_completions(const struct art_opt *, const char *context,
+	    void (*usage)(void));
+
 #endif
