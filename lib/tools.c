@@ -35,8 +35,10 @@
 
 #include <jq.h>
 
+#include "buf.h"
 #include "json.h"
 #include "spawn.h"
+#include "utf8.h"
 
 #define READ_CHUNK	65536
 #define READS_PER_STEP	16	/* so one chatty tool cannot starve the rest */
@@ -191,42 +193,18 @@ art_tools_list(char *const *dirs, struct art_err *err)
 static int
 slurp(const char *path, char **buf, size_t *len)
 {
-	size_t cap = 4096, n = 0;
-	ssize_t r;
-	char *p = NULL, *np;
-	int fd, e;
+	struct art_buf b = ART_BUF_INIT;
+	struct art_err e;
+	int saved;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if (art_buf_read_file(&b, path, 0, &e) == -1) {
+		saved = art_err_is(&e, "nomem") ? ENOMEM : errno;
+		art_buf_free(&b);
+		errno = saved;
 		return -1;
-	for (;;) {
-		if (p == NULL || n + 1 >= cap) {
-			cap = p == NULL ? cap : cap * 2;
-			if ((np = realloc(p, cap)) == NULL) {
-				errno = ENOMEM;
-				break;
-			}
-			p = np;
-		}
-		r = read(fd, p + n, cap - n - 1);
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0) {
-				close(fd);
-				p[n] = '\0';
-				*buf = p;
-				*len = n;
-				return 0;
-			}
-			break;
-		}
-		n += (size_t)r;
 	}
-	e = errno;
-	close(fd);
-	free(p);
-	errno = e;
-	return -1;
+	*buf = art_buf_detach(&b, len);
+	return 0;
 }
 
 jv
@@ -379,9 +357,6 @@ int
 art_tools_out_add(struct art_tools_out *o, const char *p, size_t n,
     struct art_err *err)
 {
-	size_t ncap;
-	char *nb;
-
 	o->total += n;
 	if (o->len >= o->max)
 		return 0;
@@ -389,17 +364,8 @@ art_tools_out_add(struct art_tools_out *o, const char *p, size_t n,
 		n = o->max - o->len;
 	if (n == 0)
 		return 0;
-	if (o->len + n > o->cap) {
-		ncap = o->cap > 0 ? o->cap : 4096;
-		while (ncap < o->len + n)
-			ncap *= 2;
-		if (ncap > o->max)
-			ncap = o->max;
-		if ((nb = realloc(o->buf, ncap)) == NULL)
-			return art_err_set(err, "nomem", "out of memory");
-		o->buf = nb;
-		o->cap = ncap;
-	}
+	if (art_grow(&o->buf, &o->cap, o->len + n, 1) == -1)
+		return art_err_set(err, "nomem", "out of memory");
 	memcpy(o->buf + o->len, p, n);
 	o->len += n;
 	return 0;
@@ -411,60 +377,12 @@ art_tools_out_is_truncated(const struct art_tools_out *o)
 	return o->total > o->len;
 }
 
-/* n, or less so that s[0..n) does not end inside a UTF-8 character. */
-static size_t
-utf8_whole(const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = n, need;
-
-	while (i > 0 && n - i < 4 && (p[i - 1] & 0xc0) == 0x80)
-		i--;
-	if (i == 0 || p[i - 1] < 0xc0)
-		return n;
-	need = p[i - 1] >= 0xf0 ? 4 : p[i - 1] >= 0xe0 ? 3 : 2;
-	return n - (i - 1) >= need ? n : i - 1;
-}
-
-/*
- * Whether s[0..n) is well-formed UTF-8 without NUL: each lead byte takes
- * the continuation bytes it announces, the first of them within the range
- * that rules out overlong forms, surrogates and code points past U+10FFFF.
- */
+/* Whether s[0..n) is well-formed UTF-8 holding no NUL byte. */
 static bool
 is_text(const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	unsigned char lo, hi;
-	size_t i = 0, len, k;
-
-	while (i < n) {
-		if (p[i] < 0x80) {
-			if (p[i++] == 0)
-				return false;
-			continue;
-		}
-		lo = 0x80, hi = 0xbf;
-		if (p[i] >= 0xc2 && p[i] <= 0xdf)
-			len = 2;
-		else if (p[i] >= 0xe0 && p[i] <= 0xef) {
-			len = 3;
-			lo = p[i] == 0xe0 ? 0xa0 : lo;
-			hi = p[i] == 0xed ? 0x9f : hi;
-		} else if (p[i] >= 0xf0 && p[i] <= 0xf4) {
-			len = 4;
-			lo = p[i] == 0xf0 ? 0x90 : lo;
-			hi = p[i] == 0xf4 ? 0x8f : hi;
-		} else
-			return false;
-		if (n - i < len || p[i + 1] < lo || p[i + 1] > hi)
-			return false;
-		for (k = 2; k < len; k++)
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-		i += len;
-	}
-	return true;
+	return n == 0 || (memchr(s, '\0', n) == NULL &&
+	    art_utf8_valid(s, n, NULL));
 }
 
 bool
@@ -473,7 +391,7 @@ art_tools_out_is_text(const struct art_tools_out *o)
 	size_t n = o->len;
 
 	if (art_tools_out_is_truncated(o))
-		n = utf8_whole(o->buf, n);
+		n = art_utf8_whole(o->buf, n);
 	return is_text(o->buf, n);
 }
 
@@ -486,7 +404,7 @@ out_text(const struct art_tools_out *o, bool strip_newline)
 	jv s;
 
 	if (cut)
-		n = utf8_whole(o->buf, n);
+		n = art_utf8_whole(o->buf, n);
 	if (strip_newline && n > 0 && o->buf[n - 1] == '\n')
 		n--;
 	s = jv_string_sized(n > 0 ? o->buf : "", (int)n);
@@ -542,8 +460,7 @@ art_tools_tail_text(const struct art_tools_tail *t, size_t max)
 	size_t start = t->len > max ? t->len - max : 0, end = t->len;
 
 	/* The tail may begin inside a character: start at the next one. */
-	while (start < end && ((unsigned char)t->buf[start] & 0xc0) == 0x80)
-		start++;
+	start = art_utf8_fwd(t->buf, start, end);
 	while (start < end && is_space(t->buf[start]))
 		start++;
 	while (end > start && is_space(t->buf[end - 1]))

@@ -158,6 +158,14 @@ test_find_and_list(void)
 	    strstr(err.msg, "broken.json") != NULL,
 	    "declaration: bad JSON is an error naming the file (%s)", err.msg);
 	jv_free(d);
+	sub("two/dir.json");
+	snprintf(one, sizeof(one), "%s/two/dir", tmp);
+	d = art_tools_declaration(one, "dir", &err);
+	ok(!jv_is_valid(d) && art_err_is(&err, "bad_declaration") &&
+	    strstr(err.msg, "dir.json") != NULL &&
+	    strstr(err.msg, strerror(EISDIR)) != NULL,
+	    "declaration: one that cannot be read says why (%s)", err.msg);
+	jv_free(d);
 }
 
 /* True when env (a NULL-terminated array) holds exactly entry. */
@@ -260,6 +268,36 @@ test_output_cap(void)
 	ok(is_json(capped(100, "bad \xff byte", NULL),
 	    "\"bad \xef\xbf\xbd byte\""), "out: invalid UTF-8 becomes U+FFFD");
 	ok(is_json(capped(0, "x", NULL), "\"x\""), "out: cap 0 is the default");
+}
+
+/* Whether n bytes of s, cap max, are text to art_tools_out_is_text(). */
+static bool
+texty(size_t max, const char *s, size_t n)
+{
+	struct art_tools_out o;
+	struct art_err err;
+	bool r;
+
+	art_tools_out_init(&o, max);
+	art_tools_out_add(&o, s, n, &err);
+	r = art_tools_out_is_text(&o);
+	art_tools_out_release(&o);
+	return r;
+}
+
+static void
+test_output_is_text(void)
+{
+	ok(texty(100, "", 0), "text: nothing is text");
+	ok(texty(100, "caf\xc3\xa9 \xf0\x9f\x98\x80\n", 11),
+	    "text: well-formed UTF-8 is");
+	ok(!texty(100, "a\0b", 3), "text: a NUL byte is not");
+	ok(!texty(100, "bad \xff", 5), "text: a stray byte is not");
+	ok(!texty(100, "\xc0\xaf", 2), "text: an overlong form is not");
+	ok(!texty(100, "\xed\xa0\x80", 3), "text: a surrogate is not");
+	ok(!texty(100, "ab\xc3", 3), "text: a character cut short is not");
+	ok(texty(3, "ab\xc3\xa9", 4),
+	    "text: a character cut by the cap is left out, not held against");
 }
 
 static jv
@@ -641,6 +679,7 @@ main(void)
 	test_find_and_list();
 	test_env_is_scrubbed();
 	test_output_cap();
+	test_output_is_text();
 	test_stderr_tail();
 	test_jq_tools();
 	test_exit_statuses();
