@@ -35,11 +35,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "json.h"
 #include "ndjson.h"
 #include "spawn.h"
 #include "tools.h"
+#include "utf8.h"
 
 #define READ_CHUNK	65536
 #define READS_PER_WORK	16	/* so a chatty server cannot starve the loop */
@@ -77,8 +79,8 @@ struct art_mcp {
 	jv		  tools, listing;
 	struct art_ndjson_reader *rd;
 	struct art_tools_tail tail;
-	char		 *out;
-	size_t		  out_off, out_len, out_cap;
+	struct art_buf	  out;		/* for its stdin, from out_off on */
+	size_t		  out_off;
 	struct call	 *calls;
 	int64_t		  next_id;
 	int		  deaths;
@@ -211,7 +213,8 @@ reap(struct art_mcp *m)
 	close_fd(&m->in_fd), close_fd(&m->out_fd), close_fd(&m->err_fd);
 	art_ndjson_reader_free(m->rd);
 	m->rd = NULL;
-	m->out_off = m->out_len = 0;
+	m->out_off = 0;
+	art_buf_clear(&m->out);
 }
 
 /*
@@ -234,8 +237,7 @@ stderr_quote(const struct art_mcp *m, char *buf, size_t size)
 		start++;
 	if (len - start > STDERR_QUOTE)
 		start = len - STDERR_QUOTE;
-	while (start < len && ((unsigned char)s[start] & 0xc0) == 0x80)
-		start++;
+	start = art_utf8_fwd(s, start, len);
 	for (i = start; i < len && n + 4 < size; i++) {
 		if (s[i] == '\n') {
 			while (i + 1 < len && (s[i + 1] == '\n' ||
@@ -281,8 +283,8 @@ flush_out(struct art_mcp *m)
 {
 	ssize_t n;
 
-	while (m->in_fd >= 0 && m->out_off < m->out_len) {
-		n = write(m->in_fd, m->out + m->out_off, m->out_len -
+	while (m->in_fd >= 0 && m->out_off < m->out.len) {
+		n = write(m->in_fd, m->out.p + m->out_off, m->out.len -
 		    m->out_off);
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -294,15 +296,16 @@ flush_out(struct art_mcp *m)
 		}
 		m->out_off += (size_t)n;
 	}
-	m->out_off = m->out_len = 0;
+	m->out_off = 0;
+	art_buf_clear(&m->out);
 }
 
 /* Queues v (consumed) as one line and writes what it can; -1: nomem. */
 static int
 send_msg(struct art_mcp *m, jv v)
 {
-	size_t len, need, ncap;
-	char *text, *nb;
+	size_t len;
+	char *text;
 
 	text = art_json_dump(&v, &len);
 	jv_free(v);
@@ -312,26 +315,15 @@ send_msg(struct art_mcp *m, jv v)
 		free(text);
 		return 0;
 	}
-	if (m->out_off > 0) {
-		memmove(m->out, m->out + m->out_off, m->out_len - m->out_off);
-		m->out_len -= m->out_off;
-		m->out_off = 0;
+	art_buf_consume(&m->out, m->out_off);
+	m->out_off = 0;
+	/* Room first, so the line goes in whole or not at all. */
+	if (art_buf_reserve(&m->out, len + 1) == -1) {
+		free(text);
+		return -1;
 	}
-	need = m->out_len + len + 1;
-	if (need > m->out_cap) {
-		ncap = m->out_cap > 0 ? m->out_cap : 4096;
-		while (ncap < need)
-			ncap *= 2;
-		if ((nb = realloc(m->out, ncap)) == NULL) {
-			free(text);
-			return -1;
-		}
-		m->out = nb;
-		m->out_cap = ncap;
-	}
-	memcpy(m->out + m->out_len, text, len);
-	m->out[m->out_len + len] = '\n';
-	m->out_len += len + 1;
+	art_buf_add(&m->out, text, len);
+	art_buf_addc(&m->out, '\n');
 	free(text);
 	flush_out(m);
 	return 0;
@@ -860,7 +852,8 @@ begin_dying(struct art_mcp *m)
 	m->st = ST_DYING;
 	m->due = now_ms() + DYING_MS;
 	close_fd(&m->in_fd);
-	m->out_off = m->out_len = 0;
+	m->out_off = 0;
+	art_buf_clear(&m->out);
 }
 
 /* The server is gone: fail its calls, and start it again or give up. */
@@ -1006,7 +999,7 @@ art_mcp_free(struct art_mcp *m)
 	strv_free(m->argv);
 	strv_free(m->envp);
 	free(m->cwd);
-	free(m->out);
+	art_buf_free(&m->out);
 	free(m);
 }
 
@@ -1129,7 +1122,7 @@ art_mcp_pollfds(const struct art_mcp *m, struct pollfd *pfd, size_t max)
 {
 	size_t n = 0;
 
-	if (m->in_fd >= 0 && m->out_len > m->out_off) {
+	if (m->in_fd >= 0 && m->out.len > m->out_off) {
 		if (n < max)
 			pfd[n].fd = m->in_fd, pfd[n].events = POLLOUT,
 			    pfd[n].revents = 0;
@@ -1236,14 +1229,8 @@ art_mcp_deaths(const struct art_mcp *m)
 static int
 push_word(char ***v, size_t *n, size_t *cap, const char *w, size_t len)
 {
-	char **nv;
-
-	if (*n + 2 > *cap) {
-		*cap = *cap > 0 ? *cap * 2 : 8;
-		if ((nv = realloc(*v, *cap * sizeof(*nv))) == NULL)
-			return -1;
-		*v = nv;
-	}
+	if (art_grow(v, cap, *n + 2, sizeof(**v)) == -1)
+		return -1;
 	if (((*v)[*n] = strndup(w, len)) == NULL)
 		return -1;
 	(*v)[++*n] = NULL;
