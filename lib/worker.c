@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "outq.h"
 #include "clock.h"
 #include "http.h"
@@ -49,8 +50,7 @@ struct art_worker {
 	pid_t		 pid;		/* -1: not running */
 	int		 in_fd;		/* its stdin */
 	int		 out_fd;	/* its stdout */
-	char		*buf;		/* read from out_fd, not yet used */
-	size_t		 len, cap;
+	struct art_buf	 buf;		/* read from out_fd, not yet used */
 	/* --url */
 	struct art_http	*http;
 };
@@ -150,7 +150,7 @@ stop(struct art_worker *w, int64_t grace_ms)
 		return -1;
 	close_fd(&w->in_fd);
 	close_fd(&w->out_fd);
-	w->len = 0;
+	art_buf_clear(&w->buf);
 	st = art_spawn_stop(w->pid, grace_ms, GRACE_MS);
 	w->pid = -1;
 	return st;
@@ -185,7 +185,7 @@ spawn(struct art_worker *w, struct art_err *err)
 	w->pid = ch.pid;
 	w->in_fd = ch.fd[0];
 	w->out_fd = ch.fd[1];
-	w->len = 0;
+	art_buf_clear(&w->buf);
 	return 0;
 }
 
@@ -243,31 +243,28 @@ enum { LINE, LINE_EOF, LINE_TIMEOUT, LINE_TOO_LONG };
 static int
 read_line(struct art_worker *w, int64_t due, char **line, size_t *n)
 {
+	struct art_buf *b = &w->buf;
 	size_t scanned = 0;
-	char *nl, *nb;
+	char *nl;
 	ssize_t r;
 
 	for (;;) {
-		nl = w->len > scanned ? memchr(w->buf + scanned, '\n',
-		    w->len - scanned) : NULL;
+		nl = b->len > scanned ? memchr(b->p + scanned, '\n',
+		    b->len - scanned) : NULL;
 		if (nl != NULL) {
-			*line = w->buf;
-			*n = (size_t)(nl - w->buf);
+			*line = b->p;
+			*n = (size_t)(nl - b->p);
 			return LINE;
 		}
-		scanned = w->len;
-		if (w->len > w->max_line)
+		scanned = b->len;
+		if (b->len > w->max_line)
 			return LINE_TOO_LONG;
-		if (w->cap - w->len < READ_CHUNK) {
-			if ((nb = realloc(w->buf, w->cap + READ_CHUNK * 2)) ==
-			    NULL)
-				return LINE_TOO_LONG;
-			w->buf = nb;
-			w->cap += READ_CHUNK * 2;
-		}
-		r = read(w->out_fd, w->buf + w->len, w->cap - w->len - 1);
+		if (art_buf_reserve(b, READ_CHUNK) == -1)
+			return LINE_TOO_LONG;
+		r = read(w->out_fd, b->p + b->len, b->cap - b->len - 1);
 		if (r > 0) {
-			w->len += (size_t)r;
+			b->len += (size_t)r;
+			b->p[b->len] = '\0';
 			continue;
 		}
 		if (r == 0)
@@ -285,8 +282,7 @@ read_line(struct art_worker *w, int64_t due, char **line, size_t *n)
 static void
 consume(struct art_worker *w, size_t n)
 {
-	memmove(w->buf, w->buf + n + 1, w->len - n - 1);
-	w->len -= n + 1;
+	art_buf_consume(&w->buf, n + 1);
 }
 
 /* The worker's words for what it did, for an outcome. */
@@ -719,7 +715,7 @@ art_worker_free(struct art_worker *w)
 		return;
 	stop(w, GRACE_MS);
 	art_http_free(w->http);
-	free(w->buf);
+	art_buf_free(&w->buf);
 	free(w->exec);
 	free(w->url);
 	free(w->secret);
