@@ -25,6 +25,7 @@
 #include "json.h"
 #include "mcp.h"
 #include "ndjson.h"
+#include "utf8.h"
 
 /* How long a server may take from its start to its tool list. */
 #define MCP_START_MS	30000
@@ -661,9 +662,7 @@ mcp_text(const struct art_mcp_done *d, size_t max)
 	if (len <= max)
 		return jv_string_sized(d->text, (int)len);
 	/* Cut at a character, and say so. */
-	for (len = max; len > 0 &&
-	    ((unsigned char)d->text[len] & 0xc0) == 0x80; len--)
-		;
+	len = art_utf8_back(d->text, max);
 	return jv_string_fmt("%.*s\n[output truncated at %zu bytes]",
 	    (int)len, d->text, max);
 }
