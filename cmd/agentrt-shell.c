@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "buf.h"
 #include "diag.h"
 #include "err.h"
 #include "json.h"
@@ -363,26 +364,28 @@ set_prompt(struct shell *sh, char *buf, size_t n)
 static char *
 read_input(struct shell *sh)
 {
-	char p[512], *text, *more, *t;
-	size_t n;
+	struct art_buf b = ART_BUF_INIT;
+	char p[512], *text, *more;
 
 	set_prompt(sh, p, sizeof(p));
 	if ((text = edit_line(sh, p, NULL)) == NULL)
 		return NULL;
-	while (!sh->interrupted && (n = strlen(text)) > 0 &&
-	    text[n - 1] == '\\') {
-		text[n - 1] = '\n';
+	if (art_buf_addstr(&b, text) == -1)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	free(text);
+	while (!sh->interrupted && b.len > 0 && b.p[b.len - 1] == '\\') {
+		b.p[b.len - 1] = '\n';
 		if ((more = edit_line(sh, "... ", NULL)) == NULL ||
 		    sh->interrupted) {
 			free(more);
-			return text;
+			break;
 		}
-		if ((t = realloc(text, n + strlen(more) + 1)) == NULL)
+		if (art_buf_addstr(&b, more) == -1)
 			art_die(ART_EXIT_FAIL, "out of memory");
-		text = t;
-		strcpy(text + n, more);
 		free(more);
 	}
+	if ((text = art_buf_detach(&b, NULL)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
 	return text;
 }
 

@@ -62,7 +62,7 @@ struct opts {
 	bool		  list;
 	char		**files;	/* operands; NULL-terminated */
 	const char	**mcp;		/* --mcp specs; NULL-terminated */
-	size_t		  nmcp;
+	size_t		  nmcp, mcp_cap;
 	const char	 *record;	/* --record FILE */
 	const char	 *replay;	/* --replay FILE */
 };
@@ -238,7 +238,6 @@ add_mcp(struct opts *o, const char *spec)
 {
 	struct art_err err;
 	char *prefix, **argv = art_mcp_argv(spec, &prefix, &err);
-	const char **nm;
 
 	if (argv == NULL) {
 		art_warn("%s", err.msg);
@@ -246,9 +245,9 @@ add_mcp(struct opts *o, const char *spec)
 	}
 	art_mcp_argv_free(argv);
 	free(prefix);
-	if ((nm = realloc(o->mcp, (o->nmcp + 2) * sizeof(*nm))) == NULL)
+	if (art_grow(&o->mcp, &o->mcp_cap, o->nmcp + 2, sizeof(*o->mcp)) ==
+	    -1)
 		art_die(ART_EXIT_FAIL, "out of memory");
-	o->mcp = nm;
 	o->mcp[o->nmcp++] = spec;
 	o->mcp[o->nmcp] = NULL;
 }
@@ -427,12 +426,10 @@ fill_pollfds(struct stage *st)
 	struct pollfd *p;
 
 	while ((need = POLL_OURS + art_toolrun_pollfds(st->tr, st->pfds +
-	    POLL_OURS, st->npfds - POLL_OURS)) > st->npfds) {
-		if ((p = realloc(st->pfds, need * sizeof(*p))) == NULL)
+	    POLL_OURS, st->npfds - POLL_OURS)) > st->npfds)
+		if (art_grow(&st->pfds, &st->npfds, need,
+		    sizeof(*st->pfds)) == -1)
 			art_die(ART_EXIT_FAIL, "out of memory");
-		st->pfds = p;
-		st->npfds = need;
-	}
 	p = st->pfds;
 	p[0] = (struct pollfd){ .fd = st->wake[0], .events = POLLIN };
 	p[1] = (struct pollfd){ .fd = art_input_fd(st->in), .events = POLLIN };

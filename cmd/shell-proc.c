@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "diag.h"
 #include "err.h"
@@ -137,31 +138,22 @@ shell_run(const struct shell *sh, struct args *a, int outfd, bool quiet)
 	return st;
 }
 
-/* Reads fd to its end into a NUL-terminated string the caller frees. */
+/*
+ * Reads fd to its end into a NUL-terminated string the caller frees; a
+ * read error ends it early, as end of file would.
+ */
 static char *
 slurp(int fd, size_t *len)
 {
-	size_t cap = 4096, n = 0;
-	char *s = malloc(cap), *t;
-	ssize_t r;
+	struct art_buf b = ART_BUF_INIT;
+	struct art_err err;
+	char *s;
 
-	if (s == NULL)
+	if (art_buf_read_fd(&b, fd, 0, "output", &err) == -1 &&
+	    art_err_is(&err, "nomem"))
 		art_die(ART_EXIT_FAIL, "out of memory");
-	for (;;) {
-		if (cap - n < 2) {
-			if ((t = realloc(s, cap *= 2)) == NULL)
-				art_die(ART_EXIT_FAIL, "out of memory");
-			s = t;
-		}
-		r = read(fd, s + n, cap - n - 1);
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	s[n] = '\0';
-	*len = n;
+	if ((s = art_buf_detach(&b, len)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
 	return s;
 }
 

@@ -52,8 +52,7 @@ render_release(struct render *r)
 	jv_free(r->names);
 	jv_free(r->completion);
 	jv_free(r->interrupt);
-	free(r->errline);
-	r->errline = NULL;
+	art_buf_free(&r->errline);
 }
 
 static size_t
@@ -390,25 +389,19 @@ stderr_line(struct render *r, char *line)
 void
 render_stderr(struct render *r, const char *buf, size_t n, bool eof)
 {
-	char *nl, *t;
-	size_t used;
+	struct art_buf *b = &r->errline;
+	char *nl;
 
-	if ((t = realloc(r->errline, r->errlen + n + 1)) == NULL)
+	if (art_buf_add(b, buf, n) == -1)
 		art_die(ART_EXIT_FAIL, "out of memory");
-	r->errline = t;
-	memcpy(r->errline + r->errlen, buf, n);
-	r->errlen += n;
-	r->errline[r->errlen] = '\0';
-	while ((nl = memchr(r->errline, '\n', r->errlen)) != NULL) {
+	while ((nl = memchr(b->p, '\n', b->len)) != NULL) {
 		*nl = '\0';
-		stderr_line(r, r->errline);
-		used = (size_t)(nl + 1 - r->errline);
-		memmove(r->errline, nl + 1, r->errlen - used + 1);
-		r->errlen -= used;
+		stderr_line(r, b->p);
+		art_buf_consume(b, (size_t)(nl + 1 - b->p));
 	}
-	if (eof && r->errlen > 0) {
-		stderr_line(r, r->errline);
-		r->errlen = 0;
+	if (eof && b->len > 0) {
+		stderr_line(r, b->p);
+		art_buf_clear(b);
 	}
 }
 

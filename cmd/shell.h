@@ -9,6 +9,8 @@
 #include <histedit.h>
 #include <jv.h>
 
+#include "buf.h"
+
 #define SHELL_MAX_DIRS	16
 #define SHELL_MAX_ARGS	80
 /* The status of a turn stopped by Ctrl-C, as a shell reports SIGINT. */
@@ -76,8 +78,7 @@ struct render {
 	jv		 completion;	/* the root's completion, or null */
 	jv		 interrupt;	/* last suspension: id, reason, … */
 	char		 lasterr[256];	/* the last error, said once */
-	char		*errline;	/* stage stderr not yet a whole line */
-	size_t		 errlen;
+	struct art_buf	 errline;	/* stage stderr not yet a whole line */
 };
 
 /* The flags the signal handlers set; everything else is passed down. */
