@@ -45,7 +45,7 @@ slurp(const char *path, size_t *len)
 	if (!in)
 		close(fd);
 	if (rc == -1) {
-		art_buf_free(&b);
+		art_buf_release(&b);
 		return NULL;
 	}
 	if ((text = art_buf_detach(&b, len)) == NULL)

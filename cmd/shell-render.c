@@ -52,7 +52,7 @@ render_release(struct render *r)
 	jv_free(r->names);
 	jv_free(r->completion);
 	jv_free(r->interrupt);
-	art_buf_free(&r->errline);
+	art_buf_release(&r->errline);
 }
 
 static size_t

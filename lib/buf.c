@@ -31,6 +31,13 @@ art_grow(void *pp, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+void
+art_buf_init(struct art_buf *b)
+{
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
 int
 art_buf_reserve(struct art_buf *b, size_t more)
 {
@@ -102,7 +109,7 @@ art_buf_detach(struct art_buf *b, size_t *len)
 }
 
 void
-art_buf_free(struct art_buf *b)
+art_buf_release(struct art_buf *b)
 {
 	free(b->p);
 	b->p = NULL;

@@ -9,9 +9,11 @@
 /*
  * A struct art_buf owns p, which holds len bytes and, once anything has
  * been added, a NUL after them (so p can be read as a C string when the
- * bytes hold none).  cap is what p has room for.  Zeroed (ART_BUF_INIT)
- * it is empty and owns nothing; art_buf_free() returns it to that.  It
- * doubles as it grows, so adding n bytes one at a time costs O(n).
+ * bytes hold none).  cap is what p has room for.  It is embedded:
+ * art_buf_init() (or ART_BUF_INIT, or zeroed memory) makes it empty,
+ * owning nothing, and art_buf_release() frees what it holds, leaving it
+ * empty again.  It doubles as it grows, so adding n bytes one at a time
+ * costs O(n).
  * Out of memory leaves the buffer as it was and returns -1; the caller
  * says so (err code "nomem") where it has a struct art_err to fill.
  */
@@ -22,6 +24,8 @@ struct art_buf {
 };
 
 #define ART_BUF_INIT	{ NULL, 0, 0 }
+
+void	art_buf_init(struct art_buf *);
 
 /* Room for more bytes after len (and the NUL): 0, or -1 when out of memory. */
 int	art_buf_reserve(struct art_buf *, size_t more);
@@ -39,7 +43,7 @@ void	art_buf_clear(struct art_buf *);
  * nothing.  NULL only when out of memory (an empty buffer gives "").
  */
 char	*art_buf_detach(struct art_buf *, size_t *len);
-void	art_buf_free(struct art_buf *);
+void	art_buf_release(struct art_buf *);
 
 /*
  * Appends everything fd gives until end of file, reading past EINTR.

@@ -137,16 +137,12 @@ art_exchanges_append(int fd, const jv *line, const char *what,
     struct art_err *err)
 {
 	size_t len;
-	char *text = art_json_dump(line, &len), *p;
+	char *p = art_json_dump(line, &len);
 	ssize_t n;
 
-	if (text == NULL)
+	if (p == NULL)
 		return art_err_set(err, "nomem", "out of memory");
-	if ((p = realloc(text, len + 1)) == NULL) {
-		free(text);
-		return art_err_set(err, "nomem", "out of memory");
-	}
-	p[len] = '\n';
+	p[len] = '\n';		/* where the dump's NUL was: one write */
 	do
 		n = write(fd, p, len + 1);
 	while (n == -1 && errno == EINTR);

@@ -394,7 +394,7 @@ art_json_dump(const jv *v, size_t *len)
 
 	put_value(&o, *v);
 	if (o.nomem || art_buf_reserve(&o.b, 0) == -1) {
-		art_buf_free(&o.b);
+		art_buf_release(&o.b);
 		return NULL;
 	}
 	return art_buf_detach(&o.b, len);

@@ -999,7 +999,7 @@ art_mcp_free(struct art_mcp *m)
 	strv_free(m->argv);
 	strv_free(m->envp);
 	free(m->cwd);
-	art_buf_free(&m->out);
+	art_buf_release(&m->out);
 	free(m);
 }
 

@@ -97,12 +97,12 @@ art_mock_read_script(const char *path, struct art_err *err)
 		if (art_err_is(err, "io"))
 			art_err_set(err, "io", "read mock script '%s': %s",
 			    path, strerror(errno));
-		art_buf_free(&text);
+		art_buf_release(&text);
 		return jv_invalid();
 	}
 	/* The buffer keeps a NUL after its bytes, as the parse needs. */
 	s = art_json_parse(text.p, text.len, err);
-	art_buf_free(&text);
+	art_buf_release(&text);
 	if (!jv_is_valid(s))
 		return art_err_prefix(err, "mock script '%s'", path), s;
 	if (jv_get_kind(s) != JV_KIND_ARRAY) {

@@ -127,7 +127,7 @@ xfer_free(struct xfer *x)
 	art_sse_free(x->parser);
 	if (x->ws != NULL)
 		x->wire->stream_free(x->ws);
-	art_buf_free(&x->body);
+	art_buf_release(&x->body);
 	jv_free(x->error);
 	free(x->key);
 	free(x);
@@ -407,7 +407,7 @@ expand(const struct remote *r, const char *value)
 			bad |= art_buf_addc(&out, *p++);
 	}
 	if (bad) {
-		art_buf_free(&out);
+		art_buf_release(&out);
 		return NULL;
 	}
 	return art_buf_detach(&out, NULL);

@@ -51,10 +51,10 @@ art_sse_free(struct art_sse *sse)
 {
 	if (sse == NULL)
 		return;
-	art_buf_free(&sse->line);
-	art_buf_free(&sse->data);
-	art_buf_free(&sse->type);
-	art_buf_free(&sse->id);
+	art_buf_release(&sse->line);
+	art_buf_release(&sse->data);
+	art_buf_release(&sse->type);
+	art_buf_release(&sse->id);
 	free(sse);
 }
 

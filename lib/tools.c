@@ -199,7 +199,7 @@ slurp(const char *path, char **buf, size_t *len)
 
 	if (art_buf_read_file(&b, path, 0, &e) == -1) {
 		saved = art_err_is(&e, "nomem") ? ENOMEM : errno;
-		art_buf_free(&b);
+		art_buf_release(&b);
 		errno = saved;
 		return -1;
 	}

@@ -715,7 +715,7 @@ art_worker_free(struct art_worker *w)
 		return;
 	stop(w, GRACE_MS);
 	art_http_free(w->http);
-	art_buf_free(&w->buf);
+	art_buf_release(&w->buf);
 	free(w->exec);
 	free(w->url);
 	free(w->secret);

@@ -50,9 +50,14 @@ test_add_and_nul(void)
 	free(p);
 	ok(art_buf_reserve(&b, SIZE_MAX - 1) == -1 && b.p == NULL,
 	    "a size that cannot be held fails and changes nothing");
-	art_buf_free(&b);
-	art_buf_free(&b);
-	ok(b.p == NULL, "free twice is harmless");
+	art_buf_release(&b);
+	art_buf_release(&b);
+	ok(b.p == NULL, "release twice is harmless");
+	art_buf_init(&b);
+	ok(b.p == NULL && b.len == 0 && b.cap == 0 &&
+	    art_buf_addstr(&b, "x") == 0 && strcmp(b.p, "x") == 0,
+	    "init makes an empty buffer that takes bytes");
+	art_buf_release(&b);
 }
 
 static void
@@ -98,18 +103,18 @@ test_read(void)
 	ok(art_buf_read_file(&b, path, 0, &err) == 0 && b.len == sizeof(big) &&
 	    memcmp(b.p, big, sizeof(big)) == 0 && b.p[b.len] == '\0',
 	    "the whole file is read, NUL-terminated");
-	art_buf_free(&b);
+	art_buf_release(&b);
 	ok(art_buf_read_file(&b, path, 4096, &err) == -1 &&
 	    strcmp(err.code, "too_big") == 0 && strstr(err.msg, path) != NULL,
 	    "a file past the limit is too_big, naming it: %s", err.msg);
-	art_buf_free(&b);
+	art_buf_release(&b);
 	snprintf(path, sizeof(path), "%s/missing", dir);
 	ok(art_buf_read_file(&b, path, 0, &err) == -1 && errno == ENOENT &&
 	    strcmp(err.code, "io") == 0 && strstr(err.msg, "missing") != NULL,
 	    "a missing file is io with errno ENOENT: %s", err.msg);
 	ok(art_buf_read_file(&b, dir, 0, &err) == -1 &&
 	    strcmp(err.code, "io") == 0, "a directory is io: %s", err.msg);
-	art_buf_free(&b);
+	art_buf_release(&b);
 	if (pipe(p) == 0) {
 		ok(write(p[1], "abc", 3) == 3, "a pipe is written");
 		close(p[1]);
@@ -119,7 +124,7 @@ test_read(void)
 		    "what the buffer held");
 		close(p[0]);
 	}
-	art_buf_free(&b);
+	art_buf_release(&b);
 	snprintf(path, sizeof(path), "%s/f", dir);
 	unlink(path);
 	rmdir(dir);
