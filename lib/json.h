@@ -65,7 +65,8 @@ int	art_json_equal(const jv *a, const jv *b);
  * Compact JSON text of v (borrowed), as jv_dump_string(v, 0) writes it
  * but several times faster: libjq 1.6 builds its text by appending to a
  * jv string piece by piece, checking UTF-8 each time.  Returns a string
- * the caller frees, *len its length; NULL when out of memory.
+ * the caller frees, *len its length, with a NUL after it (so len + 1
+ * bytes are the caller's to use); NULL when out of memory.
  */
 char	*art_json_dump(const jv *v, size_t *len);
 /*
