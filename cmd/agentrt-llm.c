@@ -28,7 +28,6 @@
 #include "libcurl.h"
 #include <jv.h>
 
-#include "outq.h"
 #include "cassette.h"
 #include "clock.h"
 #include "diag.h"
@@ -39,6 +38,7 @@
 #include "mock.h"
 #include "ndjson.h"
 #include "opt.h"
+#include "outq.h"
 #include "price.h"
 
 struct opts {

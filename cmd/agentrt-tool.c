@@ -29,7 +29,6 @@
 
 #include "agent.h"
 #include "buf.h"
-#include "outq.h"
 #include "clock.h"
 #include "diag.h"
 #include "err.h"
@@ -37,8 +36,9 @@
 #include "mcp.h"
 #include "ndjson.h"
 #include "opt.h"
-#include "tools.h"
+#include "outq.h"
 #include "toolrun.h"
+#include "tools.h"
 #include "tooltape.h"
 
 extern char **environ;

@@ -17,11 +17,11 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "outq.h"
 #include "diag.h"
 #include "engine.h"
 #include "json.h"
 #include "ndjson.h"
+#include "outq.h"
 
 #include "session-cmd.h"
 

@@ -17,9 +17,9 @@
 
 #include <jq.h>
 
-#include "outq.h"
 #include "clock.h"
 #include "json.h"
+#include "outq.h"
 #include "request.h"
 #include "store.h"
 

@@ -34,9 +34,9 @@
 
 #include <jv.h>
 
-#include "retry.h"
 #include "engine.h"
 #include "json.h"
+#include "retry.h"
 
 #define DECISION_ATTEMPTS	10
 #define SUB_AGENT_DEPTH		5	/* max_subagent_depth's default */

@@ -9,9 +9,9 @@
 
 #include <jv.h>
 
-#include "outq.h"
 #include "clock.h"
 #include "err.h"
+#include "outq.h"
 #include "tools.h"
 #include "tooltape.h"
 

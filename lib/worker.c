@@ -20,11 +20,11 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "outq.h"
 #include "clock.h"
 #include "http.h"
 #include "json.h"
 #include "ndjson.h"
+#include "outq.h"
 #include "sha.h"
 #include "spawn.h"
 #include "sse.h"

@@ -1,8 +1,8 @@
 /* retry-test - retry policies: defaults, layering, backoff, deadlines */
 #include <string.h>
 
-#include "retry.h"
 #include "json.h"
+#include "retry.h"
 #include "tap.h"
 #include "testjv.h"
 
