@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "providers.h"
 #include "tap.h"
 
 /* A request line of session s whose messages are the JSON text msgs. */
@@ -97,9 +98,30 @@ test_each_request_reads_as_a_whole_parse(void)
 	art_llm_reuse_free(&r);
 }
 
+static void
+test_providers_found_by_prefix(void)
+{
+	int i, at, good = 1;
+
+	for (i = 0; i < ART_NPROVIDERS; i++) {
+		at = art_provider_find(art_providers[i]->name,
+		    strlen(art_providers[i]->name));
+		good &= at == i;
+	}
+	ok(good, "each of the %d providers is found by its name", i);
+	at = art_provider_find("openai/gpt-4o", 6);
+	ok(at >= 0 && strcmp(art_providers[at]->name, "openai") == 0,
+	    "a model's prefix finds its provider");
+	ok(art_provider_find("open", 4) == -1 &&
+	    art_provider_find("mockx", 5) == -1 &&
+	    art_provider_find("", 0) == -1, "a part of a name, more than a "
+	    "name, or none finds nothing");
+}
+
 int
 main(void)
 {
+	test_providers_found_by_prefix();
 	test_each_request_reads_as_a_whole_parse();
 	return tap_done();
 }
