@@ -11,7 +11,7 @@
 int
 art_grow(void *pp, size_t *cap, size_t need, size_t size)
 {
-	void **p = pp, *np;
+	void *p, *np;
 	size_t ncap;
 
 	if (need <= *cap)
@@ -24,9 +24,12 @@ art_grow(void *pp, size_t *cap, size_t need, size_t size)
 	}
 	if (size != 0 && ncap > SIZE_MAX / size)
 		return -1;
-	if ((np = realloc(*p, ncap * size)) == NULL)
+	/* The pointer is read and written as bytes: it may be any object
+	 * pointer type, which POSIX gives one representation. */
+	memcpy(&p, pp, sizeof(p));
+	if ((np = realloc(p, ncap * size)) == NULL)
 		return -1;
-	*p = np;
+	memcpy(pp, &np, sizeof(np));
 	*cap = ncap;
 	return 0;
 }

@@ -63,10 +63,11 @@ int	art_buf_read_file(struct art_buf *, const char *path, size_t max,
 	    struct art_err *);
 
 /*
- * Grows an array *pp of elements of size bytes, with room for *cap of
- * them, to hold at least need: doubling (from 8), so pushing n elements
- * one at a time costs O(n).  0 with *pp and *cap updated, or -1 when out
- * of memory (or need * size overflows), the array untouched.
+ * Grows an array of elements of size bytes, whose pointer (of any object
+ * type) is at pp, with room for *cap of them, to hold at least need:
+ * doubling (from 8), so pushing n elements one at a time costs O(n).  0
+ * with the pointer and *cap updated, or -1 when out of memory (or need *
+ * size overflows), the array untouched.
  *
  *	if (art_grow(&v, &cap, n + 1, sizeof(*v)) == -1) ...
  *	v[n++] = x;
