@@ -52,6 +52,17 @@ layer_retry(struct cx *c, struct art_retry *r, const jv *cfg, const jv *a)
 	return bad ? eng_reject(c, "%s", c->err->msg) : 0;
 }
 
+/* The agent's prior_turns, or jv_null() when it sets none. */
+static jv
+prior_turns(const jv *cfg)
+{
+	int64_t n = -1;
+
+	if (art_json_get_int(cfg, "prior_turns", 0, &n, NULL) == -1 || n < 0)
+		return jv_null();
+	return jv_number((double)n);
+}
+
 static jv
 llm_request(const jv *a, const jv *cfg, const char *h)
 {
@@ -73,7 +84,10 @@ llm_request(const jv *a, const jv *cfg, const char *h)
 		msgs = jv_object();
 		if (sys != NULL && *sys != '\0')
 			msgs = set(msgs, "system", jv_string(sys));
-		req = set(req, "prompt", set(msgs, "path", eng_head_jv(h)));
+		msgs = set(msgs, "path", eng_head_jv(h));
+		/* prior_turns: the path is cut when the call goes out. */
+		req = set(req, "prompt", set_some(msgs, "prior_turns",
+		    prior_turns(cfg)));
 	} else
 		req = set(req, "messages", msgs);
 	tools = art_json_field(a, "tools");
@@ -102,6 +116,8 @@ act_llm_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 		return eng_reject(c, "llm.call: %s", c->err->msg);
 	if (given != NULL && (made = call_exists(c, given)) != 0)
 		return made < 0 ? -1 : 0;	/* a live id: already made */
+	if ((made = eng_guard_call(c, cfg, 1)) != 0)
+		return made < 0 ? -1 : 0;	/* a limit: the turn ends */
 	if (given != NULL)
 		snprintf(id, sizeof(id), "%s", given);
 	else if (eng_mint(c, id) == -1)
@@ -179,14 +195,15 @@ act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	char id[ART_ID_MAX + 1];
 	struct art_retry pol;
 	const char *given = art_json_str(a, "id"), *name, *dh;
-	jv args = art_json_field(a, "arguments"), decl, p, hold = jv_null();
+	jv args = art_json_field(a, "arguments"), decl, p, hold = jv_null(), why;
 	int client, made;
 
 	if ((name = art_json_str(a, "name")) == NULL) {
 		jv_free(args);
 		return eng_reject(c, "tool.call has no name");
 	}
-	if (given != NULL && (made = call_exists(c, given)) != 0) {
+	if ((given != NULL && (made = call_exists(c, given)) != 0) ||
+	    (made = eng_guard_call(c, cfg, 0)) != 0) {
 		jv_free(args);
 		return made < 0 ? -1 : 0;
 	}
@@ -230,7 +247,20 @@ act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	p = check_tool_schemas(p, &decl);
 	p = set_some(p, "hold", art_json_field(&decl, "hold"));
 	jv_free(decl);
-	return eng_rec(c, p);
+	/* Under schema_validation_mode warn or log_only the call runs. */
+	why = art_json_field(&p, "input_error");
+	if (jv_get_kind(why) == JV_KIND_STRING && !eng_guard_blocks(cfg))
+		p = jv_object_delete(p, jv_string("input_error"));
+	else {
+		jv_free(why);
+		why = jv_null();
+	}
+	made = eng_rec(c, p);
+	if (made == 0 && jv_get_kind(why) == JV_KIND_STRING)
+		made = eng_guard_schema(c, cfg, name, "input",
+		    jv_string_value(why));
+	jv_free(why);
+	return made;
 }
 
 /* A settle inside a response: id and attempt default from the execute. */
@@ -727,6 +757,7 @@ eng_apply_response(struct cx *c, const jv *live, const jv *r)
 	jv resp = jv_copy(*r), msgs, actions, cfg;
 	int rc = 0, by_ref;
 
+	c->stop_code = NULL;
 	resp = jv_object_delete(resp, jv_string("type"));
 	resp = jv_object_delete(resp, jv_string("session_id"));
 	resp = jv_object_delete(resp, jv_string("decision_id"));
@@ -785,11 +816,15 @@ eng_apply_response(struct cx *c, const jv *live, const jv *r)
 		jv_array_foreach(actions, i, a) {
 			if (rc == 0 && jv_get_kind(a) != JV_KIND_OBJECT)
 				rc = eng_reject(c, "an action is not an object");
-			if (rc == 0)
+			if (rc == 0 && c->stop_code == NULL)
 				rc = act(c, &a, live, &cfg);
 			jv_free(a);
 		}
 	}
+	if (rc == 0)
+		rc = eng_guard_stopped(c);
+	if (rc == 0)
+		rc = eng_guard_execute(c, live, &cfg);
 	jv_free(actions);
 	jv_free(cfg);
 	jv_free(resp);

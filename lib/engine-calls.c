@@ -367,26 +367,45 @@ eng_finished_for(const jv *call)
 int
 eng_tool_done(struct cx *c, const jv *call, const jv *value)
 {
-	jv p, fin = eng_finished_for(call);
+	char h[ART_ID_MAX + 1];
+	jv p, fin = eng_finished_for(call), cfg, text;
+	int off;
 
-	if (check_output(call, value, c->err) == -1) {
+	if (eng_head(c, h, sizeof(h)) == -1 ||
+	    !jv_is_valid(cfg = eng_config_at(c, h))) {
+		jv_free(fin);
+		return -1;
+	}
+	off = check_output(call, value, c->err) == -1;
+	if (off && eng_guard_blocks(&cfg)) {
 		/* A result the tool promised otherwise: terminal, not retried. */
 		struct settle bad = { art_json_str(call, "id"), 0, 0,
 		    jv_string(c->err->msg), 0, jv_null(), 0, 1 };
 		int r = eng_call_failed(c, call, &bad, fin);
 
 		jv_free(bad.value);
+		jv_free(cfg);
 		return r;
 	}
+	/* Under schema_validation_mode warn or log_only it stands. */
+	if (off && eng_guard_schema(c, &cfg, art_json_str(call, "name"),
+	    "output", c->err->msg) == -1) {
+		jv_free(cfg);
+		jv_free(fin);
+		return -1;
+	}
+	text = eng_guard_result(&cfg, eng_as_text(jv_copy(*value)));
+	jv_free(cfg);
 	p = eng_call_event(call, "completed");
 	p = set(p, "name", art_json_field(call, "name"));
-	p = set(p, "result", eng_as_text(jv_copy(*value)));
+	p = set(p, "result", jv_copy(text));
 	if (eng_rec(c, p) == -1) {
+		jv_free(text);
 		jv_free(fin);
 		return -1;
 	}
 	fin = set(fin, "ok", jv_true());
-	fin = set(fin, "result", eng_as_text(jv_copy(*value)));
+	fin = set(fin, "result", text);
 	return eng_queue_decision(c, fin, 1, jv_null());
 }
 
@@ -694,6 +713,13 @@ eng_plan(struct cx *c)
 	int r = 0;
 
 	if (!jv_is_valid(s))
+		return -1;
+	if (eng_guard_clock(c, &s) == -1) {
+		jv_free(s);
+		return -1;
+	}
+	jv_free(s);
+	if (!jv_is_valid(s = eng_summary(c)))
 		return -1;
 	r = timers_for_decision(c, &s);
 	jv_free(s);

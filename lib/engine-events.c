@@ -70,6 +70,7 @@ eng_project_completion(struct cx *c, const jv *ev, const jv *p)
 	ce = set(ce, "duration_ms", started >= 0 ?
 	    jv_number((double)(c->now - started)) : jv_null());
 	ce = set_some(ce, "error", jv_copy(error));
+	ce = set_some(ce, "code", art_json_field(p, "code"));
 	if (ev == NULL)		/* a turn reported again: name it */
 		ce = set(ce, "turn_id", art_json_field(p, "turn_id"));
 	eng_publish(c, ev, ce);
@@ -195,6 +196,8 @@ project(struct cx *c, const jv *ev)
 		    "payload", art_json_field(&p, "payload")));
 	else if (strcmp(type, "turn.completed") == 0)
 		r = eng_project_completion(c, ev, &p);
+	else if (strcmp(type, "security") == 0)
+		eng_publish(c, ev, jv_copy(p));
 	else if (strcmp(type, "error") == 0)
 		eng_publish(c, ev, set(set(obj("error"), "code",
 		    art_json_field(&p, "code")), "message", art_json_field(&p,

@@ -16,6 +16,8 @@
  *	engine-actions.c	a decision's actions, and applying its response
  *	engine-turns.c		inputs, and a turn: begun, ended, what it waits
  *				on
+ *	engine-guard.c		what governs a turn: limits, the tools it may
+ *				run
  *
  * Naming: a function one engine file defines and another calls is
  * eng_<what> (eng_rec, eng_summary), declared below under the file that
@@ -83,6 +85,9 @@ struct cx {
 	jv			 sum;		/* the summary, until the next rec */
 	jv			 adopt;		/* sessions to drive from now on */
 	const struct cx		*up;		/* the step this one runs within */
+	/* A limit that stopped the response being applied (engine-guard.c). */
+	const char		*stop_code;
+	char			 stop_why[256];
 };
 
 /* One step as one transaction (or one line's part of a batch's). */
@@ -178,6 +183,17 @@ jv	eng_turn_record(struct cx *, const char *tid);
 int	eng_project_completion(struct cx *, const jv *ev, const jv *p);
 int	eng_rec(struct cx *, jv payload);
 
+/* engine-guard.c */
+int	eng_guard_call(struct cx *, const jv *cfg, int llm);
+int	eng_guard_stopped(struct cx *);
+jv	eng_guard_turn(struct cx *, jv started);
+int	eng_guard_clock(struct cx *, const jv *s);
+int	eng_guard_execute(struct cx *, const jv *live, const jv *cfg);
+jv	eng_guard_result(const jv *cfg, jv text);
+int	eng_guard_blocks(const jv *cfg);
+int	eng_guard_schema(struct cx *, const jv *cfg, const char *name,
+	    const char *which, const char *why);
+
 /* engine-queue.c */
 int	eng_scan_queue(struct cx *, struct queue_scan *);
 jv	eng_queued(struct cx *);
@@ -238,6 +254,7 @@ int	eng_input_message(struct cx *, const jv *line, const char *type);
 int	eng_dispatch_input(struct cx *, const jv *line);
 int	eng_end_turn(struct cx *, jv data, jv error);
 int	eng_fail_run(struct cx *, const char *why);
+int	eng_stop_turn(struct cx *, const char *code, jv data, const char *why);
 enum art_engine_state eng_session_state(struct cx *, int depth);
 
 #endif

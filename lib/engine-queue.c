@@ -671,8 +671,10 @@ eng_llm_line_text(struct cx *c, jv head, const jv *req, jv tail)
 	const char *s = art_json_str(&pr, "system");
 	jv model = art_json_field(req, "model");
 
+	/* A prompt cut to its last turns is read whole (request.c). */
 	if (jv_get_kind(pr) != JV_KIND_OBJECT || jv_get_kind(model) ==
-	    JV_KIND_INVALID) {
+	    JV_KIND_INVALID || jv_object_has(jv_copy(pr),
+	    jv_string("prior_turns"))) {
 		jv_free(pr);
 		jv_free(model);
 		jv_free(head);
@@ -744,7 +746,7 @@ request_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
 	struct request_q *q = ctx;
 	struct cx c = { NULL, t, err, q->sid, 0, jv_array(), jv_array(), -1,
-	    jv_invalid(), jv_array(), NULL };
+	    jv_invalid(), jv_array(), NULL, NULL, "" };
 	jv s = eng_summary(&c), live, line;
 	int r = 0;
 

@@ -244,7 +244,7 @@ eng_op_txn(struct art_txn *t, void *ctx, struct art_err *err)
 	struct op *op = ctx;
 	struct cx c = { op->e, t, err, op->sid,
 	    art_clock_now_ms(op->e->o.clock), jv_array(), jv_array(), -1,
-	    jv_invalid(), jv_array(), NULL };
+	    jv_invalid(), jv_array(), NULL, NULL, "" };
 	int r;
 
 	r = op->fn != NULL ? op->fn(&c, op->arg) : 0;

@@ -71,6 +71,7 @@ begin_turn(struct cx *c, const jv *line, int *skip)
 
 			p = set(p, "data", art_json_field(&turn, "data"));
 			p = set_some(p, "error", art_json_field(&turn, "error"));
+			p = set_some(p, "code", art_json_field(&turn, "code"));
 			p = set(p, "usage", art_json_field(&turn, "usage"));
 			p = set(p, "cost", art_json_field(&turn, "cost"));
 			p = set(p, "llm_calls", art_json_field(&turn,
@@ -85,7 +86,9 @@ begin_turn(struct cx *c, const jv *line, int *skip)
 		snprintf(tid, sizeof(tid), "%s", given);
 	} else if (eng_mint(c, tid) == -1)
 		return -1;
-	return eng_rec(c, set(obj("turn.started"), "turn_id", jv_string(tid)));
+	turn = eng_guard_turn(c, set(obj("turn.started"), "turn_id",
+	    jv_string(tid)));
+	return jv_is_valid(turn) ? eng_rec(c, turn) : -1;
 }
 
 /*
@@ -618,9 +621,12 @@ turn_totals(struct cx *c, jv p, const char *tid)
 	return p;
 }
 
-/* Ends the running turn (error: failed) and marks the session done. */
-int
-eng_end_turn(struct cx *c, jv data, jv error)
+/*
+ * Ends the running turn (error: failed; code, may be NULL, says why in a
+ * word: a limit's name, "blocked") and marks the session done.
+ */
+static int
+end_turn(struct cx *c, jv data, jv error, const char *code)
 {
 	jv s = eng_summary(c), p, pv = jv_invalid();
 	struct child_done d = { NULL, jv_null(), jv_null(), jv_null(),
@@ -640,6 +646,8 @@ eng_end_turn(struct cx *c, jv data, jv error)
 		p = set(obj("turn.completed"), "turn_id", jv_string(tid));
 		p = set(p, "data", jv_copy(data));
 		p = set_some(p, "error", jv_copy(error));
+		if (code != NULL && jv_get_kind(error) != JV_KIND_NULL)
+			p = set(p, "code", jv_string(code));
 		p = turn_totals(c, p, tid);
 		d.usage = art_json_field(&p, "usage");
 		d.cost = art_json_field(&p, "cost");
@@ -663,9 +671,18 @@ eng_end_turn(struct cx *c, jv data, jv error)
 	return r == -1 ? -1 : eng_rec(c, obj("session.done"));
 }
 
-/* A terminal failure: void open work, drop the queue, fail the turn. */
 int
-eng_fail_run(struct cx *c, const char *why)
+eng_end_turn(struct cx *c, jv data, jv error)
+{
+	return end_turn(c, data, error, NULL);
+}
+
+/*
+ * A terminal failure: void open work, drop the queue, fail the turn with
+ * why, and code (may be NULL) on its turn.completed.
+ */
+int
+eng_stop_turn(struct cx *c, const char *code, jv data, const char *why)
 {
 	jv s = eng_summary(c), calls, all;
 	int r = 0;
@@ -691,7 +708,17 @@ eng_fail_run(struct cx *c, const char *why)
 		}
 		jv_free(all);
 	}
-	return r == -1 ? -1 : eng_end_turn(c, jv_null(), jv_string(why));
+	if (r == -1) {
+		jv_free(data);
+		return -1;
+	}
+	return end_turn(c, data, jv_string(why), code);
+}
+
+int
+eng_fail_run(struct cx *c, const char *why)
+{
+	return eng_stop_turn(c, NULL, jv_null(), why);
 }
 
 /* --- what a session is doing ---------------------------------------- */

@@ -833,7 +833,7 @@ state_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
 	struct state_q *q = ctx;
 	struct cx c = { q->e, t, err, NULL, 0, jv_null(), jv_null(), -1,
-	    jv_invalid(), jv_null(), NULL };
+	    jv_invalid(), jv_null(), NULL, NULL, "" };
 	enum art_engine_state st;
 	int i;
 

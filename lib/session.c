@@ -412,12 +412,22 @@ apply_turn(struct art_txn *t, const char *sid, jv *s, const jv *ev,
 	    "running" : failed ? "failed" : "completed"));
 	turn = jv_object_set(turn, jv_string(started ? "started" :
 	    "completed"), art_json_field(ev, "occurred_at"));
-	if (!started)
+	if (!started) {
 		turn = jv_object_set(turn, jv_string("data"),
 		    art_json_field(p, "data"));
+		turn = art_json_set_some(turn, "error", art_json_field(p,
+		    "error"));
+		turn = art_json_set_some(turn, "code", art_json_field(p,
+		    "code"));
+	}
 	*s = jv_object_set(*s, jv_string("turn"), jv_string(tid));
 	*s = jv_object_set(*s, jv_string("status"), jv_string(started ?
 	    "running" : "idle"));
+	/* max_turn_ms's deadline, where every step's plan reads it. */
+	*s = jv_object_delete(*s, jv_string("turn_deadline"));
+	if (started)
+		*s = art_json_set_some(*s, "turn_deadline", art_json_field(p,
+		    "deadline"));
 	return art_store_put(t, ART_DB_TURNS, sid, tid, strlen(tid), turn, err);
 }
 

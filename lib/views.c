@@ -51,6 +51,32 @@ copy_fields(jv c, const jv *p, const char *const *keys)
 }
 
 /* *.call.requested: a new call, or a known one queued again to retry. */
+/*
+ * A call made counts once in its turn, whatever its attempts: the turn's
+ * "llm_calls_made" and "tool_calls_made" are what max_loops and
+ * max_tool_calls hold it to.
+ */
+static int
+turn_count(struct art_txn *t, const char *sid, const jv *ev, const char *key,
+    struct art_err *err)
+{
+	const char *tid = art_json_str(ev, "turn_id");
+	jv turn;
+	int64_t n = 0;
+
+	if (tid == NULL)
+		return 0;
+	turn = art_store_get(t, ART_DB_TURNS, sid, tid, strlen(tid), err);
+	if (jv_get_kind(turn) != JV_KIND_OBJECT) {
+		jv_free(turn);
+		return jv_is_valid(turn) || art_err_is(err, "not_found") ? 0 :
+		    -1;
+	}
+	art_json_get_int(&turn, key, 0, &n, NULL);
+	turn = jv_object_set(turn, jv_string(key), jv_number((double)n + 1));
+	return art_store_put(t, ART_DB_TURNS, sid, tid, strlen(tid), turn, err);
+}
+
 static int
 call_requested(struct art_txn *t, const char *sid, const jv *ev,
     const jv *p, const char *kind, struct art_err *err)
@@ -74,6 +100,12 @@ call_requested(struct art_txn *t, const char *sid, const jv *ev,
 		    art_json_field(ev, "occurred_at"));
 		c = jv_object_set(c, jv_string("turn_id"),
 		    art_json_field(ev, "turn_id"));
+		if (strcmp(kind, "sub_agent") != 0 && turn_count(t, sid, ev,
+		    strcmp(kind, "llm_call") == 0 ? "llm_calls_made" :
+		    "tool_calls_made", err) == -1) {
+			jv_free(c);
+			return -1;
+		}
 	}
 	c = copy_fields(c, p, keys);
 	c = jv_object_set(c, jv_string("status"), jv_string("queued"));
