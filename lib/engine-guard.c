@@ -90,14 +90,16 @@ int
 eng_guard_call(struct cx *c, const jv *cfg, int llm)
 {
 	const char *key = llm ? "max_loops" : "max_tool_calls";
-	int64_t max = limit_int(cfg, key), made = 0, started;
+	int64_t max = limit_int(cfg, key), ms = limit_int(cfg, "max_turn_ms");
+	int64_t made = 0, started;
 	double cap, sum = 0;
 	jv s = eng_summary(c), turn;
-	int r = 0;
+	int r = 0, timed;
 
 	if (!jv_is_valid(s))
 		return -1;
 	turn = eng_turn_record(c, art_json_str(&s, "turn"));
+	timed = jv_object_has(jv_copy(s), jv_string("turn_deadline"));
 	jv_free(s);
 	if (!jv_is_valid(turn))
 		return -1;
@@ -113,11 +115,18 @@ eng_guard_call(struct cx *c, const jv *cfg, int llm)
 		r = stop(c, "max_turn_cost", "max_turn_cost reached: the turn "
 		    "cost %s (max_turn_cost %s)", art_json_str(&turn, "cost"),
 		    art_json_str(cfg, "max_turn_cost"));
-	else if ((max = limit_int(cfg, "max_turn_ms")) >= 0 && started >= 0 &&
-	    c->now - started >= max)
+	else if (ms >= 0 && started >= 0 && c->now - started >= ms)
 		r = stop(c, "max_turn_ms", "max_turn_ms reached: the turn ran "
 		    "%lld ms (max_turn_ms %lld)", (long long)(c->now - started),
-		    (long long)max);
+		    (long long)ms);
+	/*
+	 * The turn's first call sets the deadline every plan checks (the
+	 * agent's config may be set only after the turn began).
+	 */
+	if (r == 0 && !timed && ms >= 0 && started >= 0 && eng_rec(c, set(set(
+	    obj("turn.deadline"), "turn_id", art_json_field(&turn,
+	    "turn_id")), "deadline", eng_iso(started + ms))) == -1)
+		r = -1;
 	jv_free(turn);
 	if (r != 0 || (cap = limit_cost(cfg, "max_session_cost")) < 0)
 		return r;
@@ -141,29 +150,6 @@ eng_guard_stopped(struct cx *c)
 		return 0;
 	c->stop_code = NULL;
 	return eng_stop_turn(c, code, jv_null(), c->stop_why);
-}
-
-/* turn.started's payload (consumed) with the deadline max_turn_ms sets. */
-jv
-eng_guard_turn(struct cx *c, jv p)
-{
-	char h[ART_ID_MAX + 1];
-	jv cfg;
-	int64_t max;
-
-	if (eng_head(c, h, sizeof(h)) == -1) {
-		jv_free(p);
-		return jv_invalid();
-	}
-	cfg = eng_config_at(c, h);
-	if (!jv_is_valid(cfg)) {
-		jv_free(p);
-		return cfg;
-	}
-	if ((max = limit_int(&cfg, "max_turn_ms")) >= 0)
-		p = set(p, "deadline", eng_iso(c->now + max));
-	jv_free(cfg);
-	return p;
 }
 
 /*

@@ -186,7 +186,6 @@ int	eng_rec(struct cx *, jv payload);
 /* engine-guard.c */
 int	eng_guard_call(struct cx *, const jv *cfg, int llm);
 int	eng_guard_stopped(struct cx *);
-jv	eng_guard_turn(struct cx *, jv started);
 int	eng_guard_clock(struct cx *, const jv *s);
 int	eng_guard_execute(struct cx *, const jv *live, const jv *cfg);
 jv	eng_guard_result(const jv *cfg, jv text);

@@ -86,9 +86,7 @@ begin_turn(struct cx *c, const jv *line, int *skip)
 		snprintf(tid, sizeof(tid), "%s", given);
 	} else if (eng_mint(c, tid) == -1)
 		return -1;
-	turn = eng_guard_turn(c, set(obj("turn.started"), "turn_id",
-	    jv_string(tid)));
-	return jv_is_valid(turn) ? eng_rec(c, turn) : -1;
+	return eng_rec(c, set(obj("turn.started"), "turn_id", jv_string(tid)));
 }
 
 /*

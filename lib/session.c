@@ -423,11 +423,7 @@ apply_turn(struct art_txn *t, const char *sid, jv *s, const jv *ev,
 	*s = jv_object_set(*s, jv_string("turn"), jv_string(tid));
 	*s = jv_object_set(*s, jv_string("status"), jv_string(started ?
 	    "running" : "idle"));
-	/* max_turn_ms's deadline, where every step's plan reads it. */
 	*s = jv_object_delete(*s, jv_string("turn_deadline"));
-	if (started)
-		*s = art_json_set_some(*s, "turn_deadline", art_json_field(p,
-		    "deadline"));
 	return art_store_put(t, ART_DB_TURNS, sid, tid, strlen(tid), turn, err);
 }
 
@@ -452,6 +448,12 @@ apply_to(struct art_txn *t, const char *sid, jv *s, const jv *ev,
 		return apply_turn(t, sid, s, ev, p, 1, err);
 	if (strcmp(type, "turn.completed") == 0)
 		return apply_turn(t, sid, s, ev, p, 0, err);
+	if (strcmp(type, "turn.deadline") == 0) {
+		/* max_turn_ms's, where every step's plan reads it. */
+		*s = jv_object_set(*s, jv_string("turn_deadline"),
+		    art_json_field(p, "deadline"));
+		return 0;
+	}
 	*s = art_views_apply(t, sid, *s, ev, p, type, err);
 	if (!jv_is_valid(*s)) {
 		*s = jv_null();
