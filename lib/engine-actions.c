@@ -157,6 +157,8 @@ act_llm_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	p = set_some(p, "format", art_json_field(cfg, "format"));
 	p = set_some(p, "providers", art_json_field(cfg, "providers"));
 	p = set_some(p, "fallback", art_json_field(cfg, "fallback"));
+	/* The llm stage redacts what it records (a cassette) as we do. */
+	p = set_some(p, "security", art_json_field(cfg, "security"));
 	jv_free(stream);
 	jv_free(hv);
 	return eng_rec(c, p);

@@ -15,6 +15,7 @@
 #include "json.h"
 #include "request.h"
 #include "schema.h"
+#include "security.h"
 #include "session.h"
 #include "wire.h"
 
@@ -163,6 +164,7 @@ dispatch_llm(struct cx *c, const jv *call, jv p)
 	tr = set_some(tr, "mock", art_json_field(call, "mock"));
 	tr = set_some(tr, "providers", art_json_field(call, "providers"));
 	tr = set_some(tr, "fallback", art_json_field(call, "fallback"));
+	tr = set_some(tr, "security", art_json_field(call, "security"));
 	jv_free(p);
 	req = eng_call_request(c, call);
 	/* A default prompt goes out as text made from the last call's. */
@@ -363,12 +365,40 @@ eng_finished_for(const jv *call)
 	    "name", art_json_field(call, "name"));
 }
 
+/*
+ * A tool's result or error text (consumed) scanned as cfg's pipeline
+ * (borrowed) says: a client-handled tool's as client input, any other's
+ * as a tool's.  *block as for eng_scan(); jv_invalid() when the store or
+ * the pipeline fails.
+ */
+static jv
+scan_result(struct cx *c, const jv *call, const jv *cfg, jv text,
+    const char **block)
+{
+	const struct art_security *sec;
+	const char *name = art_json_str(call, "name");
+	char where[160];
+
+	*block = NULL;
+	if (eng_scan_sec(c, cfg, &sec) == -1) {
+		jv_free(text);
+		return jv_invalid();
+	}
+	if (sec == NULL)
+		return text;
+	snprintf(where, sizeof(where), "tool '%.100s' result",
+	    name != NULL ? name : "?");
+	return eng_scan(c, sec, eng_kind_of(call) == ART_KIND_CLIENT_TOOL ?
+	    ART_SEC_INPUT : ART_SEC_TOOL, text, where, block);
+}
+
 /* A tool call's result (borrowed), recorded and queued to fold in. */
 int
 eng_tool_done(struct cx *c, const jv *call, const jv *value)
 {
 	char h[ART_ID_MAX + 1];
 	jv p, fin = eng_finished_for(call), cfg, text;
+	const char *block;
 	int off;
 
 	if (eng_head(c, h, sizeof(h)) == -1 ||
@@ -394,8 +424,27 @@ eng_tool_done(struct cx *c, const jv *call, const jv *value)
 		jv_free(fin);
 		return -1;
 	}
-	text = eng_guard_result(&cfg, eng_as_text(jv_copy(*value)));
+	text = scan_result(c, call, &cfg, eng_as_text(jv_copy(*value)),
+	    &block);
+	if (jv_is_valid(text) && block != NULL) {
+		/* Never shown to the model: a tool error saying why. */
+		struct settle no = { art_json_str(call, "id"), 0, 0,
+		    eng_scan_refusal(block, NULL), 0,
+		    jv_string("blocked"), 0, 1 };
+		int r = eng_call_failed(c, call, &no, fin);
+
+		eng_settle_release(&no);
+		jv_free(text);
+		jv_free(cfg);
+		return r;
+	}
+	if (jv_is_valid(text))
+		text = eng_guard_result(&cfg, text);
 	jv_free(cfg);
+	if (!jv_is_valid(text)) {
+		jv_free(fin);
+		return -1;
+	}
 	p = eng_call_event(call, "completed");
 	p = set(p, "name", art_json_field(call, "name"));
 	p = set(p, "result", jv_copy(text));
@@ -409,8 +458,26 @@ eng_tool_done(struct cx *c, const jv *call, const jv *value)
 	return eng_queue_decision(c, fin, 1, jv_null());
 }
 
+/* A tool's error text (st's value) scanned as its result would be. */
 static int
-settle_tool(struct cx *c, const struct settle *st, const jv *line)
+scan_error(struct cx *c, const jv *call, struct settle *st)
+{
+	char h[ART_ID_MAX + 1];
+	const char *block;
+	jv cfg, v;
+
+	if (eng_head(c, h, sizeof(h)) == -1 ||
+	    !jv_is_valid(cfg = eng_config_at(c, h)))
+		return -1;
+	v = scan_result(c, call, &cfg, st->value, &block);
+	jv_free(cfg);
+	st->value = !jv_is_valid(v) ? v : block != NULL ? (jv_free(v),
+	    eng_scan_refusal(block, NULL)) : v;
+	return jv_is_valid(st->value) ? 0 : -1;
+}
+
+static int
+settle_tool(struct cx *c, struct settle *st, const jv *line)
 {
 	jv call = settle_target(c, st, "tool_call", line);
 	int r;
@@ -419,6 +486,10 @@ settle_tool(struct cx *c, const struct settle *st, const jv *line)
 		return -1;
 	if (!jv_is_valid(call))
 		return 0;
+	if (!st->ok && (r = scan_error(c, &call, st)) != 0) {
+		jv_free(call);
+		return r;
+	}
 	r = st->ok ? eng_tool_done(c, &call, &st->value) : eng_call_failed(c,
 	    &call, st, eng_finished_for(&call));
 	jv_free(call);
@@ -484,11 +555,41 @@ native_response(const jv *call, struct settle *st)
 	jv_free(e);
 }
 
+/*
+ * A model reply the security pipeline blocked (pattern id): kept as the
+ * refusal in place of what was said, and the turn ends, code blocked,
+ * with that refusal as its text.
+ */
+static int
+blocked_reply(struct cx *c, jv call, struct settle *st, jv fin,
+    const char *id)
+{
+	char why[300];
+	jv text = eng_scan_refusal(id, "the model's reply was"), resp, p;
+
+	snprintf(why, sizeof(why), "blocked: the model's reply matched "
+	    "security pattern %s", id);
+	jv_free(fin);
+	resp = jv_object_delete(jv_copy(st->value), jv_string("tool_calls"));
+	resp = jv_object_delete(resp, jv_string("reasoning"));
+	resp = set(resp, "content", jv_copy(text));
+	resp = set(resp, "finish_reason", jv_string("content_filter"));
+	p = set(eng_call_event(&call, "completed"), "response", resp);
+	jv_free(call);
+	if (eng_rec(c, p) == -1) {
+		jv_free(text);
+		return -1;
+	}
+	return eng_stop_turn(c, "blocked", text, why);
+}
+
 static int
 settle_llm(struct cx *c, struct settle *st, const jv *line)
 {
 	jv call = settle_target(c, st, "llm_call", line), p, fin;
-	const char *fr;
+	jv tail = jv_null();
+	const struct art_security *sec = NULL;
+	const char *fr, *block = NULL;
 
 	if (jv_get_kind(call) == JV_KIND_NUMBER)
 		return -1;
@@ -507,6 +608,29 @@ settle_llm(struct cx *c, struct settle *st, const jv *line)
 		jv_free(call);
 		return r;
 	}
+	/* The reply as it may be kept: scanned, its stream's tail shown. */
+	if (eng_scan_sec_at(c, &sec) == -1) {
+		jv_free(call);
+		jv_free(fin);
+		return eng_fail_run(c, c->err->msg);
+	}
+	if (sec != NULL && jv_get_kind(tail = eng_scan_delta_end(c,
+	    st->id)) == JV_KIND_OBJECT) {
+		jv ce = set(obj("token"), "id", jv_string(st->id));
+
+		jv_object_foreach(tail, k, v)
+			ce = jv_object_set(ce, k, v);
+		eng_publish(c, NULL, ce);
+	}
+	jv_free(tail);
+	st->value = eng_scan_reply(c, sec, st->value, &block);
+	if (!jv_is_valid(st->value)) {
+		jv_free(call);
+		jv_free(fin);
+		return -1;
+	}
+	if (block != NULL)
+		return blocked_reply(c, call, st, fin, block);
 	p = set(eng_call_event(&call, "completed"), "response",
 	    jv_copy(st->value));
 	jv_free(call);

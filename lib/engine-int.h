@@ -18,6 +18,7 @@
  *				on
  *	engine-guard.c		what governs a turn: limits, the tools it may
  *				run
+ *	engine-scan.c		the security pipeline on what is recorded
  *
  * Naming: a function one engine file defines and another calls is
  * eng_<what> (eng_rec, eng_summary), declared below under the file that
@@ -70,6 +71,15 @@ struct art_engine {
 	 */
 	jv			 prompts;
 	jv			 prompt_stage;
+	/*
+	 * The security pipeline (engine-scan.c): the last agent's, compiled,
+	 * and the key it was compiled for; call id -> what its token stream
+	 * holds back, kept and staged as the prompts are.
+	 */
+	struct art_security	*sec;
+	jv			 sec_key;
+	jv			 streams;
+	jv			 stream_stage;
 };
 
 /* One step's work inside one transaction. */
@@ -192,6 +202,24 @@ jv	eng_guard_result(const jv *cfg, jv text);
 int	eng_guard_blocks(const jv *cfg);
 int	eng_guard_schema(struct cx *, const jv *cfg, const char *name,
 	    const char *which, const char *why);
+
+/* engine-scan.c */
+enum art_sec_scope;
+struct art_security;
+void	eng_scan_free(struct art_engine *);
+int	eng_scan_sec(struct cx *, const jv *cfg,
+	    const struct art_security **);
+int	eng_scan_sec_at(struct cx *, const struct art_security **);
+jv	eng_scan(struct cx *, const struct art_security *, enum art_sec_scope,
+	    jv value, const char *where, const char **block);
+jv	eng_scan_refusal(const char *id, const char *what);
+jv	eng_scan_input(struct cx *, jv in, const char **block);
+jv	eng_scan_reply(struct cx *, const struct art_security *, jv resp,
+	    const char **block);
+jv	eng_scan_delta(struct cx *, const char *id, jv delta);
+jv	eng_scan_delta_end(struct cx *, const char *id);
+void	eng_scan_keep(struct art_engine *);
+void	eng_scan_unstage(struct art_engine *);
 
 /* engine-queue.c */
 int	eng_scan_queue(struct cx *, struct queue_scan *);

@@ -268,6 +268,7 @@ eng_prompts_unstage(struct art_engine *e)
 {
 	jv_free(e->prompt_stage);
 	e->prompt_stage = jv_object();
+	eng_scan_unstage(e);
 }
 
 /* The transaction committed: what it kept is what the next builds on. */
@@ -276,6 +277,7 @@ eng_prompts_keep(struct art_engine *e)
 {
 	jv_object_foreach(e->prompt_stage, k, v)
 		e->prompts = jv_object_set(e->prompts, k, v);
+	eng_scan_keep(e);
 	eng_prompts_unstage(e);
 }
 

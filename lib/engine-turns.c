@@ -272,6 +272,8 @@ eng_input_message(struct cx *c, const jv *line, const char *type)
 {
 	jv m = art_json_field(line, strcmp(type, "client.message") == 0 ?
 	    "message" : "messages"), tr, view, client;
+	const char *block;
+	char why[300];
 	int skip, r;
 
 	view = strcmp(type, "client.message") == 0 ?
@@ -296,9 +298,15 @@ eng_input_message(struct cx *c, const jv *line, const char *type)
 	}
 	if (strcmp(type, "client.messages") == 0 &&
 	    (r = escapes_park(c, &m)) != 0) {
-		if (r < 0) {
+		if (r < 0 || !jv_is_valid(m = eng_scan_input(c, m, &block))) {
 			jv_free(m);
 			return -1;
+		}
+		if (block != NULL) {
+			jv_free(m);
+			snprintf(why, sizeof(why), "blocked: the client's "
+			    "messages matched security pattern %s", block);
+			return eng_rec_error(c, "blocked", why, NULL);
 		}
 		tr = set_some(set(obj(type), "messages", m), "client",
 		    art_json_field(line, "client"));
@@ -312,6 +320,15 @@ eng_input_message(struct cx *c, const jv *line, const char *type)
 	if (begin_turn(c, line, &skip) == -1 || skip) {
 		jv_free(m);
 		return skip ? 0 : -1;
+	}
+	/* Scanned in the turn, before anything of it is kept. */
+	if (!jv_is_valid(m = eng_scan_input(c, m, &block)))
+		return -1;
+	if (block != NULL) {
+		jv_free(m);
+		snprintf(why, sizeof(why), "blocked: the user's message "
+		    "matched security pattern %s", block);
+		return eng_stop_turn(c, "blocked", jv_null(), why);
 	}
 	tr = set(obj(type), strcmp(type, "client.message") == 0 ? "message" :
 	    "messages", m);
@@ -548,6 +565,11 @@ input_delta(struct cx *c, const jv *line)
 		jv_free(seen);
 	}
 	ce = set(ce, "id", art_json_field(line, "id"));
+	d = eng_scan_delta(c, id, d);
+	if (jv_get_kind(d) == JV_KIND_NULL) {
+		jv_free(ce);	/* held back, or nothing to show */
+		return;
+	}
 	if (jv_get_kind(d) == JV_KIND_OBJECT) {
 		jv_object_foreach(d, k, v)
 			ce = jv_object_set(ce, k, v);

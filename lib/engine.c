@@ -44,6 +44,9 @@ art_engine_new(const struct art_engine_opts *o)
 	e->events = jv_array();
 	e->prompts = jv_object();
 	e->prompt_stage = jv_object();
+	e->sec_key = jv_null();
+	e->streams = jv_object();
+	e->stream_stage = jv_object();
 	e->first_token = jv_object();
 	e->wake = -1;
 	if (room(e, 0, NULL) == -1) {
@@ -63,6 +66,7 @@ art_engine_free(struct art_engine *e)
 	jv_free(e->first_token);
 	jv_free(e->prompts);
 	jv_free(e->prompt_stage);
+	eng_scan_free(e);
 	free(e->sids);
 	free(e->wakes);
 	free(e);
