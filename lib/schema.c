@@ -17,7 +17,6 @@
 
 #include <float.h>
 #include <math.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 
 #include "ids.h"
 #include "json.h"
+#include "regex.h"
 
 #define PATH_SIZE	512	/* a longer path is cut short in messages */
 
@@ -485,21 +485,18 @@ check_number(struct walk *w, const jv *v, enum shape shape, struct path *p)
 static int
 check_pattern(struct walk *w, const jv *v, struct path *p)
 {
-	char why[128];
-	regex_t re;
-	int rc;
+	struct art_regex *re;
+	struct art_err e;
 
 	if (jv_get_kind(*v) != JV_KIND_STRING)
 		return fault(w, p, "expected a string, got %s",
 		    art_json_kind_name(jv_get_kind(*v)));
 	if (w->list)
 		return 0;
-	rc = regcomp(&re, jv_string_value(*v), REG_EXTENDED | REG_NOSUB);
-	if (rc != 0) {
-		regerror(rc, &re, why, sizeof(why));
-		return fault(w, p, "bad regular expression: %s", why);
-	}
-	regfree(&re);
+	if (art_regex_new(jv_string_value(*v), jv_string_length_bytes(
+	    jv_copy(*v)), ART_REGEX_NOJIT, &re, &e) == -1)
+		return fault(w, p, "bad regular expression: %s", e.msg);
+	art_regex_free(re);
 	return 0;
 }
 
@@ -921,25 +918,34 @@ check_count(struct run *r, const jv *s, const char *min_name,
 	return rc;
 }
 
+/* The first walk compiled every pattern, so this one compiles too. */
 static int
 check_pattern_match(struct run *r, const jv *s, const jv *v)
 {
 	jv pat = keyword(s, "pattern");
-	regex_t re;
-	int rc = OK, e;
+	struct art_regex *re;
+	struct art_err e;
+	size_t a, b;
+	int rc = OK, found;
 
 	if (!is_kind(&pat, JV_KIND_STRING)) {
 		jv_free(pat);
 		return OK;
 	}
-	if ((e = regcomp(&re, jv_string_value(pat), REG_EXTENDED |
-	    REG_NOSUB)) != 0)
-		rc = art_err_set(r->err, "bad_schema", "pattern '%s': does "
-		    "not compile", jv_string_value(pat));
+	if (art_regex_new(jv_string_value(pat), jv_string_length_bytes(
+	    jv_copy(pat)), ART_REGEX_NOJIT, &re, &e) == -1)
+		rc = art_err_set(r->err, art_err_is(&e, "nomem") ? "nomem" :
+		    "bad_schema", "pattern '%s': does not compile",
+		    jv_string_value(pat));
 	else {
-		if (regexec(&re, jv_string_value(*v), 0, NULL, 0) != 0)
+		found = art_regex_search(re, jv_string_value(*v),
+		    jv_string_length_bytes(jv_copy(*v)), 0, &a, &b);
+		if (found == ART_REGEX_ERROR)
+			rc = art_err_set(r->err, "bad_schema", "pattern '%s': "
+			    "too costly to match", jv_string_value(pat));
+		else if (found != ART_REGEX_MATCH)
 			rc = no(r, "does not match %s", jv_string_value(pat));
-		regfree(&re);
+		art_regex_free(re);
 	}
 	jv_free(pat);
 	return rc;

@@ -31,11 +31,10 @@
  *			and %XX unescaped; keywords beside a $ref apply too
  *	$defs, definitions (targets for $ref)
  *
- * pattern is a POSIX extended regular expression (regcomp REG_EXTENDED),
- * searched for anywhere in the string as JSON Schema says, so anchor it
- * with ^ and $ to match the whole; it is read by the C library in the
- * current locale, which is "C" in every filter, so it sees bytes, and
- * ECMA-262 escapes such as \d are not there.
+ * pattern is an ECMA-262 regular expression as lib/regex.h reads it (\d,
+ * \w, \s and \b are ASCII, lazy quantifiers, (?:...) groups; . is one
+ * character), searched for anywhere in the string as JSON Schema says, so
+ * anchor it with ^ and $ to match the whole.
  *
  * These say something and assert nothing, so they are neither checked nor
  * "unsupported": title, description, default, examples, $schema, $id,
@@ -80,7 +79,7 @@
  * schema as a URI fragment:
  *
  *	#/properties/city: expected a schema (object or boolean), got number
- *	#/properties/code/pattern: bad regular expression: <regerror's text>
+ *	#/properties/code/pattern: bad regular expression: at offset 3: <why>
  *	#/properties/a/$ref: '#/$defs/nope' does not resolve
  *	#/type: unknown type 'text'
  *	#/minLength: expected a non-negative integer, got -1

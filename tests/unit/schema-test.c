@@ -418,6 +418,27 @@ test_pattern_searches_unless_anchored(void)
 	ok(valid("{'pattern':'^a'}", "5"), "pattern says nothing about 5");
 }
 
+/* Tool schemas are written by people who know JavaScript's RegExp. */
+static void
+test_pattern_is_javascript(void)
+{
+	const char *zip = "{'pattern':'^\\\\d{3}$'}";
+
+	ok(valid(zip, "'123'"), "^\\d{3}$ takes 123");
+	ok(fails(zip, "'ddd'", "/: does not match ^\\d{3}$"),
+	    "and refuses ddd: \\d is a digit, not a d");
+	ok(fails(zip, "'123\\n'", "/: does not match ^\\d{3}$"),
+	    "$ is the end, not before a final newline");
+	ok(valid("{'pattern':'^\\\\w+@(?:[a-z]+\\\\.)+[a-z]{2,}$'}",
+	    "'jo@mail.example.org'"), "\\w and (?:...) groups");
+	ok(fails("{'pattern':'\\\\bcat\\\\b'}", "'concat'",
+	    "/: does not match \\bcat\\b"), "\\b is a word boundary");
+	ok(valid("{'pattern':'^<.+?>$'}", "'<a><b>'"), "lazy quantifiers");
+	ok(valid("{'pattern':'^.{2}$'}", "'\xc3\xa9\xe2\x82\xac'"),
+	    ". is a character: two of them in four bytes");
+	ok(valid("{'pattern':'^\\\\s*$'}", "'\\t '"), "\\s is white space");
+}
+
 static void
 test_bad_pattern_is_bad_schema(void)
 {
@@ -429,6 +450,9 @@ test_bad_pattern_is_bad_schema(void)
 	ok(fails_as("{'anyOf':[true,{'pattern':'*('}]}", "1", "bad_schema",
 	    "#/anyOf/1/pattern: bad regular expression: ", 1),
 	    "inside a branch");
+	ok(fails_as("{'pattern':'a(b'}", "'x'", "bad_schema",
+	    "#/pattern: bad regular expression: at offset 3: missing closing "
+	    "parenthesis", 0), "the message gives the offset and PCRE2's why");
 }
 
 static void
@@ -780,6 +804,7 @@ main(void)
 	test_numeric_limits();
 	test_multiple_of();
 	test_pattern_searches_unless_anchored();
+	test_pattern_is_javascript();
 	test_bad_pattern_is_bad_schema();
 	test_ref_to_defs_and_definitions();
 	test_ref_siblings_apply_too();
