@@ -68,6 +68,40 @@ eng_scan_sec(struct cx *c, const jv *cfg, const struct art_security **out)
 	return 0;
 }
 
+/*
+ * A new session's agent file, while its session.start decision, live or
+ * queued, has not yet made it the config: a first turn's input comes in
+ * then.  jv_null() when there is none.
+ */
+static jv
+starting_file(struct cx *c)
+{
+	jv s = eng_summary(c), e, all, tr, file = jv_null();
+	const char *tt;
+
+	if (!jv_is_valid(s))
+		return s;
+	e = art_json_field(&s, "live");
+	jv_free(s);
+	all = jv_get_kind(e) == JV_KIND_OBJECT ? jv_array_append(jv_array(),
+	    e) : (jv_free(e), eng_queued(c));
+	if (!jv_is_valid(all))
+		return all;
+	jv_array_foreach(all, i, q) {
+		tr = art_json_field(&q, "trigger");
+		tt = art_json_str(&tr, "type");
+		if (jv_get_kind(file) == JV_KIND_NULL && tt != NULL &&
+		    strcmp(tt, "session.start") == 0) {
+			jv_free(file);
+			file = art_json_field(&q, "agent_file");
+		}
+		jv_free(tr);
+		jv_free(q);
+	}
+	jv_free(all);
+	return file;
+}
+
 /* The pipeline of the config at the head; see eng_scan_sec(). */
 int
 eng_scan_sec_at(struct cx *c, const struct art_security **out)
@@ -80,6 +114,11 @@ eng_scan_sec_at(struct cx *c, const struct art_security **out)
 	if (eng_head(c, h, sizeof(h)) == -1 ||
 	    !jv_is_valid(cfg = eng_config_at(c, h)))
 		return -1;
+	if (jv_get_kind(cfg) == JV_KIND_NULL) {
+		jv_free(cfg);
+		if (!jv_is_valid(cfg = starting_file(c)))
+			return -1;
+	}
 	r = eng_scan_sec(c, &cfg, out);
 	jv_free(cfg);
 	return r;
@@ -237,12 +276,17 @@ eng_scan_reply(struct cx *c, const struct art_security *sec, jv resp,
 		return resp;
 	}
 	jv_array_foreach(calls, k, tc) {
-		const char *name = art_json_str(&tc, "name");
-		const char *args = art_json_str(&tc, "arguments");
+		/* {id, name, arguments}, or OpenAI's {id, function: {...}} */
+		jv fn = art_json_field(&tc, "function");
+		int nested = jv_get_kind(fn) == JV_KIND_OBJECT;
+		const jv *at = nested ? &fn : &tc;
+		const char *name = art_json_str(at, "name");
+		const char *args = art_json_str(at, "arguments");
 		char where[160];
 		jv a;
 
 		if (!jv_is_valid(out) || args == NULL) {
+			jv_free(fn);
 			out = jv_is_valid(out) ? jv_array_append(out, tc) :
 			    (jv_free(tc), out);
 			continue;
@@ -263,12 +307,14 @@ eng_scan_reply(struct cx *c, const struct art_security *sec, jv resp,
 		if (*block == NULL)
 			*block = b;
 		if (!jv_is_valid(a)) {
+			jv_free(fn);
 			jv_free(tc);
 			jv_free(out);
 			out = a;
 			continue;
 		}
-		out = jv_array_append(out, set(tc, "arguments", a));
+		out = jv_array_append(out, nested ? set(tc, "function", set(fn,
+		    "arguments", a)) : (jv_free(fn), set(tc, "arguments", a)));
 		(void)k;
 	}
 	jv_free(calls);

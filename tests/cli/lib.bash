@@ -48,7 +48,8 @@ wait_lines() {
 
 # start_server: the scriptable model server (tests/helpers/llmserver.py)
 # on a free loopback port, logging requests to $srv_log; sets $srv (its
-# base, http://127.0.0.1:PORT).  Skips the test when python3 is missing.
+# base, http://127.0.0.1:PORT), its fixture/ paths read from
+# $SERVER_FIXTURES when set.  Skips the test when python3 is missing.
 # stop_server (from teardown) ends it.
 start_server() {
 	command -v python3 >/dev/null || skip "no python3"
@@ -56,7 +57,8 @@ start_server() {
 	srv_log="$BATS_TEST_TMPDIR/server.log"
 	rm -f "$pf"
 	python3 "$top_srcdir/tests/helpers/llmserver.py" --port-file "$pf" \
-	    --log "$srv_log" 2>"$BATS_TEST_TMPDIR/server.err" &
+	    --log "$srv_log" ${SERVER_FIXTURES:+--fixtures "$SERVER_FIXTURES"} \
+	    2>"$BATS_TEST_TMPDIR/server.err" &
 	srv_pid=$!
 	for i in $(seq 1 200); do
 		[ -s "$pf" ] && break
