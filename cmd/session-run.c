@@ -87,7 +87,8 @@ find_agents(struct agents *a, const struct opts *o)
 
 /*
  * An input the engine refused (a message on a parked branch, a resume of
- * no open interrupt, an answer that does not fit) is said on stderr too:
+ * no open interrupt, an answer that does not fit), and a turn a limit or
+ * the security pipeline ended, are said on stderr too:
  * the one running the ring should not need --events to see why.
  */
 static void
@@ -99,6 +100,12 @@ say_refusal(const jv *e)
 	    "code"), *msg = art_json_str(e, "message");
 	int i;
 
+	/* A turn a limit or the security pipeline ended says so too. */
+	if (type != NULL && strcmp(type, "completion") == 0 && code != NULL) {
+		art_warn("turn failed (%s): %s", code, art_json_str(e,
+		    "error") != NULL ? art_json_str(e, "error") : code);
+		return;
+	}
 	if (type == NULL || strcmp(type, "error") != 0 || code == NULL)
 		return;
 	for (i = 0; codes[i] != NULL; i++)

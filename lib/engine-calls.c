@@ -567,7 +567,7 @@ blocked_reply(struct cx *c, jv call, struct settle *st, jv fin,
 	char why[300];
 	jv text = eng_scan_refusal(id, "the model's reply was"), resp, p;
 
-	snprintf(why, sizeof(why), "blocked: the model's reply matched "
+	snprintf(why, sizeof(why), "the model's reply matched "
 	    "security pattern %s", id);
 	jv_free(fin);
 	resp = jv_object_delete(jv_copy(st->value), jv_string("tool_calls"));

@@ -304,7 +304,7 @@ eng_input_message(struct cx *c, const jv *line, const char *type)
 		}
 		if (block != NULL) {
 			jv_free(m);
-			snprintf(why, sizeof(why), "blocked: the client's "
+			snprintf(why, sizeof(why), "the client's "
 			    "messages matched security pattern %s", block);
 			return eng_rec_error(c, "blocked", why, NULL);
 		}
@@ -326,7 +326,7 @@ eng_input_message(struct cx *c, const jv *line, const char *type)
 		return -1;
 	if (block != NULL) {
 		jv_free(m);
-		snprintf(why, sizeof(why), "blocked: the user's message "
+		snprintf(why, sizeof(why), "the user's message "
 		    "matched security pattern %s", block);
 		return eng_stop_turn(c, "blocked", jv_null(), why);
 	}
