@@ -214,6 +214,7 @@ jv	eng_scan(struct cx *, const struct art_security *, enum art_sec_scope,
 	    jv value, const char *where, const char **block);
 jv	eng_scan_refusal(const char *id, const char *what);
 jv	eng_scan_input(struct cx *, jv in, const char **block);
+jv	eng_scan_quiet(struct cx *, jv text);
 jv	eng_scan_reply(struct cx *, const struct art_security *, jv resp,
 	    const char **block);
 jv	eng_scan_delta(struct cx *, const char *id, jv delta);

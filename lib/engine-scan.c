@@ -158,6 +158,31 @@ eng_scan(struct cx *c, const struct art_security *sec,
 	return out;
 }
 
+/*
+ * text (a string, consumed) redacted as client input, its hits not
+ * recorded: what an error event quotes of a line it refused.  A
+ * pipeline that cannot be read leaves nothing of it.
+ */
+jv
+eng_scan_quiet(struct cx *c, jv text)
+{
+	const struct art_security *sec;
+	const char *id;
+	jv hits, out;
+	int blocked;
+
+	if (eng_scan_sec_at(c, &sec) == -1) {
+		jv_free(text);
+		return jv_string("");
+	}
+	if (sec == NULL)
+		return text;
+	out = art_security_scan(sec, ART_SEC_INPUT, text, "a quoted line",
+	    &hits, &blocked, &id);
+	jv_free(hits);
+	return blocked ? (jv_free(out), jv_string("")) : out;
+}
+
 /* The text a block leaves in place of what it refused (what may be NULL). */
 jv
 eng_scan_refusal(const char *id, const char *what)

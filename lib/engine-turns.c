@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "utf8.h"
 #include "reconcile.h"
 #include "session.h"
 
@@ -28,10 +29,12 @@ eng_rec_error(struct cx *c, const char *code, const char *message,
 	int n;
 
 	if (line != NULL) {
-		text = jv_dump_string(jv_copy(*line), 0);
+		/* The quote is redacted as the input would have been. */
+		text = eng_scan_quiet(c, jv_dump_string(jv_copy(*line), 0));
 		s = jv_string_value(text);
 		n = (int)strlen(s) > 256 ? 256 : (int)strlen(s);
-		p = set(p, "input", jv_string_sized(s, n));
+		p = set(p, "input", jv_string_sized(s, art_utf8_whole(s,
+		    (size_t)n)));
 		jv_free(text);
 	}
 	return eng_rec(c, p);

@@ -235,3 +235,13 @@ nowhere() {
 	assert_eq "$(events 'select(.type=="completion") | .text')" "\"use $AWS please\""
 	assert_eq "$(events 'select(.type=="security")' | wc -l)" 0
 }
+
+@test "an error event quoting a refused line redacts it as the input would have been" {
+	agent sec-echo '{"model": "mock/echo", "security": {}}'
+	sec_ring -a sec-echo -m hi
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	sec_ring -s "$(the_session)" --input "{\"type\":\"client.bogus\",\"note\":\"$AWS\"}"
+	assert_eq "$(events 'select(.type=="error") | .code' | tail -1)" '"unknown_type"'
+	log_of '[.[].payload | select(.type=="error") | .input][-1]' | grep -q 'redacted:aws_access_key'
+	nowhere "$AWS"
+}
