@@ -198,7 +198,7 @@ test_env_is_scrubbed(void)
 	    "AGENTRT_CALL_ID=forged", "NOEQUALS", "TZ=UTC", "USER=u",
 	    "LANG=C.UTF-8", "LC_CTYPE=C", "TMPDIR=/tmp", "SHELL=/bin/sh",
 	    "ANTHROPIC_API_KEY=x", NULL };
-	char **env = art_tools_env(in, "s1", "call-7", 3);
+	char **env = art_tools_env(in, NULL, "s1", "call-7", 3);
 
 	if (!ok(env != NULL, "env: built"))
 		return;
@@ -220,7 +220,7 @@ test_env_is_scrubbed(void)
 	ok(env_count(env) == 11, "env: nothing else (%zu entries)",
 	    env_count(env));
 	art_tools_env_free(env);
-	env = art_tools_env(NULL, "s", "c", 1);
+	env = art_tools_env(NULL, NULL, "s", "c", 1);
 	ok(env != NULL && env_count(env) == 3,
 	    "env: from an empty environment");
 	art_tools_env_free(env);
@@ -491,7 +491,7 @@ start(const char *name, const char *script, const char *input,
 		.attempt = 2,
 	};
 	struct art_tools_call *c;
-	char **e = art_tools_env(env, "s1", "c1", 2);
+	char **e = art_tools_env(env, NULL, "s1", "c1", 2);
 
 	s.path = put(name, script, 0755);
 	s.env = e;
