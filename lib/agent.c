@@ -206,7 +206,9 @@ is_count(const jv *v, double min)
 	if (jv_get_kind(*v) != JV_KIND_NUMBER)
 		return false;
 	d = jv_number_value(*v);
-	return isfinite(d) && d == floor(d) && d >= min && d <= 9007199254740992.0;
+	/* Past 2^53 a double no longer holds every whole number. */
+	return isfinite(d) && d == floor(d) && d >= min &&
+	    d <= 9007199254740992.0;
 }
 
 /* Whether s is a decimal such as the price table's: "0.50", "2". */
@@ -317,8 +319,9 @@ check_tool_env(const jv *config, const jv *tool, const char *what,
 	else
 		jv_array_foreach(env, i, e) {
 			if (bad == 0 && jv_get_kind(e) != JV_KIND_STRING)
-				bad = art_err_set(err, "bad_agent", "%s: env[%d]: "
-				    "expected a variable name", what, i);
+				bad = art_err_set(err, "bad_agent", "%s: "
+				    "env[%d]: expected a variable name", what,
+				    i);
 			else if (bad == 0 && art_tools_env_check(
 			    jv_string_value(e), err) == -1)
 				bad = art_err_prefix(err, "%s: env", what);
@@ -471,7 +474,7 @@ art_agent_key_notes(const jv *config)
 
 	if (jv_get_kind(*config) != JV_KIND_OBJECT)
 		return notes;
-	keys = jv_keys(jv_copy(*config));	/* sorted: the same order always */
+	keys = jv_keys(jv_copy(*config));	/* sorted: one order always */
 	jv_array_foreach(keys, n, key) {
 		k = jv_string_value(key);
 		for (i = 0; known_keys[i] != NULL &&

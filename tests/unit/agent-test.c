@@ -284,8 +284,8 @@ test_a_tools_env_is_checked(void)
 	    "environment variable name"), "a bad name is refused");
 	ok(refused("{\"model\":\"m\",\"tools\":[{\"name\":\"mem\",\"env\":"
 	    "\"HOME\"}]}", "tool 'mem': field 'env': expected an array of "
-	    "variable names") && refused("{\"model\":\"m\",\"tools\":[{\"name\":"
-	    "\"mem\",\"env\":[1]}]}", "tool 'mem': env[0]: expected a variable "
+	    "variable names") && refused("{\"model\":\"m\",\"tools\":"
+	    "[{\"name\":\"mem\",\"env\":[1]}]}", "tool 'mem': env[0]: expected a variable "
 	    "name"), "an env that is no array of strings is refused");
 }
 

@@ -289,7 +289,8 @@ test_env_passes_what_is_named(void)
 		if (strstr(env[i], "SENTINEL") != NULL)
 			secret = 1;
 	ok(!secret, "env pass: a provider key never does, even named");
-	ok(!env_has(env, "OTHER=o") && !env_has(env, "AGENTRT_CALL_ID=forged") &&
+	ok(!env_has(env, "OTHER=o") &&
+	    !env_has(env, "AGENTRT_CALL_ID=forged") &&
 	    env_has(env, "AGENTRT_CALL_ID=c1"),
 	    "env pass: unnamed ones stay out; the call's own cannot be forged");
 	ok(env_count(env) == 6, "env pass: PATH once, two passed, three of "
