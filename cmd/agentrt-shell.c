@@ -26,12 +26,13 @@
 #include "err.h"
 #include "json.h"
 #include "opt.h"
+#include "tools.h"
 
 volatile sig_atomic_t shell_sigint;
 volatile sig_atomic_t shell_sigwinch;
 
-enum { OPT_AGENTS = 256, OPT_TOOLS, OPT_MCP, OPT_DECIDE_JQ, OPT_EXEC,
-    OPT_URL, OPT_RECORD, OPT_REPLAY };
+enum { OPT_AGENTS = 256, OPT_TOOLS, OPT_MCP, OPT_TOOL_ENV, OPT_DECIDE_JQ,
+    OPT_EXEC, OPT_URL, OPT_RECORD, OPT_REPLAY };
 
 /* The models completion offers: those built in, and the providers. */
 #define MODELS	"mock/echo mock/script openai/ anthropic/"
@@ -54,6 +55,10 @@ static const struct art_opt options[] = {
 	{ "mcp", OPT_MCP, "'COMMAND ARGS'", ART_OPT_TEXT, NULL, NULL,
 	    ART_OPT_MANY,
 	    "serve the tools of an MCP server (agentrt-tool's); repeatable" },
+	{ "tool-env", OPT_TOOL_ENV, "VAR", ART_OPT_ENV, NULL, NULL,
+	    ART_OPT_MANY,
+	    "pass the variable VAR to the tools and MCP servers "
+	    "(agentrt-tool's); repeatable" },
 	{ "decide-jq", OPT_DECIDE_JQ, "PROGRAM", ART_OPT_TEXT, NULL, NULL, 0,
 	    "decide with a jq program (agentrt-decide's)" },
 	{ "exec", OPT_EXEC, "'COMMAND'", ART_OPT_COMMAND, NULL, NULL, 0,
@@ -127,6 +132,17 @@ add_dir(const char **v, int *n, const char *s)
 	v[(*n)++] = s;
 }
 
+/* A --tool-env name, refused here as agentrt-tool --env would refuse it. */
+static void
+add_tool_env(struct opts *o, const char *name)
+{
+	struct art_err err;
+
+	if (art_tools_env_check(name, &err) == -1)
+		art_die(ART_EXIT_USAGE, "bad --tool-env: %s", err.msg);
+	add_dir(o->tool_envs, &o->ntool_envs, name);
+}
+
 static void
 parse(int argc, char **argv, struct opts *o)
 {
@@ -151,6 +167,7 @@ parse(int argc, char **argv, struct opts *o)
 			add_dir(o->tool_dirs, &o->ntool_dirs, optarg);
 			break;
 		case OPT_MCP: add_dir(o->mcps, &o->nmcps, optarg); break;
+		case OPT_TOOL_ENV: add_tool_env(o, optarg); break;
 		case OPT_DECIDE_JQ: o->decide_jq = optarg; break;
 		case OPT_EXEC: o->exec = optarg; break;
 		case OPT_URL: o->url = optarg; break;

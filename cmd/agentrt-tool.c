@@ -63,6 +63,8 @@ struct opts {
 	char		**files;	/* operands; NULL-terminated */
 	const char	**mcp;		/* --mcp specs; NULL-terminated */
 	size_t		  nmcp, mcp_cap;
+	const char	**pass;		/* --env names; NULL-terminated */
+	size_t		  npass, pass_cap;
 	const char	 *record;	/* --record FILE */
 	const char	 *replay;	/* --replay FILE */
 };
@@ -89,7 +91,7 @@ static volatile sig_atomic_t stop_signal;
 
 enum { OPT_CWD = 256, OPT_TIMEOUT, OPT_KILL_GRACE, OPT_CPU, OPT_MEMORY,
 	OPT_FILES, OPT_MAX_OUTPUT, OPT_MAX_LINE, OPT_MCP, OPT_RECORD,
-	OPT_REPLAY };
+	OPT_REPLAY, OPT_ENV };
 
 static const struct art_opt options[] = {
 	{ "tools", 't', "DIR", ART_OPT_DIR, NULL, NULL, ART_OPT_MANY,
@@ -99,6 +101,9 @@ static const struct art_opt options[] = {
 	    ART_OPT_MANY,
 	    "start an MCP server over stdio and serve its tools, as NAME__TOOL "
 	    "with NAME=; repeatable" },
+	{ "env", OPT_ENV, "VAR", ART_OPT_ENV, NULL, NULL, ART_OPT_MANY,
+	    "pass the variable VAR, when set, to every tool and MCP server; "
+	    "repeatable (never a provider key)" },
 	{ "record", OPT_RECORD, "FILE", ART_OPT_FILE, NULL, NULL, 0,
 	    "append each call's name, arguments and result or error to the "
 	    "tape FILE" },
@@ -250,6 +255,21 @@ add_mcp(struct opts *o, const char *spec)
 		art_die(ART_EXIT_FAIL, "out of memory");
 	o->mcp[o->nmcp++] = spec;
 	o->mcp[o->nmcp] = NULL;
+}
+
+/* An --env name, refused now (a provider key, a bad name) so none runs. */
+static void
+add_pass(struct opts *o, const char *name)
+{
+	struct art_err err;
+
+	if (art_tools_env_check(name, &err) == -1)
+		art_die(ART_EXIT_USAGE, "bad --env: %s", err.msg);
+	if (art_grow(&o->pass, &o->pass_cap, o->npass + 2, sizeof(*o->pass)) ==
+	    -1)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	o->pass[o->npass++] = name;
+	o->pass[o->npass] = NULL;
 }
 
 /* --- the run ---------------------------------------------------------- */
@@ -493,6 +513,7 @@ toolrun(struct stage *st)
 		.timeout_ms = o->timeout_ms, .kill_grace_ms = o->kill_grace_ms,
 		.jobs = o->jobs, .limits = o->limits,
 		.max_output = o->max_output, .mcp = o->mcp, .nmcp = o->nmcp,
+		.pass = o->pass,
 		.replay = st->tape, .record_fd = st->record_fd,
 		.record = o->record, .clock = &st->clock, .out = st->out,
 		.warn = say,
@@ -624,6 +645,9 @@ main(int argc, char *argv[])
 		case OPT_MCP:
 			add_mcp(&o, optarg);
 			break;
+		case OPT_ENV:
+			add_pass(&o, optarg);
+			break;
 		case OPT_RECORD:
 			o.record = optarg;
 			break;
@@ -678,5 +702,6 @@ main(int argc, char *argv[])
 	free(o.dirs);
 	free(given);
 	free(o.mcp);
+	free(o.pass);
 	return status;
 }

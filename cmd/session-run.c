@@ -43,7 +43,7 @@ struct agents {
 	const char	**dirs;
 	size_t		  n;
 	char		**tools;
-	int		  warned;	/* schema notes said */
+	int		  warned;	/* key and schema notes said */
 };
 
 static jv
@@ -58,9 +58,13 @@ load_agent(void *ctx, const char *name, struct art_err *err)
 		config = art_agent_describe_sub_agents(a->dirs, a->n, config);
 	if (!jv_is_valid(config) || a->warned)
 		return config;
-	/* What the tool schemas will not check, said once per run. */
+	/*
+	 * Keys nothing reads (a typo) and what the tool schemas will not
+	 * check, said once per run.
+	 */
 	a->warned = 1;
-	notes = art_agent_schema_notes(&config);
+	notes = jv_array_concat(art_agent_key_notes(&config),
+	    art_agent_schema_notes(&config));
 	jv_array_foreach(notes, i, n) {
 		art_warn("agent '%s': %s", name, jv_string_value(n));
 		jv_free(n);

@@ -240,6 +240,8 @@ tool_args(const struct shell *sh, struct args *a)
 		args_add(a, "--tools"), args_add(a, sh->o->tool_dirs[i]);
 	for (i = 0; i < sh->o->nmcps; i++)
 		args_add(a, "--mcp"), args_add(a, sh->o->mcps[i]);
+	for (i = 0; i < sh->o->ntool_envs; i++)
+		args_add(a, "--env"), args_add(a, sh->o->tool_envs[i]);
 }
 
 static void

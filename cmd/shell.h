@@ -12,7 +12,7 @@
 #include "buf.h"
 
 #define SHELL_MAX_DIRS	16
-#define SHELL_MAX_ARGS	80
+#define SHELL_MAX_ARGS	112
 /* The status of a turn stopped by Ctrl-C, as a shell reports SIGINT. */
 #define SHELL_STOPPED	130
 
@@ -28,6 +28,8 @@ struct opts {
 	int		 ntool_dirs;
 	const char	*mcps[SHELL_MAX_DIRS];
 	int		 nmcps;
+	const char	*tool_envs[SHELL_MAX_DIRS];	/* --tool-env */
+	int		 ntool_envs;
 	const char	*decide_jq;
 	const char	*exec;
 	const char	*url;

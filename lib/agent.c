@@ -2,6 +2,8 @@
 #include "agent.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +183,186 @@ check_provider(const char *name, const jv *b, struct art_err *err)
 	return bad;
 }
 
+/* --- limits and a tool's environment ----------------------------------- */
+
+/* A short text of v (borrowed), to say what a field holds. */
+static void
+shown(const jv *v, char *buf, size_t n)
+{
+	jv t = jv_dump_string(jv_copy(*v), 0);
+
+	snprintf(buf, n, "%s", jv_string_value(t));
+	if (strlen(buf) == n - 1 && n > 4)
+		memcpy(buf + n - 4, "...", 4);
+	jv_free(t);
+}
+
+/* Whether v (borrowed) is a whole number of at least min. */
+static bool
+is_count(const jv *v, double min)
+{
+	double d;
+
+	if (jv_get_kind(*v) != JV_KIND_NUMBER)
+		return false;
+	d = jv_number_value(*v);
+	/* Past 2^53 a double no longer holds every whole number. */
+	return isfinite(d) && d == floor(d) && d >= min &&
+	    d <= 9007199254740992.0;
+}
+
+/* Whether s is a decimal such as the price table's: "0.50", "2". */
+static bool
+is_decimal(const char *s)
+{
+	size_t i = 0;
+
+	while (s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i == 0)
+		return false;
+	if (s[i] == '.') {
+		if (!(s[++i] >= '0' && s[i] <= '9'))
+			return false;
+		while (s[i] >= '0' && s[i] <= '9')
+			i++;
+	}
+	return s[i] == '\0';
+}
+
+/* The turn and session limits: counts, and costs as decimal strings. */
+static int
+check_limits(const jv *config, struct art_err *err)
+{
+	static const struct { const char *key; double min; } counts[] = {
+		{ "max_loops", 1 }, { "max_tool_calls", 1 },
+		{ "max_turn_ms", 1 }, { "tool_result_max_bytes", 1 },
+		{ "prior_turns", 0 },
+	};
+	static const char *const costs[] = { "max_turn_cost",
+	    "max_session_cost" };
+	char what[48];
+	size_t i;
+	jv v;
+
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		v = art_json_field(config, counts[i].key);
+		if (jv_get_kind(v) != JV_KIND_NULL && !is_count(&v,
+		    counts[i].min)) {
+			shown(&v, what, sizeof(what));
+			jv_free(v);
+			return art_err_set(err, "bad_agent", "field '%s': "
+			    "expected a %s integer, not %s", counts[i].key,
+			    counts[i].min > 0 ? "positive" : "non-negative",
+			    what);
+		}
+		jv_free(v);
+	}
+	for (i = 0; i < sizeof(costs) / sizeof(costs[0]); i++) {
+		v = art_json_field(config, costs[i]);
+		if (jv_get_kind(v) != JV_KIND_NULL &&
+		    (jv_get_kind(v) != JV_KIND_STRING ||
+		    !is_decimal(jv_string_value(v)))) {
+			shown(&v, what, sizeof(what));
+			art_err_set(err, "bad_agent", "field '%s': expected a "
+			    "decimal string such as \"0.50\"%s, not %s",
+			    costs[i], jv_get_kind(v) == JV_KIND_NUMBER ?
+			    " (quote the number)" : "", what);
+			jv_free(v);
+			return -1;
+		}
+		jv_free(v);
+	}
+	return 0;
+}
+
+/* Whether config's provider blocks read their key from name. */
+static bool
+is_provider_key(const jv *config, const char *name)
+{
+	jv ps = art_json_field(config, "providers");
+	const char *k;
+	bool yes = false;
+
+	if (jv_get_kind(ps) == JV_KIND_OBJECT)
+		jv_object_foreach(ps, pk, b) {
+			k = jv_get_kind(b) == JV_KIND_OBJECT ? art_json_str(&b,
+			    "api_key_env") : NULL;
+			if (k != NULL && strcmp(k, name) == 0)
+				yes = true;
+			jv_free(pk);
+			jv_free(b);
+		}
+	jv_free(ps);
+	return yes;
+}
+
+/*
+ * A tool's "env" (tool borrowed): an array of names a tool may be
+ * passed, none of them a provider key, the table's or one of config's
+ * own providers.  what names the tool in the message.
+ */
+static int
+check_tool_env(const jv *config, const jv *tool, const char *what,
+    struct art_err *err)
+{
+	jv env = art_json_field(tool, "env");
+	int bad = 0;
+
+	if (jv_get_kind(env) == JV_KIND_NULL) {
+		jv_free(env);
+		return 0;
+	}
+	if (jv_get_kind(env) != JV_KIND_ARRAY)
+		bad = art_err_set(err, "bad_agent", "%s: field 'env': expected "
+		    "an array of variable names", what);
+	else
+		jv_array_foreach(env, i, e) {
+			if (bad == 0 && jv_get_kind(e) != JV_KIND_STRING)
+				bad = art_err_set(err, "bad_agent", "%s: "
+				    "env[%d]: expected a variable name", what,
+				    i);
+			else if (bad == 0 && art_tools_env_check(
+			    jv_string_value(e), err) == -1)
+				bad = art_err_prefix(err, "%s: env", what);
+			else if (bad == 0 && is_provider_key(config,
+			    jv_string_value(e)))
+				bad = art_err_set(err, "bad_agent", "%s: env: "
+				    "'%s': a provider key is never passed to a "
+				    "tool", what, jv_string_value(e));
+			jv_free(e);
+		}
+	jv_free(env);
+	if (bad != 0)
+		err->code = "bad_agent";
+	return bad;
+}
+
+/* Each tool object's "env". */
+static int
+check_tools(const jv *config, struct art_err *err)
+{
+	jv tools = art_json_field(config, "tools");
+	const char *name;
+	char what[ART_TOOLS_NAME_MAX + 16];
+	int bad = 0;
+
+	if (jv_get_kind(tools) == JV_KIND_ARRAY)
+		jv_array_foreach(tools, i, t) {
+			if (bad == 0 && jv_get_kind(t) == JV_KIND_OBJECT) {
+				name = art_json_str(&t, "name");
+				snprintf(what, sizeof(what), "tool '%.*s'",
+				    ART_TOOLS_NAME_MAX, name != NULL ? name :
+				    "?");
+				bad = check_tool_env(config, &t, what, err);
+			}
+			jv_free(t);
+			(void)i;
+		}
+	jv_free(tools);
+	return bad;
+}
+
 int
 art_agent_check(const jv *config, struct art_err *err)
 {
@@ -223,7 +405,93 @@ art_agent_check(const jv *config, struct art_err *err)
 	if (bad != 0)
 		return art_err_set(err, "bad_agent", "field 'fallback': "
 		    "expected an array of provider/name models");
+	if (check_limits(config, err) == -1 || check_tools(config, err) == -1)
+		return -1;
 	return 0;
+}
+
+/* --- unknown keys -------------------------------------------------------- */
+
+/*
+ * Every top-level member something reads from an agent config: the
+ * seed's AgentConfig, what agentrt adds (the engine, the proposal, the
+ * mock provider, agentrt-llm), and issue 17's guardrails.
+ */
+static const char *const known_keys[] = {
+	"model", "system", "stream", "handler", "format", "retry", "tools",
+	"sub_agents", "description", "ask_user", "max_subagent_depth",
+	"mock", "providers", "fallback", "security", "max_loops",
+	"max_tool_calls", "max_turn_cost", "max_session_cost", "max_turn_ms",
+	"tool_result_max_bytes", "prior_turns", NULL
+};
+
+/* The edit distance of a and b, or more than max once it must be. */
+static size_t
+distance(const char *a, const char *b, size_t max)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, row[64], prev, t;
+
+	if (lb >= sizeof(row) / sizeof(row[0]) || (la > lb ? la - lb :
+	    lb - la) > max)
+		return max + 1;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			t = row[j];
+			row[j] = a[i - 1] == b[j - 1] ? prev : 1 + (prev <
+			    row[j] ? (prev < row[j - 1] ? prev : row[j - 1]) :
+			    (row[j] < row[j - 1] ? row[j] : row[j - 1]));
+			prev = t;
+		}
+	}
+	return row[lb];
+}
+
+/* The known key nearest key, within 2 edits, or NULL. */
+static const char *
+nearest_key(const char *key)
+{
+	const char *best = NULL;
+	size_t i, d, bd = 3;
+
+	for (i = 0; known_keys[i] != NULL; i++)
+		if ((d = distance(key, known_keys[i], 2)) < bd) {
+			bd = d;
+			best = known_keys[i];
+		}
+	return best;
+}
+
+jv
+art_agent_key_notes(const jv *config)
+{
+	jv notes = jv_array(), keys;
+	const char *k, *near;
+	size_t i;
+
+	if (jv_get_kind(*config) != JV_KIND_OBJECT)
+		return notes;
+	keys = jv_keys(jv_copy(*config));	/* sorted: one order always */
+	jv_array_foreach(keys, n, key) {
+		k = jv_string_value(key);
+		for (i = 0; known_keys[i] != NULL &&
+		    strcmp(known_keys[i], k) != 0; i++)
+			;
+		if (known_keys[i] == NULL) {
+			near = nearest_key(k);
+			notes = jv_array_append(notes, near != NULL ?
+			    jv_string_fmt("unknown key '%s' (did you mean "
+			    "'%s'?)", k, near) : jv_string_fmt("unknown key "
+			    "'%s'", k));
+		}
+		jv_free(key);
+		(void)n;
+	}
+	jv_free(keys);
+	return notes;
 }
 
 static jv
@@ -379,6 +647,7 @@ map_field(jv config, const char *key, jv (*fn)(jv, const void *,
 struct declaring {
 	char *const	*tool_dirs;
 	const char	*agent;
+	const jv	*config;	/* the agent's, for its provider keys */
 };
 
 /* A tool (consumed) as declared: a name's declaration, else itself. */
@@ -407,6 +676,16 @@ declared(jv t, const void *ctx, struct art_err *err)
 	decl = art_tools_declaration(path, name, err);
 	free(path);
 	jv_free(t);
+	if (jv_is_valid(decl) && d->config != NULL) {
+		char what[ART_TOOLS_NAME_MAX + 64];
+
+		snprintf(what, sizeof(what), "agent '%s': tool '%s' (its "
+		    "declaration file)", d->agent, name);
+		if (check_tool_env(d->config, &decl, what, err) == -1) {
+			jv_free(decl);
+			return jv_invalid();
+		}
+	}
 	return decl;
 }
 
@@ -414,9 +693,12 @@ jv
 art_agent_declare_tools(char *const *tool_dirs, const char *agent, jv config,
     struct art_err *err)
 {
-	const struct declaring d = { tool_dirs, agent };
+	jv own = jv_copy(config);
+	const struct declaring d = { tool_dirs, agent, &own };
 
-	return map_field(config, "tools", declared, &d, err);
+	config = map_field(config, "tools", declared, &d, err);
+	jv_free(own);
+	return config;
 }
 
 struct describing {

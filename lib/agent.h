@@ -53,7 +53,23 @@ jv	art_agent_load(const char *const *dirs, size_t ndirs, const char *name,
  * use), so a caller can say so once.  A new array, empty when all is well.
  */
 jv	art_agent_schema_notes(const jv *config);
-/* Checks config (borrowed) is an AgentConfig; -1 with "bad_agent". */
+/*
+ * The top-level keys of config (borrowed) that nothing reads, each one
+ * line, nearest known key when one is within two edits: "unknown key
+ * 'tols' (did you mean 'tools'?)", so a caller can warn once.  A new
+ * array, sorted by key, empty when all is well.
+ */
+jv	art_agent_key_notes(const jv *config);
+/*
+ * Checks config (borrowed) is an AgentConfig: a string "model", provider
+ * blocks whose credentials come from the environment, a fallback of
+ * provider/name models; the limits max_loops, max_tool_calls,
+ * max_turn_ms and tool_result_max_bytes positive integers, prior_turns
+ * a non-negative one, max_turn_cost and max_session_cost decimal strings
+ * ("0.50"); and each tool's "env" an array of variable names that are
+ * no provider key (art_tools_env_check(), or a provider block's
+ * api_key_env).  0, or -1 with "bad_agent" naming the field and why.
+ */
 int	art_agent_check(const jv *config, struct art_err *);
 /*
  * config (consumed; agent's) with each tool it names by name alone
@@ -62,8 +78,9 @@ int	art_agent_check(const jv *config, struct art_err *);
  * (NULL-terminated, searched in order), so an agent need not repeat what
  * agentrt-tool --list prints.  A tool given as an object stays as it is.
  * Returns the new config, or jv_invalid() with err "bad_agent" for a name
- * in no tools directory, "bad_declaration" for one that cannot be read,
- * or "nomem".
+ * in no tools directory or a declaration whose "env" art_agent_check()
+ * would refuse, "bad_declaration" for one that cannot be read, or
+ * "nomem".
  */
 jv	art_agent_declare_tools(char *const *tool_dirs, const char *agent,
 	    jv config, struct art_err *);

@@ -25,6 +25,9 @@
 #include "json.h"
 #include "mcp.h"
 #include "ndjson.h"
+#include "request.h"
+#include "session.h"
+#include "store.h"
 #include "utf8.h"
 
 /* How long a server may take from its start to its tool list. */
@@ -53,6 +56,7 @@ struct waiting {
 	int64_t		 attempt;
 	int64_t		 due_ms;	/* mono time; INT64_MAX: none */
 	jv		 asked;
+	jv		 pass;		/* its declaration's "env" */
 };
 
 struct art_toolrun {
@@ -66,6 +70,7 @@ struct art_toolrun {
 	size_t			  nwaiting, wcap;
 	struct server		 *servers;	/* --mcp, in order */
 	size_t			  nservers;
+	struct art_store	 *store;	/* the last ref's, for agents */
 	const char		 *src;		/* the line being taken */
 	size_t			  lineno;
 	bool			  failed;	/* the run cannot go on */
@@ -174,6 +179,18 @@ tool_error(const char *msg, bool retryable)
 	a = jv_object_set(a, jv_string("type"), jv_string("tool.error"));
 	a = jv_object_set(a, jv_string("error"), jv_string(msg));
 	return jv_object_set(a, jv_string("retryable"), jv_bool(retryable));
+}
+
+/* A tool.error the engine records with its code (the settle's "code"). */
+static jv
+tool_refusal(jv msg, const char *code)
+{
+	jv a = jv_object();
+
+	a = jv_object_set(a, jv_string("type"), jv_string("tool.error"));
+	a = jv_object_set(a, jv_string("error"), msg);
+	a = jv_object_set(a, jv_string("retryable"), jv_false());
+	return jv_object_set(a, jv_string("code"), jv_string(code));
 }
 
 /* --- the tape ---------------------------------------------------------- */
@@ -303,22 +320,57 @@ has_slot(const struct art_toolrun *tr)
 }
 
 /*
+ * The variables a tool is passed through: --env's, then those its
+ * declaration's "env" (borrowed; null: none) names, borrowed from the
+ * conf and from pass.  NULL when out of memory; free(3) frees it.
+ */
+static const char **
+pass_names(const struct art_toolrun *tr, const jv *pass)
+{
+	const char **v;
+	size_t n = 0, i = 0;
+	int len = jv_get_kind(*pass) == JV_KIND_ARRAY ?
+	    jv_array_length(jv_copy(*pass)) : 0;
+	jv e;
+
+	while (tr->c.pass != NULL && tr->c.pass[n] != NULL)
+		n++;
+	if ((v = calloc(n + (size_t)len + 1, sizeof(*v))) == NULL)
+		return NULL;
+	for (; i < n; i++)
+		v[i] = tr->c.pass[i];
+	for (int k = 0; k < len; k++) {
+		e = jv_array_get(jv_copy(*pass), k);
+		/* pass holds the string, so its bytes outlive e. */
+		if (jv_get_kind(e) == JV_KIND_STRING)
+			v[i++] = jv_string_value(e);
+		jv_free(e);
+	}
+	v[i] = NULL;
+	return v;
+}
+
+/*
  * Starts an executable tool whose spec names the call, the tool and its
- * input; the rest comes from the conf, and the time limit from the
+ * input, passing the variables pass names (pass_names()); the rest comes
+ * from the conf, and the time limit from the
  * deadline (due_ms, mono time; INT64_MAX: none), else the default.  The
  * call takes *asked, leaving null.  NULL with err, and *asked as it was,
  * when it could not start.
  */
 static struct art_tools_call *
 launch(struct art_toolrun *tr, struct art_tools_spec *spec, int64_t due_ms,
-    jv *asked, struct art_err *err)
+    const jv *pass, jv *asked, struct art_err *err)
 {
 	struct art_tools_call *c;
 	int64_t now = art_clock_mono_ms();
+	const char **names = pass_names(tr, pass);
 	char **env;
 
-	if ((env = art_tools_env(tr->c.env, spec->session_id, spec->call_id,
-	    spec->attempt)) == NULL) {
+	env = names != NULL ? art_tools_env(tr->c.env, names,
+	    spec->session_id, spec->call_id, spec->attempt) : NULL;
+	free(names);
+	if (env == NULL) {
 		fail_nomem(tr);
 		art_err_set(err, "nomem", "out of memory");
 		return NULL;
@@ -350,11 +402,11 @@ launch(struct art_toolrun *tr, struct art_tools_spec *spec, int64_t due_ms,
  */
 static void
 start_call(struct art_toolrun *tr, const char *sid, const char *did,
-    struct art_tools_spec *spec, int64_t due_ms, jv asked)
+    struct art_tools_spec *spec, int64_t due_ms, const jv *pass, jv asked)
 {
 	struct art_err err;
 
-	if (launch(tr, spec, due_ms, &asked, &err) == NULL) {
+	if (launch(tr, spec, due_ms, pass, &asked, &err) == NULL) {
 		warn(tr, "%s", err.msg);
 		respond_one(tr, sid, did, asked, tool_error(err.msg,
 		    art_err_is(&err, "tool_busy")));
@@ -373,20 +425,27 @@ waiting_free(struct waiting *w)
 	free(w->session_id), free(w->call_id), free(w->name);
 	free(w->path), free(w->input);
 	jv_free(w->asked);
+	jv_free(w->pass);
 	free(w);
 }
 
-/* A copy of what spec borrows, taking asked; NULL when out of memory. */
+/*
+ * A copy of what spec borrows, taking asked and pass; NULL when out of
+ * memory.
+ */
 static struct waiting *
-waiting_new(const struct art_tools_spec *spec, int64_t due_ms, jv asked)
+waiting_new(const struct art_tools_spec *spec, int64_t due_ms, jv asked,
+    jv pass)
 {
 	struct waiting *w;
 
 	if ((w = calloc(1, sizeof(*w))) == NULL) {
 		jv_free(asked);
+		jv_free(pass);
 		return NULL;
 	}
 	w->asked = asked;
+	w->pass = pass;
 	if ((w->session_id = strdup(spec->session_id)) == NULL ||
 	    (w->call_id = strdup(spec->call_id)) == NULL ||
 	    (w->name = strdup(spec->name)) == NULL ||
@@ -406,7 +465,8 @@ waiting_new(const struct art_tools_spec *spec, int64_t due_ms, jv asked)
 /* Queues spec's call, taking asked, and answers the decision. */
 static void
 wait_for_slot(struct art_toolrun *tr, const char *did,
-    const struct art_tools_spec *spec, int64_t due_ms, jv asked)
+    const struct art_tools_spec *spec, int64_t due_ms, const jv *pass,
+    jv asked)
 {
 	struct waiting *w;
 
@@ -416,7 +476,7 @@ wait_for_slot(struct art_toolrun *tr, const char *did,
 		fail_nomem(tr);
 		return;
 	}
-	if ((w = waiting_new(spec, due_ms, asked)) == NULL) {
+	if ((w = waiting_new(spec, due_ms, asked, jv_copy(*pass))) == NULL) {
 		fail_nomem(tr);
 		return;
 	}
@@ -475,7 +535,8 @@ start_waiting(struct art_toolrun *tr)
 		spec.session_id = w->session_id;
 		spec.call_id = w->call_id;
 		spec.attempt = w->attempt;
-		if (launch(tr, &spec, w->due_ms, &w->asked, &err) == NULL) {
+		if (launch(tr, &spec, w->due_ms, &w->pass, &w->asked,
+		    &err) == NULL) {
 			warn(tr, "%s", err.msg);
 			settle_waiting(tr, w, err.msg,
 			    art_err_is(&err, "tool_busy"));
@@ -521,10 +582,14 @@ call_due(const struct art_toolrun *tr, const jv *trig, int64_t *due_ms,
 	return 0;
 }
 
-/* A tool.execute for a tool we have (path, kind); asked is taken. */
+/*
+ * A tool.execute for a tool we have (path, kind), passed the variables
+ * pass (borrowed: its declaration's "env") names; asked is taken.
+ */
 static void
 run_tool(struct art_toolrun *tr, const jv *rec, const jv *trig,
-    const char *path, int kind, jv asked, const char *raw, size_t len)
+    const char *path, int kind, const jv *pass, jv asked, const char *raw,
+    size_t len)
 {
 	struct art_tools_spec spec = { 0 };
 	const char *sid = art_json_str(rec, "session_id");
@@ -555,9 +620,9 @@ run_tool(struct art_toolrun *tr, const jv *rec, const jv *trig,
 		respond_one(tr, sid, did, asked, art_tools_jq_run(tr->jq, path,
 		    spec.input, spec.input_len, tr->c.max_output));
 	else if (tr->nwaiting == 0 && has_slot(tr))
-		start_call(tr, sid, did, &spec, due, asked);
+		start_call(tr, sid, did, &spec, due, pass, asked);
 	else
-		wait_for_slot(tr, did, &spec, due, asked);
+		wait_for_slot(tr, did, &spec, due, pass, asked);
 	jv_free(args);
 }
 
@@ -576,7 +641,7 @@ open_server(struct art_toolrun *tr, size_t i, struct art_err *err)
 	if ((argv = art_mcp_argv(spec, &sv->prefix, err)) == NULL)
 		return -1;	/* its message names the spec */
 	/* The server's environment is a tool's: no provider key. */
-	if ((env = art_tools_env(tr->c.env, "", "", 0)) == NULL) {
+	if ((env = art_tools_env(tr->c.env, tr->c.pass, "", "", 0)) == NULL) {
 		art_mcp_argv_free(argv);
 		return art_err_set(err, "nomem", "out of memory");
 	}
@@ -774,24 +839,57 @@ run_mcp(struct art_toolrun *tr, const jv *rec, const jv *trig,
 
 /* --- a line ------------------------------------------------------------ */
 
-/* The tools directories first, then the MCP servers, then another stage. */
+/*
+ * The "env" of the tool's declaration: the agent's (decl, borrowed), or,
+ * when the agent gives no more than the name or there is no agent, the
+ * declaration file's beside the tool at path.
+ */
+static jv
+declared_env(const struct art_toolrun *tr, const jv *decl, const char *path,
+    const char *name)
+{
+	struct art_err err;
+	jv d, env;
+
+	if (jv_get_kind(*decl) == JV_KIND_OBJECT)
+		return art_json_field(decl, "env");
+	if (!jv_is_valid(d = art_tools_declaration(path, name, &err))) {
+		/* It runs as it always did, but passed nothing. */
+		warn(tr, "%s:%zu: tool '%s': %s", tr->src, tr->lineno, name,
+		    err.msg);
+		return d;
+	}
+	env = art_json_field(&d, "env");
+	jv_free(d);
+	return env;
+}
+
+/*
+ * The tools directories first, then the MCP servers, then another stage.
+ * decl (borrowed) is the agent's declaration of the tool: an object, the
+ * name alone, or null when the request names no agent.
+ */
 static void
 route(struct art_toolrun *tr, const jv *rec, const jv *trig,
-    const char *name, const char *raw, size_t len)
+    const char *name, const jv *decl, const char *raw, size_t len)
 {
 	struct art_err err;
 	struct server *sv;
 	char *path;
 	int kind;
-	jv tool;
+	jv tool, pass;
 
 	if ((kind = art_tools_find(tr->c.dirs, name, &path, &err)) == -1) {
 		fail(tr, &err);
 		return;
 	}
 	if (kind != ART_TOOLS_NONE) {
-		run_tool(tr, rec, trig, path, kind, asked_of(tr, name, trig),
-		    raw, len);
+		/* A jq tool sees no environment: nothing to pass. */
+		pass = kind == ART_TOOLS_EXEC ? declared_env(tr, decl, path,
+		    name) : jv_null();
+		run_tool(tr, rec, trig, path, kind, &pass,
+		    asked_of(tr, name, trig), raw, len);
+		jv_free(pass);
 		free(path);
 		return;
 	}
@@ -803,6 +901,142 @@ route(struct art_toolrun *tr, const jv *rec, const jv *trig,
 	jv_free(tool);
 }
 
+/* --- the allow-list --------------------------------------------------- */
+
+struct agent_read {
+	const char	*sid, *head;
+	int64_t		 seq;
+	jv		 out;
+};
+
+static int
+agent_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct agent_read *a = ctx;
+
+	a->out = art_session_resolve_at(t, a->sid, ART_VERSION_AGENT, a->head,
+	    a->seq, err);
+	return jv_is_valid(a->out) ? 0 : -1;
+}
+
+/*
+ * The agent config of a by-reference request (borrowed) as it stood at
+ * the request's place in the store its ref names (what
+ * art_request_whole() gives as "agent"), opened once and kept;
+ * jv_null() when the session has none, jv_invalid() with err when the
+ * store cannot say.
+ */
+static jv
+stored_agent(struct art_toolrun *tr, const jv *rec, const char *sid,
+    struct art_err *err)
+{
+	struct art_store_opts so = { .clock = tr->c.clock };
+	jv ref = art_json_field(rec, "ref"), head;
+	struct agent_read a = { sid, NULL, -1, jv_invalid() };
+	const char *dir = art_json_str(&ref, "store");
+	int r;
+
+	if (dir == NULL) {
+		jv_free(ref);
+		art_err_set(err, "bad_request", "\"ref\" names no store");
+		return jv_invalid();
+	}
+	if (tr->store != NULL && strcmp(art_store_dir(tr->store), dir) != 0) {
+		art_store_close(tr->store);
+		tr->store = NULL;
+	}
+	so.dir = dir;
+	head = art_json_field(&ref, "head");
+	a.head = jv_get_kind(head) == JV_KIND_STRING ? jv_string_value(head) :
+	    NULL;
+	art_json_get_int(&ref, "seq", -1, &a.seq, NULL);
+	r = tr->store != NULL ? 0 : art_store_open(&tr->store, &so, err);
+	if (r == 0)
+		r = art_store_read(tr->store, agent_fn, &a, err);
+	jv_free(head);
+	jv_free(ref);
+	if (r == -1) {
+		jv_free(a.out);
+		return jv_invalid();
+	}
+	return a.out;
+}
+
+/*
+ * The agent's declaration of the tool name (an object with that "name",
+ * or the name alone), or jv_invalid() when config (borrowed) declares no
+ * such tool.
+ */
+static jv
+declaration_of(const jv *config, const char *name)
+{
+	jv tools = art_json_field(config, "tools"), found = jv_invalid();
+	const char *n;
+
+	if (jv_get_kind(tools) == JV_KIND_ARRAY)
+		jv_array_foreach(tools, i, t) {
+			n = jv_get_kind(t) == JV_KIND_STRING ?
+			    jv_string_value(t) : art_json_str(&t, "name");
+			if (!jv_is_valid(found) && n != NULL &&
+			    strcmp(n, name) == 0)
+				found = jv_copy(t);
+			jv_free(t);
+			(void)i;
+		}
+	jv_free(tools);
+	return found;
+}
+
+/*
+ * Whether the request's agent lets the tool name run.  Yes, with *decl
+ * the agent's declaration of it, or null when the request names no
+ * agent: a line with no "agent" that is not by reference, which runs as
+ * it always has.  No, and the decision answered here with a tool.error
+ * that runs nothing, when the agent does not declare it ("unknown tool:
+ * NAME", code unknown_tool) or the store cannot say what the agent is.
+ */
+static bool
+is_declared(struct art_toolrun *tr, const jv *rec, const char *sid,
+    const char *did, const char *name, jv *decl)
+{
+	jv config = art_json_field(rec, "agent");
+	struct art_err err;
+
+	*decl = jv_null();
+	if (jv_get_kind(config) != JV_KIND_OBJECT) {
+		jv_free(config);
+		if (!art_request_by_ref(rec))
+			return true;
+		config = stored_agent(tr, rec, sid, &err);
+		if (!jv_is_valid(config)) {
+			if (art_err_is(&err, "nomem")) {
+				fail(tr, &err);
+				return false;
+			}
+			warn(tr, "%s:%zu: tool '%s': read the agent from the "
+			    "store: %s", tr->src, tr->lineno, name, err.msg);
+			respond(tr, sid, did, jv_array_append(jv_array(),
+			    tool_refusal(jv_string_fmt("cannot check tool "
+			    "'%s' against the agent: %s", name, err.msg),
+			    "bad_request")));
+			return false;
+		}
+	}
+	*decl = declaration_of(&config, name);
+	jv_free(config);
+	if (jv_is_valid(*decl))
+		return true;
+	*decl = jv_null();
+	warn(tr, "%s:%zu: refused tool '%s': the agent does not declare it",
+	    tr->src, tr->lineno, name);
+	respond(tr, sid, did, jv_array_append(jv_array(),
+	    tool_refusal(jv_string_fmt("unknown tool: %s", name),
+	    "unknown_tool")));
+	return false;
+}
+
+/* --- a decision -------------------------------------------------------- */
+
 /* A decision.request whose trigger is tool.execute. */
 static void
 answer(struct art_toolrun *tr, const jv *rec, const jv *trig,
@@ -810,19 +1044,25 @@ answer(struct art_toolrun *tr, const jv *rec, const jv *trig,
 {
 	const char *sid, *did, *name = art_json_str(trig, "name");
 	struct art_err err;
+	jv decl;
 
 	if (art_json_get_str(rec, "session_id", 1, &sid, &err) == -1 ||
 	    art_json_get_str(rec, "decision_id", 1, &did, &err) == -1) {
 		bad_request(tr, rec, &err, "", raw, len);
 		return;
 	}
-	if (!art_tools_name_is_valid(name))
+	if (!art_tools_name_is_valid(name)) {
 		respond(tr, sid, did, jv_array_append(jv_array(),
 		    tool_error("bad tool name", false)));
-	else if (tr->c.replay != NULL)
+		return;
+	}
+	if (!is_declared(tr, rec, sid, did, name, &decl))
+		return;
+	if (tr->c.replay != NULL)
 		replay(tr, trig, sid, did, name);
 	else
-		route(tr, rec, trig, name, raw, len);
+		route(tr, rec, trig, name, &decl, raw, len);
+	jv_free(decl);
 }
 
 int
@@ -1025,6 +1265,7 @@ art_toolrun_free(struct art_toolrun *tr)
 		return;
 	art_toolrun_stop(tr);
 	close_servers(tr);
+	art_store_close(tr->store);
 	art_tools_jq_free(tr->jq);
 	free(tr->calls);
 	free(tr->asked);

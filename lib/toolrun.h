@@ -36,6 +36,24 @@
  *   is appended to it.
  * - A tool found nowhere is passed on unchanged: another stage may own it.
  *
+ * Before any of that, the allow-list: a call runs (or is replayed, or
+ * passed on) only when the request's agent declares the tool in its
+ * "tools", by name alone or as an object with that "name" (an MCP
+ * server's tool too, as NAME__TOOL with a prefix).  The agent is the
+ * line's "agent"; for a line by reference (request.h), the one the store
+ * its "ref" names holds for that session at that place, read in one read
+ * transaction of the store, which is opened once and kept.  A tool it
+ * does not declare is answered at once with a non-retryable tool.error
+ * "unknown tool: NAME", code unknown_tool, and runs nothing; a store that
+ * cannot say is the same, code bad_request.  A line with no agent that is
+ * not by reference (one written by hand) is not checked.
+ *
+ * An executable tool's environment is art_tools_env()'s: the allow-list,
+ * then the conf's pass, then the names its declaration's "env" lists
+ * (the agent's declaration, or the declaration file beside the tool when
+ * the agent gives only the name or there is no agent).  MCP servers get
+ * the conf's pass only.  A provider key never gets through.
+ *
  * The caller's poll loop drives it, as with art_llm: the descriptors of
  * art_toolrun_pollfds(), a timeout of art_toolrun_timeout(), then
  * art_toolrun_work().  The process must ignore SIGPIPE, and should wake
@@ -49,6 +67,9 @@ struct art_toolrun_conf {
 	char *const	*dirs;		/* NULL-terminated, searched in order */
 	char *const	*env;		/* the environment tools get theirs
 					 * from (art_tools_env()) */
+	const char *const *pass;	/* variables of env every tool and
+					 * server is passed (--env),
+					 * NULL-terminated; NULL: none */
 	const char	*cwd;		/* tools run there; NULL: ours */
 	int64_t		 timeout_ms;	/* of a call whose trigger has no
 					 * deadline */

@@ -37,8 +37,11 @@
 
 #include "buf.h"
 #include "json.h"
+#include "llm.h"
+#include "providers.h"
 #include "spawn.h"
 #include "utf8.h"
+#include "wire.h"
 
 #define READ_CHUNK	65536
 #define READS_PER_STEP	16	/* so one chatty tool cannot starve the rest */
@@ -261,20 +264,86 @@ static const char *const env_allowed[] = {
 	NULL
 };
 
+/* What a tool is told of its call: set here, never passed through. */
+static const char *const env_own[] = {
+	"AGENTRT_SESSION_ID", "AGENTRT_CALL_ID", "AGENTRT_ATTEMPT", NULL
+};
+
+/* Credentials that are no provider table entry's own key variable. */
+static const char *const env_keys[] = { "ANTHROPIC_AUTH_TOKEN", NULL };
+
+/* Whether entry ("NAME=...") names name. */
+static bool
+env_names(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
+static bool
+is_listed(const char *const *list, const char *name)
+{
+	for (; *list != NULL; list++)
+		if (strcmp(*list, name) == 0)
+			return true;
+	return false;
+}
+
 /* The allow-listed name "NAME=..." starts with, or NULL. */
 static const char *
 env_allowed_name(const char *entry)
 {
-	const char *eq = strchr(entry, '=');
 	size_t i;
 
-	if (eq == NULL)
-		return NULL;
 	for (i = 0; env_allowed[i] != NULL; i++)
-		if (strlen(env_allowed[i]) == (size_t)(eq - entry) &&
-		    strncmp(entry, env_allowed[i], (size_t)(eq - entry)) == 0)
+		if (env_names(entry, env_allowed[i]))
 			return env_allowed[i];
 	return NULL;
+}
+
+bool
+art_tools_env_name_is_valid(const char *name)
+{
+	size_t i;
+
+	if (name == NULL || *name == '\0' || (*name >= '0' && *name <= '9'))
+		return false;
+	for (i = 0; name[i] != '\0'; i++)
+		if (i == ART_TOOLS_ENV_NAME_MAX || !(name[i] == '_' ||
+		    (name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= 'a' && name[i] <= 'z') ||
+		    (name[i] >= '0' && name[i] <= '9')))
+			return false;
+	return true;
+}
+
+bool
+art_tools_env_is_key(const char *name)
+{
+	const struct art_wire *w;
+	size_t i;
+
+	if (is_listed(env_keys, name))
+		return true;
+	/* Each provider that sends a key says which variable holds it. */
+	for (i = 0; i < ART_NPROVIDERS; i++)
+		if ((w = art_wire_find(art_providers[i]->name)) != NULL &&
+		    w->key_env != NULL && strcmp(w->key_env, name) == 0)
+			return true;
+	return false;
+}
+
+int
+art_tools_env_check(const char *name, struct art_err *err)
+{
+	if (!art_tools_env_name_is_valid(name))
+		return art_err_set(err, "bad_env", "'%.*s': not an environment "
+		    "variable name", ART_TOOLS_ENV_NAME_MAX, name);
+	if (art_tools_env_is_key(name))
+		return art_err_set(err, "bad_env", "'%s': a provider key is "
+		    "never passed to a tool", name);
+	return 0;
 }
 
 static char *
@@ -288,18 +357,47 @@ env_pair(const char *name, const char *value)
 	return p;
 }
 
+/* The first entry of env that sets name (as getenv() finds), or NULL. */
+static const char *
+env_find(char *const *env, const char *name)
+{
+	size_t i;
+
+	for (i = 0; env != NULL && env[i] != NULL; i++)
+		if (env_names(env[i], name))
+			return env[i];
+	return NULL;
+}
+
+/* Whether pass names a variable a tool may get, not yet in out[0..n). */
+static bool
+env_passes(char *const *out, size_t n, const char *name)
+{
+	struct art_err err;
+	size_t i;
+
+	if (art_tools_env_check(name, &err) == -1 || is_listed(env_own, name))
+		return false;
+	for (i = 0; i < n; i++)
+		if (env_names(out[i], name))
+			return false;
+	return true;
+}
+
 char **
-art_tools_env(char *const *env, const char *session_id, const char *call_id,
-    int64_t attempt)
+art_tools_env(char *const *env, const char *const *pass,
+    const char *session_id, const char *call_id, int64_t attempt)
 {
 	const char *seen[sizeof(env_allowed) / sizeof(env_allowed[0])];
-	const char *name;
+	const char *name, *entry;
 	char num[24], **out;
-	size_t i, j, n = 0, nseen = 0;
+	size_t i, j, n = 0, nseen = 0, npass = 0;
 
 	for (i = 0; env != NULL && env[i] != NULL; i++)
 		;
-	if ((out = calloc(i + 4, sizeof(*out))) == NULL)
+	while (pass != NULL && pass[npass] != NULL)
+		npass++;
+	if ((out = calloc(i + npass + 4, sizeof(*out))) == NULL)
 		return NULL;
 	for (i = 0; env != NULL && env[i] != NULL; i++) {
 		if ((name = env_allowed_name(env[i])) == NULL)
@@ -313,6 +411,11 @@ art_tools_env(char *const *env, const char *session_id, const char *call_id,
 		if ((out[n++] = strdup(env[i])) == NULL)
 			goto nomem;
 	}
+	for (i = 0; i < npass; i++)
+		if (env_passes(out, n, pass[i]) &&
+		    (entry = env_find(env, pass[i])) != NULL &&
+		    (out[n++] = strdup(entry)) == NULL)
+			goto nomem;
 	snprintf(num, sizeof(num), "%lld", (long long)attempt);
 	if ((out[n++] = env_pair("AGENTRT_SESSION_ID", session_id)) == NULL ||
 	    (out[n++] = env_pair("AGENTRT_CALL_ID", call_id)) == NULL ||

@@ -76,15 +76,42 @@ jv	art_tools_declaration(const char *path, const char *name,
 int	art_tools_pipe(int p[2]);
 void	art_tools_nonblock(int fd);
 
+#define ART_TOOLS_ENV_NAME_MAX	128	/* longest variable name passed */
+
+/*
+ * Whether name is an environment variable name a tool may be handed:
+ * 1 to ART_TOOLS_ENV_NAME_MAX bytes of A-Z a-z 0-9 '_', the first not a
+ * digit.  NULL is not valid.
+ */
+bool	art_tools_env_name_is_valid(const char *name);
+/*
+ * Whether name is a variable that holds a model provider's credential:
+ * ANTHROPIC_AUTH_TOKEN, and the key variable of each provider in the
+ * providers table (art_providers: OPENAI_API_KEY, ANTHROPIC_API_KEY).
+ * No tool or MCP server is ever given one.
+ */
+bool	art_tools_env_is_key(const char *name);
+/*
+ * Checks that name may be passed through to a tool (--env, a
+ * declaration's "env"): 0, or -1 with err "bad_env" and a message that
+ * says why, naming it ("'OPENAI_API_KEY': a provider key is never passed
+ * to a tool"; "'1X': not an environment variable name").
+ */
+int	art_tools_env_check(const char *name, struct art_err *);
+
 /*
  * The environment of a tool, a new NULL-terminated array the caller frees
  * with art_tools_env_free(): those of env's variables that are on the
- * allow-list (PATH HOME LANG LC_ALL LC_CTYPE TZ TMPDIR USER), then
- * AGENTRT_SESSION_ID, AGENTRT_CALL_ID and AGENTRT_ATTEMPT.  env (environ)
- * is borrowed.  Returns NULL when out of memory.
+ * allow-list (PATH HOME LANG LC_ALL LC_CTYPE TZ TMPDIR USER), then each
+ * variable pass names (NULL-terminated; NULL for none) that env sets,
+ * then AGENTRT_SESSION_ID, AGENTRT_CALL_ID and AGENTRT_ATTEMPT.  A name
+ * art_tools_env_check() refuses, or one of those three, is skipped, so a
+ * provider key can never get through; each variable is there once, as
+ * getenv() would see it.  env (environ) and pass are borrowed.  Returns
+ * NULL when out of memory.
  */
-char	**art_tools_env(char *const *env, const char *session_id,
-	    const char *call_id, int64_t attempt);
+char	**art_tools_env(char *const *env, const char *const *pass,
+	    const char *session_id, const char *call_id, int64_t attempt);
 void	art_tools_env_free(char **);
 
 /*

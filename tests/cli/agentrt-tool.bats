@@ -55,7 +55,7 @@ gone() {
 	run agentrt-tool --help
 	[ "$status" -eq 0 ]
 	assert_eq "${lines[0]}" "Usage: agentrt-tool [-t DIR]... [OPTIONS] [FILE...]"
-	for opt in --tools --record --replay --cwd --jobs --timeout \
+	for opt in --tools --env --record --replay --cwd --jobs --timeout \
 	    --kill-grace --cpu --memory --files --max-output --max-line --list \
 	    --help --version; do
 		[[ "$output" == *"$opt"* ]] || fail "--help lacks $opt"
@@ -897,4 +897,147 @@ agentrt-tool: <stdin>:2: no recorded answer for tool 'calc' with these arguments
 	[ "$(wc -l <"$tape")" -eq 3 ]
 	grep -q PATH= "$tape"
 	! grep -q sentinel "$tape" "$out" "$err" || false
+}
+
+# --- the allow-list ----------------------------------------------------
+
+# areq NAME AGENT [ID] [ARGS]: req for tool NAME from a request whose
+# agent is the JSON AGENT.
+areq() {
+	req "$1" "${4:-"{}"}" "${3:-c1}" | jq -c --argjson a "$2" '. + {agent: $a}'
+}
+
+# An executable tool NAME that leaves a marker when it runs.
+marking_tool() {
+	printf '#!/bin/sh\ntouch "%s/ran-%s"\necho ran\n' "$BATS_TEST_TMPDIR" "$1" |
+	    tool "$1"
+}
+
+@test "a tool the request's agent does not declare is refused and never runs" {
+	marking_tool evil
+	areq evil '{"model":"mock/echo","tools":[{"name":"calc"},"upper"]}' |
+	    tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$(cat "$out")" '{"type":"decision.response","session_id":"s1","decision_id":"d-c1","actions":[{"type":"tool.error","error":"unknown tool: evil","retryable":false,"code":"unknown_tool"}]}'
+	assert_eq "$(cat "$err")" "agentrt-tool: <stdin>:1: refused tool 'evil': the agent does not declare it"
+	[ ! -e "$BATS_TEST_TMPDIR/ran-evil" ] || fail "the undeclared tool ran"
+	# An agent with no tools at all declares none.
+	areq evil '{"model":"mock/echo"}' | tool_run -t "$tools"
+	assert_eq "$(jq -c '.actions[0].code' "$out")" '"unknown_tool"'
+	[ ! -e "$BATS_TEST_TMPDIR/ran-evil" ] || fail "the undeclared tool ran"
+}
+
+@test "a declared tool runs, by name alone or as an object; a line with no agent is not checked" {
+	marking_tool named
+	marking_tool object
+	marking_tool plain
+	{ areq named '{"model":"m","tools":["named"]}' c1
+	  areq object '{"model":"m","tools":[{"name":"object"}]}' c2
+	  req plain '{}' c3; } | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -c 'select(.type == "tool.result") | .id' "$out" | sort | tr '\n' ' ')" '"c1" "c2" "c3" '
+	[ -e "$BATS_TEST_TMPDIR/ran-named" ] && [ -e "$BATS_TEST_TMPDIR/ran-object" ] &&
+	    [ -e "$BATS_TEST_TMPDIR/ran-plain" ]
+	[ ! -s "$err" ]
+	# A declared tool that no directory has is passed on, as before.
+	areq elsewhere '{"model":"m","tools":["elsewhere"]}' | tool_run -t "$tools"
+	assert_eq "$(jq -c '.trigger.name' "$out")" '"elsewhere"'
+}
+
+@test "a jq tool and a replayed call are refused alike when undeclared" {
+	tape=$BATS_TEST_TMPDIR/tape
+	req calc '{"expr":"6*7"}' | tool_run -t "$examples" --record "$tape"
+	[ "$(wc -l <"$tape")" -eq 1 ]
+	areq calc '{"model":"m","tools":["upper"]}' c1 '{"expr":"6*7"}' |
+	    tool_run --replay "$tape"
+	assert_eq "$(jq -c '.actions' "$out")" '[{"type":"tool.error","error":"unknown tool: calc","retryable":false,"code":"unknown_tool"}]'
+	areq calc '{"model":"m","tools":["calc"]}' c1 '{"expr":"6*7"}' |
+	    tool_run --replay "$tape"
+	assert_eq "$(jq -c '.actions[0].result' "$out")" '"42"'
+	areq upper '{"model":"m","tools":["calc"]}' | tool_run -t "$examples"
+	assert_eq "$(jq -c '.actions[0].error' "$out")" '"unknown tool: upper"'
+}
+
+@test "a by-reference request whose store cannot be read runs nothing" {
+	marking_tool evil
+	req evil '{}' | jq -c --arg s "$BATS_TEST_TMPDIR/nostore" \
+	    '. + {ref: {store: $s, head: null, seq: 3}}' | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -c '.actions[0] | [.code, .retryable, (.error | startswith("cannot check tool '"'evil'"' against the agent: "))]' "$out")" '["bad_request",false,true]'
+	[[ "$(cat "$err")" == "agentrt-tool: <stdin>:1: tool 'evil': read the agent from the store: "* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/ran-evil" ] || fail "the tool ran"
+	# A session the store does not have has no agent, so declares nothing.
+	agentrt-session new --id other >/dev/null
+	req evil '{}' | jq -c --arg s "$AGENTRT_DB" \
+	    '. + {ref: {store: $s, head: null, seq: 3}}' | tool_run -t "$tools"
+	assert_eq "$(jq -c '.actions[0].code' "$out")" '"unknown_tool"'
+	[ ! -e "$BATS_TEST_TMPDIR/ran-evil" ] || fail "the tool ran"
+}
+
+# --- passing variables through -----------------------------------------
+
+# A tool printing the variables it was given, one a line, sorted.
+env_tool() {
+	printf '#!/bin/sh\nenv | sort\n' | tool "$1"
+}
+
+# result ID: the result of call ID, as text.
+result() {
+	jq -r --arg id "$1" 'select(.type == "tool.result" and .id == $id) | .result' "$out"
+}
+
+@test "--env passes a variable through; a provider key is never passed" {
+	env_tool pe
+	export MEMORY_FILE_PATH=/m/f OTHER=o
+	export OPENAI_API_KEY=sk-proj-SENTINELsecret0000000000000000
+	export ANTHROPIC_AUTH_TOKEN=SENTINEL-token
+	req pe '{}' c1 | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	result c1 >"$BATS_TEST_TMPDIR/without"
+	grep -q '^PATH=' "$BATS_TEST_TMPDIR/without"
+	! grep -q '^MEMORY_FILE_PATH=' "$BATS_TEST_TMPDIR/without" || fail "passed unasked"
+	req pe '{}' c2 | tool_run -t "$tools" --env MEMORY_FILE_PATH --env UNSET_ONE
+	[ "$status" -eq 0 ]
+	result c2 >"$BATS_TEST_TMPDIR/with"
+	grep -qx 'MEMORY_FILE_PATH=/m/f' "$BATS_TEST_TMPDIR/with"
+	! grep -q '^OTHER=\|^UNSET_ONE' "$BATS_TEST_TMPDIR/with" || fail "$(cat "$BATS_TEST_TMPDIR/with")"
+	! grep -q SENTINEL "$out" "$err" || fail "a key got through"
+}
+
+@test "a declaration's env passes its variables to that tool alone" {
+	env_tool pe
+	env_tool other
+	export MEMORY_FILE_PATH=/m/f FROM_FILE=ff
+	export OPENAI_API_KEY=sk-proj-SENTINELsecret0000000000000000
+	echo '{"description":"prints","env":["FROM_FILE","OPENAI_API_KEY"]}' >"$tools/pe.json"
+	{ areq pe '{"model":"m","tools":[{"name":"pe","env":["MEMORY_FILE_PATH","OPENAI_API_KEY"]},"other"]}' c1
+	  areq pe '{"model":"m","tools":["pe"]}' c2
+	  req pe '{}' c3
+	  areq other '{"model":"m","tools":[{"name":"pe","env":["MEMORY_FILE_PATH"]},"other"]}' c4
+	} | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	# The agent's declaration, which replaces the file's.
+	result c1 | grep -qx 'MEMORY_FILE_PATH=/m/f'
+	! result c1 | grep -q '^FROM_FILE=' || fail "the file's env with the agent's object"
+	# The name alone, or no agent: the declaration file's.
+	result c2 | grep -qx 'FROM_FILE=ff'
+	result c3 | grep -qx 'FROM_FILE=ff'
+	! result c2 | grep -q '^MEMORY_FILE_PATH=' || fail "passed unasked"
+	# Another tool gets none of it.
+	! result c4 | grep -q '^MEMORY_FILE_PATH=\|^FROM_FILE=' || fail "$(result c4)"
+	! grep -q SENTINEL "$out" "$err" || fail "a key got through"
+}
+
+@test "--env refuses a provider key and a bad name, reading nothing" {
+	for v in OPENAI_API_KEY ANTHROPIC_API_KEY ANTHROPIC_AUTH_TOKEN; do
+		req calc '{}' | tool_run -t "$examples" --env "$v"
+		[ "$status" -eq 2 ]
+		[ ! -s "$out" ]
+		assert_eq "$(cat "$err")" "agentrt-tool: bad --env: '$v': a provider key is never passed to a tool"
+	done
+	for v in 1X A-B ''; do
+		req calc '{}' | tool_run -t "$examples" --env "$v"
+		[ "$status" -eq 2 ]
+		assert_eq "$(cat "$err")" "agentrt-tool: bad --env: '$v': not an environment variable name"
+	done
 }

@@ -197,6 +197,152 @@ test_an_agent_loads_from_the_first_dir_that_has_it(void)
 	testdb_rm(b);
 }
 
+/* art_agent_check() of the JSON text: 0, or -1 with err. */
+static int
+check(const char *text, struct art_err *err)
+{
+	jv c = art_json_parse_str(text, NULL);
+	int r = art_agent_check(&c, err);
+
+	jv_free(c);
+	return r;
+}
+
+/* Whether the text fails the check with exactly msg. */
+static int
+refused(const char *text, const char *msg)
+{
+	struct art_err err;
+
+	if (check(text, &err) == 0) {
+		printf("#   %s passed\n", text);
+		return 0;
+	}
+	if (!art_err_is(&err, "bad_agent") || strcmp(err.msg, msg) != 0) {
+		printf("#   got %s: %s\n#  want %s\n", err.code, err.msg, msg);
+		return 0;
+	}
+	return 1;
+}
+
+static void
+test_limits_are_checked_by_type(void)
+{
+	struct art_err err;
+
+	ok(check("{\"model\":\"m\",\"max_loops\":1,\"max_tool_calls\":20,"
+	    "\"max_turn_ms\":60000,\"tool_result_max_bytes\":16384,"
+	    "\"prior_turns\":0,\"max_turn_cost\":\"0.50\","
+	    "\"max_session_cost\":\"12\"}", &err) == 0,
+	    "limits of the right types pass");
+	ok(refused("{\"model\":\"m\",\"max_loops\":0}", "field 'max_loops': "
+	    "expected a positive integer, not 0"), "max_loops 0 is refused");
+	ok(refused("{\"model\":\"m\",\"max_tool_calls\":2.5}", "field "
+	    "'max_tool_calls': expected a positive integer, not 2.5"),
+	    "a fraction is refused");
+	ok(refused("{\"model\":\"m\",\"max_turn_ms\":\"100\"}", "field "
+	    "'max_turn_ms': expected a positive integer, not \"100\""),
+	    "a count as a string is refused");
+	ok(refused("{\"model\":\"m\",\"tool_result_max_bytes\":-1}", "field "
+	    "'tool_result_max_bytes': expected a positive integer, not -1"),
+	    "a negative size is refused");
+	ok(refused("{\"model\":\"m\",\"prior_turns\":-1}", "field "
+	    "'prior_turns': expected a non-negative integer, not -1"),
+	    "prior_turns below 0 is refused");
+	ok(refused("{\"model\":\"m\",\"max_turn_cost\":0.5}", "field "
+	    "'max_turn_cost': expected a decimal string such as \"0.50\" "
+	    "(quote the number), not 0.5"), "a cost as a number: quote it");
+	ok(refused("{\"model\":\"m\",\"max_session_cost\":\"-1\"}", "field "
+	    "'max_session_cost': expected a decimal string such as \"0.50\", "
+	    "not \"-1\"") && refused("{\"model\":\"m\",\"max_session_cost\":"
+	    "\"1.\"}", "field 'max_session_cost': expected a decimal string "
+	    "such as \"0.50\", not \"1.\"") && refused("{\"model\":\"m\","
+	    "\"max_turn_cost\":\"1e3\"}", "field 'max_turn_cost': expected a "
+	    "decimal string such as \"0.50\", not \"1e3\""),
+	    "a cost string that is no decimal is refused");
+}
+
+static void
+test_a_tools_env_is_checked(void)
+{
+	struct art_err err;
+
+	ok(check("{\"model\":\"m\",\"tools\":[{\"name\":\"mem\",\"env\":"
+	    "[\"MEMORY_FILE_PATH\"]},\"calc\"]}", &err) == 0,
+	    "an env of variable names passes");
+	ok(refused("{\"model\":\"m\",\"tools\":[{\"name\":\"mem\",\"env\":"
+	    "[\"OPENAI_API_KEY\"]}]}", "tool 'mem': env: 'OPENAI_API_KEY': a "
+	    "provider key is never passed to a tool"),
+	    "a provider key in env is refused");
+	ok(refused("{\"model\":\"m\",\"providers\":{\"corp\":{\"api_key_env\":"
+	    "\"CORP_KEY\"}},\"tools\":[{\"name\":\"mem\",\"env\":"
+	    "[\"CORP_KEY\"]}]}", "tool 'mem': env: 'CORP_KEY': a provider key "
+	    "is never passed to a tool"),
+	    "so is the key variable of the agent's own provider block");
+	ok(refused("{\"model\":\"m\",\"tools\":[{\"name\":\"mem\",\"env\":"
+	    "[\"NOT-A-NAME\"]}]}", "tool 'mem': env: 'NOT-A-NAME': not an "
+	    "environment variable name"), "a bad name is refused");
+	ok(refused("{\"model\":\"m\",\"tools\":[{\"name\":\"mem\",\"env\":"
+	    "\"HOME\"}]}", "tool 'mem': field 'env': expected an array of "
+	    "variable names") && refused("{\"model\":\"m\",\"tools\":"
+	    "[{\"name\":\"mem\",\"env\":[1]}]}", "tool 'mem': env[0]: expected a variable "
+	    "name"), "an env that is no array of strings is refused");
+}
+
+static void
+test_a_declaration_files_env_is_checked(void)
+{
+	char dir[256], *dirs[] = { dir, NULL };
+	struct art_err err;
+	jv c;
+
+	scratch(dir, sizeof(dir));
+	put(dir, "mem", "#!/bin/sh\necho\n", 0755);
+	put(dir, "mem.json", "{\"env\":[\"MEMORY_FILE_PATH\"]}", 0644);
+	c = art_agent_declare_tools(dirs, "a", art_json_parse_str(
+	    "{\"model\":\"m\",\"tools\":[\"mem\"]}", NULL), &err);
+	ok(is_json(art_json_field(&c, "tools"), "[{\"name\":\"mem\",\"env\":"
+	    "[\"MEMORY_FILE_PATH\"]}]"), "a declaration file's env is kept");
+	jv_free(c);
+	put(dir, "mem.json", "{\"env\":[\"ANTHROPIC_AUTH_TOKEN\"]}", 0644);
+	c = art_agent_declare_tools(dirs, "a", art_json_parse_str(
+	    "{\"model\":\"m\",\"tools\":[\"mem\"]}", NULL), &err);
+	ok(!jv_is_valid(c) && art_err_is(&err, "bad_agent") && strcmp(err.msg,
+	    "agent 'a': tool 'mem' (its declaration file): env: "
+	    "'ANTHROPIC_AUTH_TOKEN': a provider key is never passed to a "
+	    "tool") == 0, "one naming a provider key is refused: %s",
+	    err.msg);
+	jv_free(c);
+	testdb_rm(dir);
+}
+
+static void
+test_unknown_keys_are_noted(void)
+{
+	jv c = art_json_parse_str("{\"model\":\"m\",\"tols\":[],\"max_loop\":"
+	    "1,\"sytem\":\"x\",\"zzzzzzzz\":1,\"tools\":[]}", NULL);
+
+	ok(is_json(art_agent_key_notes(&c), "[\"unknown key 'max_loop' (did "
+	    "you mean 'max_loops'?)\",\"unknown key 'sytem' (did you mean "
+	    "'system'?)\",\"unknown key 'tols' (did you mean 'tools'?)\","
+	    "\"unknown key 'zzzzzzzz'\"]"),
+	    "each unknown key, with the nearest within two edits");
+	jv_free(c);
+	c = art_json_parse_str("{\"model\":\"m\",\"system\":\"s\",\"stream\":"
+	    "true,\"handler\":\"server\",\"format\":\"openai\",\"retry\":{},"
+	    "\"tools\":[],\"sub_agents\":[],\"description\":\"d\","
+	    "\"ask_user\":true,\"max_subagent_depth\":2,\"mock\":{},"
+	    "\"providers\":{},\"fallback\":[],\"security\":{},\"max_loops\":1,"
+	    "\"max_tool_calls\":1,\"max_turn_cost\":\"1\",\"max_session_cost\":"
+	    "\"1\",\"max_turn_ms\":1,\"tool_result_max_bytes\":1,"
+	    "\"prior_turns\":1}", NULL);
+	ok(is_json(art_agent_key_notes(&c), "[]"), "every known key is quiet");
+	jv_free(c);
+	c = jv_string("x");
+	ok(is_json(art_agent_key_notes(&c), "[]"), "not an object: no notes");
+	jv_free(c);
+}
+
 int
 main(void)
 {
@@ -205,5 +351,9 @@ main(void)
 	test_tools_named_alone_are_declared();
 	test_sub_agents_take_their_own_description();
 	test_an_agent_loads_from_the_first_dir_that_has_it();
+	test_limits_are_checked_by_type();
+	test_a_tools_env_is_checked();
+	test_a_declaration_files_env_is_checked();
+	test_unknown_keys_are_noted();
 	return tap_done();
 }

@@ -198,7 +198,7 @@ test_env_is_scrubbed(void)
 	    "AGENTRT_CALL_ID=forged", "NOEQUALS", "TZ=UTC", "USER=u",
 	    "LANG=C.UTF-8", "LC_CTYPE=C", "TMPDIR=/tmp", "SHELL=/bin/sh",
 	    "ANTHROPIC_API_KEY=x", NULL };
-	char **env = art_tools_env(in, "s1", "call-7", 3);
+	char **env = art_tools_env(in, NULL, "s1", "call-7", 3);
 
 	if (!ok(env != NULL, "env: built"))
 		return;
@@ -220,9 +220,81 @@ test_env_is_scrubbed(void)
 	ok(env_count(env) == 11, "env: nothing else (%zu entries)",
 	    env_count(env));
 	art_tools_env_free(env);
-	env = art_tools_env(NULL, "s", "c", 1);
+	env = art_tools_env(NULL, NULL, "s", "c", 1);
 	ok(env != NULL && env_count(env) == 3,
 	    "env: from an empty environment");
+	art_tools_env_free(env);
+}
+
+static void
+test_env_names_and_keys(void)
+{
+	struct art_err err;
+	char long_name[ART_TOOLS_ENV_NAME_MAX + 2];
+
+	ok(art_tools_env_name_is_valid("MEMORY_FILE_PATH") &&
+	    art_tools_env_name_is_valid("_x1") &&
+	    art_tools_env_name_is_valid("a"), "env name: letters, digits, _");
+	memset(long_name, 'A', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	ok(!art_tools_env_name_is_valid("1X") &&
+	    !art_tools_env_name_is_valid("") &&
+	    !art_tools_env_name_is_valid(NULL) &&
+	    !art_tools_env_name_is_valid("A=B") &&
+	    !art_tools_env_name_is_valid("A-B") &&
+	    !art_tools_env_name_is_valid("A B") &&
+	    !art_tools_env_name_is_valid(long_name),
+	    "env name: a digit first, '=', '-', blanks, empty, too long: no");
+	long_name[ART_TOOLS_ENV_NAME_MAX] = '\0';
+	ok(art_tools_env_name_is_valid(long_name), "env name: the longest");
+	ok(art_tools_env_is_key("OPENAI_API_KEY") &&
+	    art_tools_env_is_key("ANTHROPIC_API_KEY") &&
+	    art_tools_env_is_key("ANTHROPIC_AUTH_TOKEN"),
+	    "env: the providers' key variables are keys");
+	ok(!art_tools_env_is_key("OPENAI_BASE_URL") &&
+	    !art_tools_env_is_key("PATH") &&
+	    !art_tools_env_is_key("openai_api_key"),
+	    "env: other variables are not");
+	ok(art_tools_env_check("MEMORY_FILE_PATH", &err) == 0,
+	    "env check: a plain name passes");
+	ok(art_tools_env_check("OPENAI_API_KEY", &err) == -1 &&
+	    art_err_is(&err, "bad_env") && strcmp(err.msg, "'OPENAI_API_KEY': "
+	    "a provider key is never passed to a tool") == 0,
+	    "env check: a key is refused, saying why: %s", err.msg);
+	ok(art_tools_env_check("1X", &err) == -1 && strcmp(err.msg,
+	    "'1X': not an environment variable name") == 0,
+	    "env check: a bad name is refused: %s", err.msg);
+}
+
+static void
+test_env_passes_what_is_named(void)
+{
+	char *in[] = { "PATH=/bin", "MEMORY_FILE_PATH=/m", "OTHER=o",
+	    "OPENAI_API_KEY=sk-proj-SENTINELsecret0000000000000000",
+	    "ANTHROPIC_AUTH_TOKEN=SENTINEL", "AGENTRT_CALL_ID=forged",
+	    "MEMORY_FILE_PATH=/second", "X1=x", NULL };
+	const char *pass[] = { "MEMORY_FILE_PATH", "OPENAI_API_KEY",
+	    "ANTHROPIC_AUTH_TOKEN", "AGENTRT_CALL_ID", "PATH", "UNSET",
+	    "1X", "X1", "MEMORY_FILE_PATH", NULL };
+	char **env = art_tools_env(in, pass, "s1", "c1", 1);
+	size_t i;
+	int secret = 0;
+
+	if (!ok(env != NULL, "env pass: built"))
+		return;
+	ok(env_has(env, "MEMORY_FILE_PATH=/m") &&
+	    !env_has(env, "MEMORY_FILE_PATH=/second") && env_has(env, "X1=x"),
+	    "env pass: a named variable passes, once, as getenv() sees it");
+	for (i = 0; env[i] != NULL; i++)
+		if (strstr(env[i], "SENTINEL") != NULL)
+			secret = 1;
+	ok(!secret, "env pass: a provider key never does, even named");
+	ok(!env_has(env, "OTHER=o") &&
+	    !env_has(env, "AGENTRT_CALL_ID=forged") &&
+	    env_has(env, "AGENTRT_CALL_ID=c1"),
+	    "env pass: unnamed ones stay out; the call's own cannot be forged");
+	ok(env_count(env) == 6, "env pass: PATH once, two passed, three of "
+	    "the call (%zu)", env_count(env));
 	art_tools_env_free(env);
 }
 
@@ -491,7 +563,7 @@ start(const char *name, const char *script, const char *input,
 		.attempt = 2,
 	};
 	struct art_tools_call *c;
-	char **e = art_tools_env(env, "s1", "c1", 2);
+	char **e = art_tools_env(env, NULL, "s1", "c1", 2);
 
 	s.path = put(name, script, 0755);
 	s.env = e;
@@ -678,6 +750,8 @@ main(void)
 	test_names();
 	test_find_and_list();
 	test_env_is_scrubbed();
+	test_env_names_and_keys();
+	test_env_passes_what_is_named();
 	test_output_cap();
 	test_output_is_text();
 	test_stderr_tail();
