@@ -13,6 +13,7 @@
 #include "ids.h"
 #include "json.h"
 #include "schema.h"
+#include "security.h"
 #include "tools.h"
 
 /* --- where to look ------------------------------------------------------ */
@@ -366,6 +367,7 @@ check_tools(const jv *config, struct art_err *err)
 int
 art_agent_check(const jv *config, struct art_err *err)
 {
+	struct art_security *sec;
 	const char *model;
 	jv v;
 	int bad = 0;
@@ -407,6 +409,10 @@ art_agent_check(const jv *config, struct art_err *err)
 		    "expected an array of provider/name models");
 	if (check_limits(config, err) == -1 || check_tools(config, err) == -1)
 		return -1;
+	/* Its security object compiles: a bad pattern is said by its id. */
+	if (art_security_new(config, &sec, err) == -1)
+		return -1;
+	art_security_free(sec);
 	return 0;
 }
 
@@ -422,7 +428,8 @@ static const char *const known_keys[] = {
 	"sub_agents", "description", "ask_user", "max_subagent_depth",
 	"mock", "providers", "fallback", "security", "max_loops",
 	"max_tool_calls", "max_turn_cost", "max_session_cost", "max_turn_ms",
-	"tool_result_max_bytes", "prior_turns", NULL
+	"tool_result_max_bytes", "prior_turns", "temperature",
+	"max_completion_tokens", "reasoning", NULL
 };
 
 /* The edit distance of a and b, or more than max once it must be. */

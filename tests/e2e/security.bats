@@ -245,3 +245,24 @@ nowhere() {
 	log_of '[.[].payload | select(.type=="error") | .input][-1]' | grep -q 'redacted:aws_access_key'
 	nowhere "$AWS"
 }
+
+@test "a pattern that does not compile fails the agent at load, naming its id" {
+	agent sec-bad '{"model": "mock/echo", "security": {"custom_pii_patterns": [
+	    {"id": "broken", "regex": "(unclosed"}]}}'
+	sec_ring -a sec-bad -m hi
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	[[ "$output" == *"security.custom_pii_patterns[0] 'broken': regex does not compile"* ]] ||
+	    fail "$output"
+	assert_eq "$(agentrt-session ls -q | wc -l)" 0
+}
+
+@test "an unknown member or mode in security fails the agent at load, naming it" {
+	agent sec-typo '{"model": "mock/echo", "security": {"redact_secret": true}}'
+	sec_ring -a sec-typo -m hi
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	[[ "$output" == *"security: unknown member 'redact_secret'"* ]] || fail "$output"
+	agent sec-mode '{"model": "mock/echo", "security": {"output_filter_mode": "paranoid"}}'
+	sec_ring -a sec-mode -m hi
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	[[ "$output" == *"output_filter_mode"*"paranoid"* ]] || fail "$output"
+}
