@@ -11,6 +11,7 @@
 #include "ndjson.h"
 #include "price.h"
 #include "providers.h"
+#include "security.h"
 
 
 struct art_llm_job {
@@ -365,25 +366,250 @@ job_model(const struct art_llm_job *job)
 	return s;
 }
 
-/* Appends the settled exchange to the record; a failure is a line. */
+/*
+ * The pipeline of the agent whose call this is, when its line carries a
+ * "security" object (the engine puts the agent's there), watching the
+ * request's system message; 0 with *out NULL when there is none.
+ */
+static int
+record_security(const struct art_llm_call *call, struct art_security **out,
+    struct art_err *err)
+{
+	jv sec = art_json_field(&call->line, "security"), cfg, msgs;
+	bool sys = false;
+	int rc;
+
+	*out = NULL;
+	if (jv_get_kind(sec) == JV_KIND_NULL) {
+		jv_free(sec);
+		return 0;
+	}
+	cfg = art_json_set(jv_object(), "security", sec);
+	msgs = art_json_field(&call->request, "messages");
+	if (jv_get_kind(msgs) == JV_KIND_ARRAY)
+		jv_array_foreach(msgs, i, m) {
+			const char *role = art_json_str(&m, "role");
+
+			if (!sys && role != NULL && strcmp(role, "system") == 0 &&
+			    art_json_str(&m, "content") != NULL) {
+				cfg = art_json_set(cfg, "system",
+				    art_json_field(&m, "content"));
+				sys = true;
+			}
+			jv_free(m);
+		}
+	jv_free(msgs);
+	rc = art_security_new(&cfg, out, err);
+	jv_free(cfg);
+	return rc;
+}
+
+/* obj (consumed) with its string member key scanned as model output. */
+static jv
+scan_member(const struct art_security *sec, jv obj, const char *key)
+{
+	const char *bid;
+	int blocked;
+	jv v = art_json_field(&obj, key), hits;
+
+	if (jv_get_kind(v) != JV_KIND_STRING) {
+		jv_free(v);
+		return obj;
+	}
+	v = art_security_scan(sec, ART_SEC_OUTPUT, v, "recorded model reply",
+	    &hits, &blocked, &bid);
+	jv_free(hits);
+	return art_json_set(obj, key, v);
+}
+
+/*
+ * Whether delta piece p (a delta, or one of its tool_calls) belongs to
+ * the stream tc names: the text when tc is NULL, else the arguments of
+ * the tool call of that id.
+ */
+static bool
+in_stream(const jv *p, const char *tc)
+{
+	const char *id = art_json_str(p, "id");
+
+	return id != NULL && strcmp(id, tc) == 0;
+}
+
+/*
+ * deltas (consumed) with one stream's fragments redacted: a secret may be
+ * split over several, so they are joined and scanned whole, and when
+ * that changes anything the first fragment holds all of the redacted
+ * text and the rest are emptied.
+ */
+static jv
+scan_fragments(const struct art_security *sec, jv deltas, const char *tc)
+{
+	const char *key = tc == NULL ? "text" : "arguments", *bid;
+	jv whole = jv_string(""), red, hits, d, pieces, p;
+	int blocked, n = jv_array_length(jv_copy(deltas)), i, j, first = -1;
+
+	for (i = 0; i < n; i++) {
+		d = jv_array_get(jv_copy(deltas), i);
+		pieces = tc == NULL ? jv_array_append(jv_array(), jv_copy(d)) :
+		    art_json_field(&d, "tool_calls");
+		if (jv_get_kind(pieces) == JV_KIND_ARRAY)
+			jv_array_foreach(pieces, k, x) {
+				if ((tc == NULL || in_stream(&x, tc)) &&
+				    art_json_str(&x, key) != NULL) {
+					whole = jv_string_concat(whole,
+					    art_json_field(&x, key));
+					first = first < 0 ? i : first;
+				}
+				jv_free(x);
+			}
+		jv_free(pieces);
+		jv_free(d);
+	}
+	if (first < 0) {
+		jv_free(whole);
+		return deltas;
+	}
+	red = art_security_scan(sec, ART_SEC_OUTPUT, jv_copy(whole),
+	    "recorded model reply", &hits, &blocked, &bid);
+	jv_free(hits);
+	if (jv_equal(jv_copy(red), whole)) {
+		jv_free(red);
+		return deltas;
+	}
+	for (i = first; i < n; i++) {
+		d = jv_array_get(jv_copy(deltas), i);
+		if (tc == NULL) {
+			if (art_json_str(&d, "text") != NULL)
+				d = art_json_set(d, "text", i == first ?
+				    jv_copy(red) : jv_string(""));
+		} else if (jv_get_kind(pieces = art_json_field(&d,
+		    "tool_calls")) == JV_KIND_ARRAY) {
+			for (j = 0; j < jv_array_length(jv_copy(pieces)); j++) {
+				p = jv_array_get(jv_copy(pieces), j);
+				if (in_stream(&p, tc) &&
+				    art_json_str(&p, key) != NULL)
+					p = art_json_set(p, key, i == first ?
+					    jv_copy(red) : jv_string(""));
+				pieces = jv_array_set(pieces, j, p);
+			}
+			d = art_json_set(d, "tool_calls", pieces);
+		} else
+			jv_free(pieces);
+		deltas = jv_array_set(deltas, i, d);
+		first = i == first ? -2 : first;
+	}
+	jv_free(red);
+	return deltas;
+}
+
+/* The ids of the tool calls deltas (borrowed) stream arguments for. */
+static jv
+streamed_calls(const jv *deltas)
+{
+	jv ids = jv_object();
+
+	jv_array_foreach(*deltas, i, d) {
+		jv tcs = art_json_field(&d, "tool_calls");
+
+		if (jv_get_kind(tcs) == JV_KIND_ARRAY)
+			jv_array_foreach(tcs, j, t) {
+				if (art_json_str(&t, "id") != NULL)
+					ids = jv_object_set(ids, art_json_field(
+					    &t, "id"), jv_true());
+				jv_free(t);
+			}
+		jv_free(tcs);
+		jv_free(d);
+	}
+	return jv_keys(ids);
+}
+
+/*
+ * What the model said, as a cassette may keep it: the deltas' text and
+ * tool-call arguments, the response's content and tool calls' arguments,
+ * scanned as model output (a provider's own body, for a call with a
+ * format, is scanned whole).
+ */
+static void
+redact_exchange(const struct art_security *sec, const struct art_llm_call
+    *call, jv *deltas, jv *response)
+{
+	const char *bid;
+	int blocked;
+	jv ids, tcs, fn, hits;
+
+	if (call->format != NULL) {
+		*deltas = art_security_scan(sec, ART_SEC_OUTPUT, *deltas,
+		    "recorded model reply", &hits, &blocked, &bid);
+		jv_free(hits);
+		*response = art_security_scan(sec, ART_SEC_OUTPUT, *response,
+		    "recorded model reply", &hits, &blocked, &bid);
+		jv_free(hits);
+		return;
+	}
+	*deltas = scan_fragments(sec, *deltas, NULL);
+	ids = streamed_calls(deltas);
+	jv_array_foreach(ids, i, id) {
+		*deltas = scan_fragments(sec, *deltas, jv_string_value(id));
+		jv_free(id);
+	}
+	jv_free(ids);
+	if (jv_get_kind(*response) != JV_KIND_OBJECT)
+		return;
+	*response = scan_member(sec, *response, "content");
+	tcs = art_json_field(response, "tool_calls");
+	if (jv_get_kind(tcs) == JV_KIND_ARRAY) {
+		jv_array_foreach(tcs, i, tc) {
+			fn = art_json_field(&tc, "function");
+			if (jv_get_kind(fn) == JV_KIND_OBJECT)
+				tc = art_json_set(tc, "function",
+				    scan_member(sec, fn, "arguments"));
+			else
+				jv_free(fn);
+			tcs = jv_array_set(tcs, i, tc);
+		}
+		*response = art_json_set(*response, "tool_calls", tcs);
+	} else
+		jv_free(tcs);
+}
+
+/*
+ * Appends the settled exchange to the record; a failure is a line.  With
+ * the agent's security object on the call's line, what the model said is
+ * redacted first, so a secret the pipeline redacts never reaches the
+ * cassette (block and log_only hits are kept as said: replaying them
+ * must block, or log, again).
+ */
 static void
 record(struct art_llm_job *job, const struct art_llm_outcome *out)
 {
 	struct art_llm *llm = job->llm;
+	struct art_security *sec;
 	struct art_err err;
-	jv all = jv_copy(job->deltas), first, line;
+	jv all = jv_copy(job->deltas), first, line, resp;
 
+	if (record_security(&job->call, &sec, &err) == -1) {
+		llm->emit(llm->ctx, jv_array_append(jv_array(),
+		    art_ndjson_error("record_failed", err.msg, NULL, 0)), 0);
+		jv_free(all);
+		return;
+	}
 	jv_array_foreach(out->deltas, i, d)
 		all = jv_array_append(all, d);
+	resp = jv_copy(out->response);
+	if (sec != NULL)
+		redact_exchange(sec, &job->call, &all, &resp);
+	art_security_free(sec);
 	first = jv_array_get(jv_copy(job->chain), 0);
 	line = art_cassette_line(jv_string_value(first), &job->call.request,
-	    job->call.stream, &all, &out->response, &out->error);
+	    job->call.stream, &all, &resp, &out->error);
 	if (art_cassette_append(llm->opts.record_fd, &line, &err) == -1)
 		llm->emit(llm->ctx, jv_array_append(jv_array(),
 		    art_ndjson_error("record_failed", err.msg, NULL, 0)), 0);
 	jv_free(line);
 	jv_free(first);
 	jv_free(all);
+	jv_free(resp);
 }
 
 /* The call is answered: out goes back, and the job ends. */

@@ -486,3 +486,64 @@ line() {
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 }
+
+# --- --record and the security pipeline ---------------------------------
+
+# A fake key built here, never a real one.
+sentinel_key() {
+	printf 'sk-proj-%s%s' SENTINEL secret0000000000000000
+}
+
+@test "--record with the agent's security object keeps no redacted secret" {
+	key=$(sentinel_key)
+	tape=$BATS_TEST_TMPDIR/tape
+	# The mock streams word by word, so the bearer header and its token
+	# come in separate deltas: only the joined text shows a credential.
+	scripted r1 "$user" "[{content: \"key $key and Authorization: Bearer SENTINELtoken0000 ok\",
+	    tool_calls: [{name: \"calc\", arguments: {expr: \"$key\"}}]}]" \
+	    '.stream = true | .security = {}' | input
+	llm --record "$tape"
+	[ "$rc" -eq 0 ] || fail "exit $rc: $(cat "$err")"
+	[ "$(wc -l <"$tape")" -eq 1 ]
+	! grep -q SENTINEL "$tape" || fail "a secret in the cassette: $(cat "$tape")"
+	assert_eq "$(jq -r .response.content "$tape")" \
+	    'key [redacted:openai_key] and Authorization: Bearer [redacted:bearer_token] ok'
+	assert_eq "$(jq -r '[.deltas[].text // empty] | add' "$tape")" \
+	    "$(jq -r .response.content "$tape")"
+	assert_eq "$(jq -r '.response.tool_calls[0].function.arguments' "$tape")" \
+	    '{"expr":"[redacted:openai_key]"}'
+	assert_eq "$(jq -r '[.deltas[].tool_calls[]?.arguments] | add' "$tape")" \
+	    '{"expr":"[redacted:openai_key]"}'
+	# The answer on the bus is the engine's to screen; it goes as it came.
+	grep -q SENTINEL "$out"
+}
+
+@test "--record without a security object records the reply as it came" {
+	key=$(sentinel_key)
+	tape=$BATS_TEST_TMPDIR/tape
+	scripted r1 "$user" "[{content: \"key $key\"}]" | input
+	llm --record "$tape"
+	[ "$rc" -eq 0 ]
+	assert_eq "$(jq -r .response.content "$tape")" "key $key"
+}
+
+@test "--record with a strict pipeline keeps a blocked reply, to block again on replay" {
+	key=$(sentinel_key)
+	tape=$BATS_TEST_TMPDIR/tape
+	scripted r1 "$user" "[{content: \"key $key\"}]" \
+	    '.security = {output_filter_mode: "strict"}' | input
+	llm --record "$tape"
+	[ "$rc" -eq 0 ]
+	assert_eq "$(jq -r .response.content "$tape")" "key $key"
+}
+
+@test "--record with a bad security object records nothing and says why" {
+	tape=$BATS_TEST_TMPDIR/tape
+	scripted r1 "$user" '[{content: "hi"}]' \
+	    '.security = {redact_secret: true}' | input
+	llm --record "$tape"
+	[ "$rc" -eq 0 ]
+	[ ! -s "$tape" ]
+	grep -q '"code":"record_failed"' "$out"
+	grep -q "unknown member 'redact_secret'" "$out"
+}
