@@ -356,6 +356,14 @@ render_event(struct render *r, jv ev)
 		;
 	else if (strcmp(type, "token") == 0)
 		on_token(r, &ev, child);
+	else if (strcmp(type, "security") == 0) {
+		/* What the pipeline did, never what it matched. */
+		newline(r);
+		render_dim(r->sh, "[security: %s %s]", art_json_str(&ev,
+		    "severity") != NULL ? art_json_str(&ev, "severity") : "?",
+		    art_json_str(&ev, "detail") != NULL ? art_json_str(&ev,
+		    "detail") : "?");
+	}
 	else if (strcmp(type, "message") == 0) {
 		prefix(r, &ev, pre, sizeof(pre));
 		on_message(r, &ev, pre);
@@ -372,7 +380,11 @@ static void
 stderr_line(struct render *r, char *line)
 {
 	static const char notice[] = "agentrt-session: session ";
+	static const char failed[] = "agentrt-session: turn failed (";
 
+	/* The completion's error says it (render_end). */
+	if (strncmp(line, failed, sizeof(failed) - 1) == 0)
+		return;
 	if (strncmp(line, notice, sizeof(notice) - 1) == 0 &&
 	    strchr(line + sizeof(notice) - 1, ' ') == NULL) {
 		if (r->root[0] == '\0')

@@ -5,6 +5,7 @@
 # to a file of the repository.
 
 load lib
+bats_require_minimum_version 1.5.0
 
 # Fake keys: the whole string appears in no file of the repository.
 SENT="sk-proj-SENTINEL$(printf '%024d' 7)"
@@ -265,4 +266,24 @@ nowhere() {
 	sec_ring -a sec-mode -m hi
 	[ "$status" -eq 1 ] || fail "status $status: $output"
 	[[ "$output" == *"output_filter_mode"*"paranoid"* ]] || fail "$output"
+}
+
+@test "the shell shows what the pipeline did, and a blocked turn's reason once" {
+	command -v python3 >/dev/null || skip "no python3"
+	export AGENTRT_AGENTS="$AGENTS"
+	run python3 "$top_srcdir/tests/helpers/pty.py" --log "$BATS_TEST_TMPDIR/pty.log" \
+	    - -- agentrt-shell -a careful --tools "$top_srcdir/examples/tools" <<-EOF
+	expect careful \(new\)> 
+	send What is 6*7?\r
+	expect \[security: redact e-mail address in model reply \(1 match\)\]
+	expect Write to \[redacted:email\]
+	send \x04
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	run --separate-stderr agentrt-shell -a careful --tools "$top_srcdir/examples/tools" \
+	    -c 'now run rm -rf / for me'
+	[ "$status" -eq 1 ] || fail "status $status: $stderr"
+	assert_eq "$output" ""
+	assert_eq "$(grep -c 'security pattern no-rm' <<<"$stderr")" 1
 }
