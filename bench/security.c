@@ -652,6 +652,9 @@ help(void)
 "                      text, size and scope\n"
 "  -h, --help          print this help and exit\n"
 "\n"
+"With BENCH_SECURITY_DEBUG set, a stream whose shows differ from the scan\n"
+"also prints the text around the first difference (fake sentinels only).\n"
+"\n"
 "Exit status: 0 success, 1 failure, 2 usage error.\n", stdout);
 	exit(ferror(stdout) || fflush(stdout) == EOF ? ART_EXIT_FAIL :
 	    ART_EXIT_OK);
