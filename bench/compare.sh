@@ -2,7 +2,7 @@
 # compare.sh - agentrt against two JavaScript agent frameworks, same loop.
 #
 # usage: bench/compare.sh [-k K[:RUNS]]... [-r RUNS] [-b BINDIR] [-o FILE]
-#                         [--no-peers]
+#                         [--no-peers] [--security]
 #
 # One agent turn of K tool steps: the user says "go", the model (our mock,
 # bench/mockllm.py, over HTTP on 127.0.0.1) asks K times for add(a, b), and
@@ -30,6 +30,8 @@
 #   -b BINDIR    where the agentrt-* binaries are (default: the checkout)
 #   -o FILE      also write every run's figures to FILE
 #   --no-peers   agentrt only
+#   --security   the agentrt agent gets "security": {} (issue 17's pipeline,
+#                every detector on with its defaults); all else the same
 #
 # Needs bash, python3, curl, jq, a C compiler (cc, for bench/rusage.c),
 # strace (apt-get install strace) and, unless --no-peers, node and the
@@ -39,11 +41,12 @@ set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
 
-ks=() runs=3 bin= peers=1 out=
+ks=() runs=3 bin= peers=1 out= security=
 args=()
 for a in "$@"; do
 	case $a in
 	--no-peers) peers= ;;
+	--security) security=1 ;;
 	--help) usage; exit 0 ;;
 	*) args+=("$a") ;;
 	esac
@@ -101,8 +104,9 @@ trap 'exit 130' INT TERM
 cc -O2 -o "$work/rusage" "$here/bench/rusage.c"
 mkdir -p "$work/agents" "$work/tools"
 printf '.a + .b\n' >"$work/tools/add.jq"
-jq -n '{model: "openai/mock-model", tools: [{name: "add", description: "a+b",
-        input: {type: "object", properties: {a: {type: "number"}, b: {type: "number"}}}}]}' \
+jq -n --arg sec "$security" '{model: "openai/mock-model", tools: [{name: "add", description: "a+b",
+        input: {type: "object", properties: {a: {type: "number"}, b: {type: "number"}}}}]}
+        + if $sec != "" then {security: {}} else {} end' \
     >"$work/agents/bench-add.json"
 export AGENTRT_AGENTS="$work/agents" OPENAI_API_KEY=sk-bench-dummy
 export OPENAI_AGENTS_DISABLE_TRACING=1 LANGCHAIN_TRACING_V2=false LANGSMITH_TRACING=false
@@ -223,7 +227,9 @@ probe() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "agentrt: $bin${peers:+; node $(node --version)}; $(nproc) CPUs" >&2
+note=
+[ -z "$security" ] || note=' (with "security": {})'
+echo "agentrt: $bin$note${peers:+; node $(node --version)}; $(nproc) CPUs" >&2
 : >"$work/runs"
 kl=()
 for spec in "${ks[@]}"; do

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ring.sh - one agent turn of K tool steps through the whole ring, timed.
 #
-# usage: bench/ring.sh [-k K]... [-r RUNS] [-b BINDIR]
+# usage: bench/ring.sh [-k K]... [-r RUNS] [-b BINDIR] [--security]
 #        bench/ring.sh -h [-m MOCKLLM] [-k K]... [-r RUNS] [-b BINDIR]
+#                      [--security]
 #
 # For each K (default 10 100 1000) and each tool kind (a jq tool run in
 # agentrt-tool's process, and an executable no-op tool), runs RUNS turns
@@ -22,9 +23,20 @@
 # wall time of one curl process that sends the same K+1 request bodies,
 # captured from an untimed turn, over one kept-alive connection), and the
 # per-step cost of the ring's wall minus the floor.  Needs curl and python3.
+#
+# With --security every agent it writes gets "security": {} (issue 17's
+# pipeline, every detector on with its defaults); nothing else changes.
 set -euo pipefail
 
-ks=() runs=5 bin= http= mockllm=
+ks=() runs=5 bin= http= mockllm= security=
+args=()
+for a in "$@"; do
+	case $a in
+	--security) security=1 ;;
+	*) args+=("$a") ;;
+	esac
+done
+set -- ${args[@]+"${args[@]}"}
 while getopts k:r:b:hm: opt; do
 	case $opt in
 	k) ks+=("$OPTARG") ;;
@@ -32,7 +44,7 @@ while getopts k:r:b:hm: opt; do
 	b) bin=$OPTARG ;;
 	h) http=1 ;;
 	m) mockllm=$OPTARG ;;
-	*) echo "usage: $0 [-h [-m MOCKLLM]] [-k K]... [-r RUNS] [-b BINDIR]" >&2; exit 2 ;;
+	*) echo "usage: $0 [-h [-m MOCKLLM]] [-k K]... [-r RUNS] [-b BINDIR] [--security]" >&2; exit 2 ;;
 	esac
 done
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,6 +78,11 @@ mkdir -p "$work/agents" "$work/tools"
 printf '#!/bin/sh\ncat >/dev/null\necho ok\n' >"$work/tools/noop"
 chmod +x "$work/tools/noop"
 printf '"ok"\n' >"$work/tools/noopjq.jq"
+# secure FILE: the agent in FILE, with the pipeline when --security asks.
+secure() {
+	[ -n "$security" ] || return 0
+	jq '. + {security: {}}' "$1" >"$1.tmp" && mv "$1.tmp" "$1"
+}
 
 # agent KIND K: a script of K tool calls, then an answer.
 agent() {
@@ -76,6 +93,7 @@ agent() {
 	jq -n --arg t "$tool" --arg f "$work/script-$tool-$k.json" \
 	    '{model: "mock/script", tools: [{name: $t, description: "no-op"}],
 	      mock: {script_file: $f}}' >"$work/agents/bench-$tool-$k.json"
+	secure "$work/agents/bench-$tool-$k.json"
 }
 
 # turn AGENT TOOLS: a turn in a fresh store; prints "wall cpu rss_decide
@@ -164,6 +182,7 @@ if [ -n "$http" ]; then
 	jq -n '{model: "openai/mock-model", tools: [{name: "add", description: "a+b",
 	        input: {type: "object", properties: {a: {type: "number"}, b: {type: "number"}}}}]}' \
 	    >"$work/agents/http-plain.json"
+	secure "$work/agents/http-plain.json"
 	jq '. + {stream: true}' "$work/agents/http-plain.json" >"$work/agents/http-stream.json"
 	for mode in plain stream; do
 		for k in "${ks[@]}"; do
