@@ -272,12 +272,13 @@ eng_scan_reply(struct cx *c, const struct art_security *sec, jv resp,
 	static const char *const texts[][2] = { { "content", "model reply" },
 	    { "reasoning", "model reasoning" } };
 	const char *b = NULL;
-	jv v, calls, out = jv_array();
+	jv v, calls, out;
 	size_t i;
 
 	*block = NULL;
 	if (sec == NULL || jv_get_kind(resp) != JV_KIND_OBJECT)
 		return resp;
+	out = jv_array();
 	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		v = art_json_field(&resp, texts[i][0]);
 		if (jv_get_kind(v) == JV_KIND_NULL) {

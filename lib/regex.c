@@ -114,6 +114,15 @@ search(struct art_regex *re, const char *s, size_t n, size_t from,
 	return rc == PCRE2_ERROR_PARTIAL ? ART_REGEX_PARTIAL : ART_REGEX_MATCH;
 }
 
+size_t
+art_regex_began(const struct art_regex *re)
+{
+	PCRE2_SIZE *ov = pcre2_get_ovector_pointer(re->md);
+	PCRE2_SIZE at = pcre2_get_startchar(re->md);
+
+	return at < ov[0] ? at : ov[0];
+}
+
 int
 art_regex_search(struct art_regex *re, const char *s, size_t n, size_t from,
     size_t *start, size_t *end)

@@ -76,4 +76,12 @@ int	art_regex_search(struct art_regex *, const char *s, size_t n,
 int	art_regex_search_partial(struct art_regex *, const char *s, size_t n,
 	    size_t from, size_t *start, size_t *end);
 
+/*
+ * Where the last match of this pattern began to be matched: its start,
+ * or, for a pattern whose \K drops what came before, that earlier place.
+ * What a match depends on begins there (a stream holds it back from
+ * there).  Only after art_regex_search*() returned ART_REGEX_MATCH.
+ */
+size_t	art_regex_began(const struct art_regex *);
+
 #endif

@@ -808,6 +808,7 @@ art_security_free(struct art_security *sec)
 
 struct hit {
 	size_t	s, e;		/* bytes [s, e) of the text */
+	size_t	b;		/* where what it depends on begins: <= s */
 	size_t	use;		/* in the scope's uses */
 };
 
@@ -817,10 +818,11 @@ struct hits {
 };
 
 static void
-push(struct hits *h, size_t s, size_t e, size_t use)
+push(struct hits *h, size_t b, size_t s, size_t e, size_t use)
 {
 	if (art_grow(&h->v, &h->cap, h->n + 1, sizeof(*h->v)) == -1)
 		abort();	/* out of memory is fatal, as in libjq */
+	h->v[h->n].b = b;
 	h->v[h->n].s = s;
 	h->v[h->n].e = e;
 	h->v[h->n++].use = use;
@@ -845,7 +847,7 @@ find_regex(const struct det *d, size_t use, const char *text, size_t n,
 		if (rc != ART_REGEX_MATCH)
 			return;
 		if (e > s && passes(d->check, text + s, e - s)) {
-			push(h, s, e, use);
+			push(h, art_regex_began(d->re), s, e, use);
 			from = e;
 		} else
 			from = s + 1;
@@ -895,8 +897,8 @@ leak_run(const char *text, size_t n, const char *t, const size_t *at,
 	while (b > a && t[b - 1] == ' ')
 		b--;
 	if (count_chars(t + a, b - a) >= LEAK_MIN)
-		push(h, art_utf8_back(text, at[a]), art_utf8_fwd(text, at[b], n),
-		    use);
+		push(h, art_utf8_back(text, at[a]), art_utf8_back(text, at[a]),
+		    art_utf8_fwd(text, at[b], n), use);
 }
 
 /* The system prompt's runs in text[0..n), as find_regex. */
@@ -1062,7 +1064,8 @@ scan_string(struct scan *sc, jv s, bool *changed)
 	sc->nstr++;
 	if (!has_sev(sc->u, &sc->h, SEV_REDACT))
 		return s;
-	qsort(sc->h.v, sc->h.n, sizeof(*sc->h.v), by_start);
+	if (sc->h.n > 0)
+		qsort(sc->h.v, sc->h.n, sizeof(*sc->h.v), by_start);
 	out = redact(sc->sec, sc->u, text, n, &sc->h);
 	jv_free(s);
 	*changed = true;
@@ -1193,7 +1196,9 @@ art_security_scan(const struct art_security *sec, enum art_sec_scope scope,
 /*
  * Moves cut back to the start of any redaction it would split, and with
  * touch, of one that ends at it (the rest may begin with a match that
- * joins it, and the two make one replacement).
+ * joins it, and the two make one replacement): to where what the match
+ * depends on begins, so the rest matches again (bearer_token's \K drops
+ * the "Authorization: Bearer" its token is found by).
  */
 static size_t
 settle(const struct uses *u, const struct hits *h, size_t cut, bool touch)
@@ -1205,9 +1210,9 @@ settle(const struct uses *u, const struct hits *h, size_t cut, bool touch)
 		moved = false;
 		for (i = 0; i < h->n; i++)
 			if (u->v[h->v[i].use].sev == SEV_REDACT &&
-			    h->v[i].s < cut && (h->v[i].e > cut ||
+			    h->v[i].b < cut && (h->v[i].e > cut ||
 			    (touch && h->v[i].e == cut))) {
-				cut = h->v[i].s;
+				cut = h->v[i].b;
 				moved = true;
 			}
 	}
@@ -1230,7 +1235,8 @@ art_security_stream(const struct art_security *sec, enum art_sec_scope scope,
 	for (i = 0; i < h.n; i++)
 		if (u->v[h.v[i].use].sev == SEV_BLOCK && h.v[i].s < cut)
 			cut = h.v[i].s;
-	qsort(h.v, h.n, sizeof(*h.v), by_start);
+	if (h.n > 0)
+		qsort(h.v, h.n, sizeof(*h.v), by_start);
 	if (cut != SIZE_MAX) {
 		*blocked = 1;
 		cut = settle(u, &h, cut < keep ? cut : keep, false);
