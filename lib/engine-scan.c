@@ -326,9 +326,16 @@ eng_scan_reply(struct cx *c, const struct art_security *sec, jv resp,
 			a = eng_scan(c, sec, ART_SEC_OUTPUT, jv_string(args),
 			    where, &b);
 		} else {
+			jv was = jv_copy(a);
+
+			/* Unchanged, the model's text stays as it was. */
 			a = eng_scan(c, sec, ART_SEC_OUTPUT, a, where, &b);
-			if (jv_is_valid(a))
+			if (jv_is_valid(a) && jv_equal(jv_copy(a), was))
+				a = (jv_free(a), jv_string(args));
+			else if (jv_is_valid(a))
 				a = jv_dump_string(a, 0);
+			else
+				jv_free(was);
 		}
 		if (*block == NULL)
 			*block = b;
