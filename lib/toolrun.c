@@ -1035,6 +1035,33 @@ is_declared(struct art_toolrun *tr, const jv *rec, const char *sid,
 	return false;
 }
 
+/*
+ * Whether the engine found the arguments valid: the trigger's ToolInput
+ * says "invalid" (or "malformed") when they fail the tool's input schema,
+ * and then the decision is answered here with the tool.error the
+ * engine's proposal would have made, whatever passed the request on.  A
+ * trigger with no input runs as it always has.
+ */
+static bool
+input_is_valid(struct art_toolrun *tr, const jv *trig, const char *sid,
+    const char *did, const char *name)
+{
+	jv in = art_json_field(trig, "input");
+	const char *st = art_json_str(&in, "status"), *why;
+	bool ok = st == NULL || strcmp(st, "valid") == 0;
+
+	if (!ok) {
+		why = art_json_str(&in, "error");
+		warn(tr, "%s:%zu: refused tool '%s': its arguments are %s",
+		    tr->src, tr->lineno, name, st);
+		respond(tr, sid, did, jv_array_append(jv_array(),
+		    tool_refusal(jv_string_fmt("invalid tool arguments: %s",
+		    why != NULL ? why : st), "invalid_arguments")));
+	}
+	jv_free(in);
+	return ok;
+}
+
 /* --- a decision -------------------------------------------------------- */
 
 /* A decision.request whose trigger is tool.execute. */
@@ -1058,6 +1085,10 @@ answer(struct art_toolrun *tr, const jv *rec, const jv *trig,
 	}
 	if (!is_declared(tr, rec, sid, did, name, &decl))
 		return;
+	if (!input_is_valid(tr, trig, sid, did, name)) {
+		jv_free(decl);
+		return;
+	}
 	if (tr->c.replay != NULL)
 		replay(tr, trig, sid, did, name);
 	else

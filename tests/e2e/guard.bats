@@ -136,3 +136,12 @@ completion() {
 	assert_eq "$(events 'select(.type=="security") | [.severity, .pattern_id]')" '["log_only","output_schema"]'
 	assert_eq "$(completion text)" '"the tool said: 391"'
 }
+
+@test "arguments that fail the schema never run when the decision passes tool.execute on" {
+	DECIDE="-f $top_srcdir/tests/fixtures/policies/pass-execute.jq" ring -a schema-bad-once -m go
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	# agentrt-tool refused it: calc itself would have said "calc: expected".
+	assert_eq "$(events 'select(.type=="tool_result") | .error')" \
+	    '"invalid tool arguments: /expr: expected string, got number"'
+	grep -q "refused tool 'calc': its arguments are invalid" "$BATS_TEST_TMPDIR/stages.err"
+}
