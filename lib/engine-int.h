@@ -43,6 +43,7 @@
 
 #define DECISION_ATTEMPTS	10
 #define SUB_AGENT_DEPTH		5	/* max_subagent_depth's default */
+#define ENG_SEC_CACHE		8	/* compiled security configs kept */
 
 struct art_engine {
 	struct art_engine_opts	 o;
@@ -72,12 +73,14 @@ struct art_engine {
 	jv			 prompts;
 	jv			 prompt_stage;
 	/*
-	 * The security pipeline (engine-scan.c): the last agent's, compiled,
-	 * and the key it was compiled for; call id -> what its token stream
-	 * holds back, kept and staged as the prompts are.
+	 * The security pipeline (engine-scan.c): the last few agents',
+	 * compiled, each with the key it was compiled for and when it was
+	 * last used; call id -> what its token stream holds back, kept and
+	 * staged as the prompts are.
 	 */
-	struct art_security	*sec;
-	jv			 sec_key;
+	struct art_security	*sec[ENG_SEC_CACHE];
+	jv			 sec_key[ENG_SEC_CACHE];
+	uint64_t		 sec_used[ENG_SEC_CACHE], sec_clock;
 	jv			 streams;
 	jv			 stream_stage;
 };

@@ -24,9 +24,14 @@
 void
 eng_scan_free(struct art_engine *e)
 {
-	art_security_free(e->sec);
-	e->sec = NULL;
-	jv_free(e->sec_key);
+	int i;
+
+	for (i = 0; i < ENG_SEC_CACHE; i++) {
+		art_security_free(e->sec[i]);
+		e->sec[i] = NULL;
+		jv_free(e->sec_key[i]);
+		e->sec_key[i] = jv_null();
+	}
 	jv_free(e->streams);
 	jv_free(e->stream_stage);
 }
@@ -42,6 +47,7 @@ eng_scan_sec(struct cx *c, const jv *cfg, const struct art_security **out)
 	struct art_engine *e = c->e;
 	jv sec = art_json_field(cfg, "security"), key;
 	struct art_security *made;
+	int i, old = 0;
 
 	*out = NULL;
 	if (jv_get_kind(sec) == JV_KIND_NULL) {
@@ -51,19 +57,27 @@ eng_scan_sec(struct cx *c, const jv *cfg, const struct art_security **out)
 	/* The system prompt is what redact_system_prompt looks for. */
 	key = jv_dump_string(jv_array_append(jv_array_append(jv_array(), sec),
 	    art_json_field(cfg, "system")), 0);
-	if (e->sec != NULL && jv_equal(jv_copy(key), jv_copy(e->sec_key))) {
-		jv_free(key);
-		*out = e->sec;
-		return 0;
+	for (i = 0; i < ENG_SEC_CACHE; i++) {
+		if (e->sec[i] != NULL && jv_equal(jv_copy(key),
+		    jv_copy(e->sec_key[i]))) {
+			jv_free(key);
+			e->sec_used[i] = ++e->sec_clock;
+			*out = e->sec[i];
+			return 0;
+		}
+		if (e->sec_used[i] < e->sec_used[old])
+			old = i;
 	}
 	if (art_security_new(cfg, &made, c->err) == -1) {
 		jv_free(key);
 		return -1;
 	}
-	art_security_free(e->sec);
-	jv_free(e->sec_key);
-	e->sec = made;
-	e->sec_key = key;
+	/* The least recently used goes (a free slot was never used). */
+	art_security_free(e->sec[old]);
+	jv_free(e->sec_key[old]);
+	e->sec[old] = made;
+	e->sec_key[old] = key;
+	e->sec_used[old] = ++e->sec_clock;
 	*out = made;
 	return 0;
 }

@@ -36,6 +36,7 @@ struct art_engine *
 art_engine_new(const struct art_engine_opts *o)
 {
 	struct art_engine *e = calloc(1, sizeof(*e));
+	int i;
 
 	if (e == NULL)
 		return NULL;
@@ -44,7 +45,8 @@ art_engine_new(const struct art_engine_opts *o)
 	e->events = jv_array();
 	e->prompts = jv_object();
 	e->prompt_stage = jv_object();
-	e->sec_key = jv_null();
+	for (i = 0; i < ENG_SEC_CACHE; i++)
+		e->sec_key[i] = jv_null();
 	e->streams = jv_object();
 	e->stream_stage = jv_object();
 	e->first_token = jv_object();

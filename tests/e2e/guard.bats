@@ -41,8 +41,10 @@ completion() {
 	assert_eq "$(completion code)" '"max_turn_ms"'
 	completion error | grep -q 'max_turn_ms reached'
 	# The tool's call was voided, not completed: the model never saw it.
+	# (Under valgrind the clock may run out before the call is made.)
 	assert_eq "$(log_of '[.[].payload.type | select(. == "tool.call.completed")] | length')" 0
-	assert_eq "$(log_of '[.[].payload.type | select(. == "call.voided")] | length')" 1
+	assert_eq "$(log_of '[.[].payload.type | select(. == "call.voided")] | length')" \
+	    "$(log_of '[.[].payload.type | select(. == "tool.call.dispatched")] | length')"
 	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.requested")] | length')" 1
 }
 
