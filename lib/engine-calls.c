@@ -196,6 +196,20 @@ dispatch_llm(struct cx *c, const jv *call, jv p)
 	return 0;
 }
 
+/* The tool.execute trigger of call (borrowed), its deadline d's. */
+static jv
+execute_trigger(const jv *call, const jv *d)
+{
+	const char *args = art_json_str(call, "arguments");
+	jv tr = set(obj("tool.execute"), "id", art_json_field(call, "id"));
+
+	tr = set(tr, "name", art_json_field(call, "name"));
+	tr = set(tr, "arguments", jv_string(args != NULL ? args : ""));
+	tr = set(tr, "input", tool_input(args != NULL ? args : "", call));
+	tr = set(tr, "attempt", art_json_field(call, "attempt"));
+	return set_some(tr, "deadline", art_json_field(d, "deadline"));
+}
+
 /* A queued call goes out: a request line, or an execute decision. */
 static int
 dispatch_call(struct cx *c, const jv *call)
@@ -204,7 +218,6 @@ dispatch_call(struct cx *c, const jv *call)
 	enum art_call_kind kind = eng_kind_of(call);
 	int64_t deadline;
 	jv p, tr, yes = art_json_field(call, "approved");
-	const char *args;
 	int held = art_json_str(call, "hold") != NULL &&
 	    jv_get_kind(yes) != JV_KIND_TRUE;
 
@@ -231,15 +244,22 @@ dispatch_call(struct cx *c, const jv *call)
 		jv_free(p);
 		return 0;	/* the client settles it */
 	}
-	args = art_json_str(call, "arguments");
-	tr = set(obj("tool.execute"), "id", art_json_field(call, "id"));
-	tr = set(tr, "name", art_json_field(call, "name"));
-	tr = set(tr, "arguments", jv_string(args != NULL ? args : ""));
-	tr = set(tr, "input", tool_input(args != NULL ? args : "", call));
-	tr = set(tr, "attempt", art_json_field(call, "attempt"));
-	tr = set_some(tr, "deadline", art_json_field(&p, "deadline"));
+	tr = execute_trigger(call, &p);
 	jv_free(p);
 	return eng_queue_decision(c, tr, 1, jv_null());
+}
+
+/*
+ * A worker tool call that was out when its driver died goes out again as
+ * the same attempt: the tool stage answers it from its outbox when the
+ * tool finished, says it was interrupted when its stage died while it
+ * ran, and runs it only when it never started (outbox.h).
+ */
+int
+eng_execute_again(struct cx *c, const jv *call)
+{
+	return eng_queue_decision(c, execute_trigger(call, call), 1,
+	    jv_null());
 }
 
 /* A settle's value as the text a tool message holds. */

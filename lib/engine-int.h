@@ -253,6 +253,7 @@ int	eng_settle(struct cx *, struct settle *, const char *type,
 int	eng_fail_call(struct cx *, const jv *call, const char *why,
 	    const char *code);
 int	eng_void_call(struct cx *, const jv *call);
+int	eng_execute_again(struct cx *, const jv *call);
 int	eng_plan(struct cx *);
 
 /* engine-held.c */

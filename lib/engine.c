@@ -283,8 +283,11 @@ adopt_child(struct cx *c, const char *child)
 
 /*
  * A driver that died left its work where it was: the live decision goes
- * out again and calls that were out fail retryably (their answers went
- * down with the old ring), so each is retried as its policy allows.
+ * out again, a worker tool call that was out goes out again as the same
+ * attempt (the tool stage's outbox answers it, or says it was
+ * interrupted, and runs it only if it never started), and model calls
+ * that were out fail retryably (their answers went down with the old
+ * ring), so each is retried as its policy allows.
  */
 static int
 recover(struct cx *c)
@@ -310,6 +313,10 @@ recover(struct cx *c)
 		if (r == 0 && st != NULL && strcmp(st, "pending") == 0 &&
 		    eng_kind_of(&call) == ART_KIND_SUB_AGENT)
 			r = adopt_child(c, art_json_str(&call, "id"));
+		else if (r == 0 && st != NULL && strcmp(st, "pending") == 0 &&
+		    eng_kind_of(&call) == ART_KIND_TOOL &&
+		    !execute_waits(c, &live, art_json_str(&call, "id")))
+			r = eng_execute_again(c, &call);
 		else if (r == 0 && st != NULL && strcmp(st, "pending") == 0 &&
 		    eng_kind_of(&call) != ART_KIND_CLIENT_TOOL &&
 		    !execute_waits(c, &live, art_json_str(&call, "id")))

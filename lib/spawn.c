@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -46,6 +47,7 @@ struct plan {
 	int		 nlimits;
 	int		 bound;		/* close 3 up to this */
 	int		 ctl;		/* the status pipe's write end */
+	pid_t		 parent;	/* who forks */
 };
 
 static void
@@ -286,6 +288,10 @@ child(struct plan *p)
 	int i;
 
 	reset_signals();
+	/* Dies with its parent: a stage killed takes its tool with it. */
+	if (s->die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
+	    getppid() != p->parent))
+		_exit(127);
 	if (s->pgid != 0 && setpgid(0, s->pgid == ART_SPAWN_NEW_GROUP ? 0 :
 	    s->pgid) == -1)
 		fail_child(p->ctl, STEP_PGID);
@@ -453,7 +459,8 @@ int
 art_spawn(const struct art_spawn *s, struct art_child *ch,
     struct art_err *err)
 {
-	struct plan p = { .s = s, .src = { -1, -1, -1 }, .ctl = -1 };
+	struct plan p = { .s = s, .src = { -1, -1, -1 }, .ctl = -1,
+	    .parent = getpid() };
 	char *path;
 	int i, e;
 

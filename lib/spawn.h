@@ -82,6 +82,8 @@ struct art_spawn {
 	int		 nkeep;
 	const struct art_spawn_limit *limits;
 	int		 nlimits;
+	/* Killed (SIGKILL) when the process that started it dies. */
+	bool		 die_with_parent;
 };
 
 /* A started child. */

@@ -33,7 +33,7 @@
 
 static const char *const dbnames[ART_DB__COUNT] = {
 	"sessions", "events", "nodes", "calls", "turns", "versions", "pending",
-	"drivers", "requests",
+	"drivers", "requests", "outbox",
 };
 
 /* Nodes never change once written: their parsed values are kept here. */

@@ -32,6 +32,8 @@ enum art_db {
 	ART_DB_PENDING,		/* (sid, priority, be64 seq) -> queued decision */
 	ART_DB_DRIVERS,		/* sid -> the process driving it, {pid, since} */
 	ART_DB_REQUESTS,	/* (sid, call id) -> the model call's request */
+	ART_DB_OUTBOX,		/* (sid, call id, NUL, be64 attempt) -> a tool
+				 * run's state and result (outbox.h) */
 	ART_DB__COUNT
 };
 

@@ -25,6 +25,7 @@
 #include "json.h"
 #include "mcp.h"
 #include "ndjson.h"
+#include "outbox.h"
 #include "request.h"
 #include "session.h"
 #include "store.h"
@@ -32,6 +33,8 @@
 
 /* How long a server may take from its start to its tool list. */
 #define MCP_START_MS	30000
+/* How often another live stage's attempt is looked for in the outbox. */
+#define WATCH_MS	100
 
 /* An MCP server whose tools this stage serves. */
 struct server {
@@ -71,6 +74,16 @@ struct art_toolrun {
 	struct server		 *servers;	/* --mcp, in order */
 	size_t			  nservers;
 	struct art_store	 *store;	/* the last ref's, for agents */
+	/*
+	 * The outbox (outbox.h): "sid\ncall\nattempt" of each attempt this
+	 * stage claimed and has not yet kept a result of; the attempts
+	 * another live stage runs, watched for their results; and the
+	 * attempt claimed by the tool.execute being answered now, whose
+	 * answer in the decision (an error before it ran) is kept too.
+	 */
+	jv			  claimed;
+	jv			  watched;	/* [{sid, id, attempt}] */
+	jv			  cur;		/* {sid, id, attempt}, or null */
 	const char		 *src;		/* the line being taken */
 	size_t			  lineno;
 	bool			  failed;	/* the run cannot go on */
@@ -120,11 +133,18 @@ warn(const struct art_toolrun *tr, const char *fmt, ...)
 	tr->c.warn(tr->c.ctx, msg);
 }
 
+static void	keep(struct art_toolrun *, const jv *line);
+static void	keep_answer(struct art_toolrun *, const jv *action);
+static int	ref_store(struct art_toolrun *, const jv *rec,
+		    struct art_err *);
+
 static void
 emit(struct art_toolrun *tr, jv line)
 {
 	struct art_err err;
 
+	/* A claimed attempt's result is kept before it goes out. */
+	keep(tr, &line);
 	if (tr->failed)
 		jv_free(line);
 	else if (art_outq_push(tr->c.out, line, &err) == -1)
@@ -193,6 +213,185 @@ tool_refusal(jv msg, const char *code)
 	return jv_object_set(a, jv_string("code"), jv_string(code));
 }
 
+/* --- the outbox -------------------------------------------------------- */
+
+/* "sid\ncall\nattempt": an attempt's key in tr->claimed. */
+static jv
+claim_key(const char *sid, const char *id, int64_t attempt)
+{
+	return jv_string_fmt("%s\n%s\n%lld", sid, id, (long long)attempt);
+}
+
+/*
+ * line (borrowed) is a settle line: when its attempt is one this stage
+ * claimed, the line is kept as its result (synced) before it goes out.
+ * A result that cannot be kept still goes out, with a warning.
+ */
+static void
+keep(struct art_toolrun *tr, const jv *line)
+{
+	const char *type = art_json_str(line, "type");
+	const char *sid = art_json_str(line, "session_id");
+	const char *id = art_json_str(line, "id");
+	struct art_err err;
+	int64_t attempt = 1;
+	jv key, was;
+
+	if (type == NULL || sid == NULL || id == NULL ||
+	    jv_object_length(jv_copy(tr->claimed)) == 0 ||
+	    (strcmp(type, "tool.result") != 0 &&
+	    strcmp(type, "tool.error") != 0))
+		return;
+	art_json_get_int(line, "attempt", 0, &attempt, NULL);
+	key = claim_key(sid, id, attempt);
+	was = jv_object_get(jv_copy(tr->claimed), jv_copy(key));
+	if (jv_is_valid(was) && tr->store != NULL &&
+	    art_outbox_done(tr->store, sid, id, attempt, line, &err) == -1)
+		warn(tr, "tool call %s: keep its result: %s", id, err.msg);
+	if (jv_is_valid(was))
+		tr->claimed = jv_object_delete(tr->claimed, key);
+	else
+		jv_free(key);
+	jv_free(was);
+}
+
+/*
+ * An answer in the decision (action, borrowed) for the attempt being
+ * answered now (tr->cur): kept as the settle line it stands for.
+ */
+static void
+keep_answer(struct art_toolrun *tr, const jv *action)
+{
+	jv line;
+
+	if (jv_get_kind(tr->cur) != JV_KIND_OBJECT ||
+	    art_json_str(action, "type") == NULL)
+		return;
+	line = jv_copy(*action);
+	line = jv_object_set(line, jv_string("session_id"),
+	    art_json_field(&tr->cur, "sid"));
+	line = jv_object_set(line, jv_string("id"), art_json_field(&tr->cur,
+	    "id"));
+	line = jv_object_set(line, jv_string("attempt"),
+	    art_json_field(&tr->cur, "attempt"));
+	keep(tr, &line);
+	jv_free(line);
+}
+
+/* The settle line saying an attempt's stage died while it ran. */
+static jv
+interrupted(const char *sid, const char *id, int64_t attempt)
+{
+	jv line = begin_settle(false, sid, id, attempt);
+
+	line = jv_object_set(line, jv_string("error"), jv_string("interrupted "
+	    "while running: the tool stage running it died"));
+	line = jv_object_set(line, jv_string("retryable"), jv_true());
+	return jv_object_set(line, jv_string("code"), jv_string("interrupted"));
+}
+
+/*
+ * The attempts another live stage runs: each settles here once its
+ * result is kept, or as interrupted once that stage is gone.
+ */
+static void
+step_watched(struct art_toolrun *tr)
+{
+	jv left = jv_array(), entry;
+	struct art_err err;
+	const char *sid, *id, *st;
+	int64_t attempt;
+
+	jv_array_foreach(tr->watched, i, w) {
+		sid = art_json_str(&w, "sid");
+		id = art_json_str(&w, "id");
+		attempt = 1;
+		art_json_get_int(&w, "attempt", 0, &attempt, NULL);
+		entry = art_outbox_get(tr->store, sid, id, attempt, &err);
+		st = art_json_str(&entry, "state");
+		if (!jv_is_valid(entry) || (st != NULL &&
+		    strcmp(st, "running") == 0 && art_outbox_alive(&entry)))
+			left = jv_array_append(left, jv_copy(w));
+		else if (st != NULL && strcmp(st, "done") == 0)
+			emit(tr, art_json_field(&entry, "line"));
+		else if (st != NULL)
+			emit(tr, interrupted(sid, id, attempt));
+		/* Nothing kept: the call settled, and no one waits. */
+		jv_free(entry);
+		jv_free(w);
+		(void)i;
+	}
+	jv_free(tr->watched);
+	tr->watched = left;
+}
+
+/*
+ * Before a tool.execute (rec, trig: borrowed) runs an executable or an
+ * MCP tool: its attempt is claimed in the store's outbox, so it runs at
+ * most once.  true: claimed (or no store: a line not by reference runs as
+ * it always has), run it.  false: answered here: from the outbox when
+ * the attempt finished before, left open and watched when another live
+ * stage runs it, interrupted when the stage that ran it died, or an
+ * error when the store cannot say.
+ */
+static bool
+claim(struct art_toolrun *tr, const jv *rec, const jv *trig)
+{
+	const char *sid = art_json_str(rec, "session_id"), *id, *st;
+	const char *did = art_json_str(rec, "decision_id");
+	struct art_err err;
+	int64_t attempt = 1;
+	jv entry, w;
+	int r;
+
+	jv_free(tr->cur);
+	tr->cur = jv_null();
+	id = art_json_str(trig, "id");
+	if (!art_request_by_ref(rec) || sid == NULL || id == NULL ||
+	    did == NULL)
+		return true;
+	art_json_get_int(trig, "attempt", 0, &attempt, NULL);
+	if ((r = ref_store(tr, rec, &err)) == 0)
+		r = art_outbox_claim(tr->store, sid, id, attempt, &entry, &err);
+	else
+		entry = jv_null();
+	if (r == -1) {
+		warn(tr, "%s:%zu: tool call %s: claim it in the store: %s",
+		    tr->src, tr->lineno, id, err.msg);
+		respond(tr, sid, did, jv_array_append(jv_array(),
+		    tool_error("cannot record the call before it runs",
+		    true)));
+		return false;
+	}
+	if (r == 1) {
+		w = art_json_set(jv_object(), "sid", jv_string(sid));
+		w = art_json_set(w, "id", jv_string(id));
+		tr->cur = art_json_set(w, "attempt", jv_number((double)attempt));
+		tr->claimed = jv_object_set(tr->claimed, claim_key(sid, id,
+		    attempt), jv_true());
+		return true;
+	}
+	st = art_json_str(&entry, "state");
+	if (st != NULL && strcmp(st, "done") == 0) {
+		/* It ran: its result again, and nothing runs. */
+		respond(tr, sid, did, jv_array());
+		emit(tr, art_json_field(&entry, "line"));
+	} else if (art_outbox_alive(&entry)) {
+		respond(tr, sid, did, jv_array());
+		w = art_json_set(jv_object(), "sid", jv_string(sid));
+		w = art_json_set(w, "id", jv_string(id));
+		w = art_json_set(w, "attempt", jv_number((double)attempt));
+		tr->watched = jv_array_append(tr->watched, w);
+	} else {
+		warn(tr, "%s:%zu: tool call %s: interrupted: the stage that "
+		    "ran it died", tr->src, tr->lineno, id);
+		respond(tr, sid, did, jv_array());
+		emit(tr, interrupted(sid, id, attempt));
+	}
+	jv_free(entry);
+	return false;
+}
+
 /* --- the tape ---------------------------------------------------------- */
 
 /* What --record keeps of a call: [name, arguments], or null. */
@@ -241,6 +440,7 @@ respond_one(struct art_toolrun *tr, const char *sid, const char *did,
     jv asked, jv action)
 {
 	tape_answer(tr, asked, &action);
+	keep_answer(tr, &action);
 	respond(tr, sid, did, jv_array_append(jv_array(), action));
 }
 
@@ -887,18 +1087,24 @@ route(struct art_toolrun *tr, const jv *rec, const jv *trig,
 		/* A jq tool sees no environment: nothing to pass. */
 		pass = kind == ART_TOOLS_EXEC ? declared_env(tr, decl, path,
 		    name) : jv_null();
-		run_tool(tr, rec, trig, path, kind, &pass,
-		    asked_of(tr, name, trig), raw, len);
+		/* A jq tool has no effect: run again, it does no harm. */
+		if (kind != ART_TOOLS_EXEC || claim(tr, rec, trig))
+			run_tool(tr, rec, trig, path, kind, &pass,
+			    asked_of(tr, name, trig), raw, len);
 		jv_free(pass);
 		free(path);
-		return;
-	}
-	if ((sv = find_server(tr, name, &tool)) != NULL)
-		run_mcp(tr, rec, trig, sv, jv_string_value(tool),
-		    asked_of(tr, name, trig), raw, len);
-	else
+	} else if ((sv = find_server(tr, name, &tool)) != NULL) {
+		if (claim(tr, rec, trig))
+			run_mcp(tr, rec, trig, sv, jv_string_value(tool),
+			    asked_of(tr, name, trig), raw, len);
+		jv_free(tool);
+	} else {
+		jv_free(tool);
 		emit_raw(tr, raw, len);
-	jv_free(tool);
+	}
+	/* What answered the decision now was kept; later settles are. */
+	jv_free(tr->cur);
+	tr->cur = jv_null();
 }
 
 /* --- the allow-list --------------------------------------------------- */
@@ -926,31 +1132,47 @@ agent_fn(struct art_txn *t, void *ctx, struct art_err *err)
  * jv_null() when the session has none, jv_invalid() with err when the
  * store cannot say.
  */
-static jv
-stored_agent(struct art_toolrun *tr, const jv *rec, const char *sid,
-    struct art_err *err)
+/*
+ * tr->store opened on the store a by-reference request (borrowed) names
+ * in its ref, kept open while the requests name that one.  0, or -1
+ * with err.
+ */
+static int
+ref_store(struct art_toolrun *tr, const jv *rec, struct art_err *err)
 {
 	struct art_store_opts so = { .clock = tr->c.clock };
-	jv ref = art_json_field(rec, "ref"), head;
-	struct agent_read a = { sid, NULL, -1, jv_invalid() };
+	jv ref = art_json_field(rec, "ref");
 	const char *dir = art_json_str(&ref, "store");
 	int r;
 
 	if (dir == NULL) {
 		jv_free(ref);
-		art_err_set(err, "bad_request", "\"ref\" names no store");
-		return jv_invalid();
+		return art_err_set(err, "bad_request", "\"ref\" names no "
+		    "store");
 	}
 	if (tr->store != NULL && strcmp(art_store_dir(tr->store), dir) != 0) {
 		art_store_close(tr->store);
 		tr->store = NULL;
 	}
 	so.dir = dir;
+	r = tr->store != NULL ? 0 : art_store_open(&tr->store, &so, err);
+	jv_free(ref);
+	return r;
+}
+
+static jv
+stored_agent(struct art_toolrun *tr, const jv *rec, const char *sid,
+    struct art_err *err)
+{
+	jv ref = art_json_field(rec, "ref"), head;
+	struct agent_read a = { sid, NULL, -1, jv_invalid() };
+	int r;
+
 	head = art_json_field(&ref, "head");
 	a.head = jv_get_kind(head) == JV_KIND_STRING ? jv_string_value(head) :
 	    NULL;
 	art_json_get_int(&ref, "seq", -1, &a.seq, NULL);
-	r = tr->store != NULL ? 0 : art_store_open(&tr->store, &so, err);
+	r = ref_store(tr, rec, err);
 	if (r == 0)
 		r = art_store_read(tr->store, agent_fn, &a, err);
 	jv_free(head);
@@ -1128,7 +1350,8 @@ art_toolrun_line(struct art_toolrun *tr, jv rec, const char *raw,
 size_t
 art_toolrun_active(const struct art_toolrun *tr)
 {
-	return tr->ncalls + tr->nwaiting + mcp_pending(tr);
+	return tr->ncalls + tr->nwaiting + mcp_pending(tr) +
+	    (size_t)jv_array_length(jv_copy(tr->watched));
 }
 
 size_t
@@ -1176,6 +1399,9 @@ art_toolrun_timeout(const struct art_toolrun *tr)
 		if ((d = art_mcp_timeout(tr->servers[i].m)) >= 0 &&
 		    now + d < due)
 			due = now + d;
+	/* Another stage's attempts are looked at in the store, now and then. */
+	if (jv_array_length(jv_copy(tr->watched)) > 0 && now + WATCH_MS < due)
+		due = now + WATCH_MS;
 	if (due == INT64_MAX)
 		return -1;
 	if (due <= now)
@@ -1237,6 +1463,8 @@ art_toolrun_work(struct art_toolrun *tr, const struct pollfd *pfd, size_t n,
 	/* Servers first: step_calls() renumbers the calls. */
 	step_servers(tr, pfd);
 	step_calls(tr, pfd);
+	if (jv_array_length(jv_copy(tr->watched)) > 0)
+		step_watched(tr);
 	start_waiting(tr);
 	return outcome(tr, err);
 }
@@ -1256,6 +1484,9 @@ art_toolrun_new(const struct art_toolrun_conf *c, struct art_err *err)
 		return NULL;
 	}
 	tr->c = *c;
+	tr->claimed = jv_object();
+	tr->watched = jv_array();
+	tr->cur = jv_null();
 	/* A replay answers every call from its tape: no server is needed. */
 	if (c->replay != NULL || c->nmcp == 0)
 		return tr;
@@ -1297,6 +1528,9 @@ art_toolrun_free(struct art_toolrun *tr)
 	art_toolrun_stop(tr);
 	close_servers(tr);
 	art_store_close(tr->store);
+	jv_free(tr->claimed);
+	jv_free(tr->watched);
+	jv_free(tr->cur);
 	art_tools_jq_free(tr->jq);
 	free(tr->calls);
 	free(tr->asked);

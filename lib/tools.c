@@ -874,7 +874,7 @@ spawn(struct art_tools_call *c, const struct art_tools_spec *s,
 	struct art_spawn sp = { .file = s->path, .argv = argv, .env = s->env,
 	    .cwd = s->cwd, .name = name, .busy_code = "tool_busy",
 	    .exec_code = "tool_exec", .pgid = ART_SPAWN_NEW_GROUP,
-	    .nonblock = true, .limits = ls };
+	    .nonblock = true, .limits = ls, .die_with_parent = true };
 	struct art_child ch;
 
 	snprintf(name, sizeof(name), "tool '%s'", s->name);

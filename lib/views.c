@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "outbox.h"
 
 void
 art_views_queue_key(unsigned char key[ART_QUEUE_KEYLEN], int priority,
@@ -298,6 +299,22 @@ call_kind(const char *type, const char **step)
 	return *step = type, NULL;
 }
 
+/*
+ * A call settled: off the open list, and a tool call's outbox entries
+ * (outbox.h) are done with.
+ */
+static int
+closed(struct art_txn *t, const char *sid, jv *s, const jv *p,
+    const char *kind, struct art_err *err)
+{
+	const char *id = art_json_str(p, "id");
+
+	track_open(s, p, kind, 0);
+	if (id == NULL || (kind != NULL && strcmp(kind, "tool_call") != 0))
+		return 0;
+	return art_outbox_clear(t, sid, id, err);
+}
+
 static int
 calls_apply(struct art_txn *t, const char *sid, jv *s, const jv *ev,
     const jv *p, const char *type, struct art_err *err)
@@ -312,14 +329,14 @@ calls_apply(struct art_txn *t, const char *sid, jv *s, const jv *ev,
 		track_open(s, p, kind, 1);
 	else if (strcmp(step, "completed") == 0 ||
 	    strcmp(type, "call.voided") == 0)
-		track_open(s, p, kind, 0);
+		r = closed(t, sid, s, p, kind, err);
 	else if (strcmp(step, "errored") == 0) {
 		next = art_json_field(p, "next_at");
 		if (jv_get_kind(next) == JV_KIND_NULL)
-			track_open(s, p, kind, 0);
+			r = closed(t, sid, s, p, kind, err);
 		jv_free(next);
 	}
-	return 0;
+	return r;
 }
 
 static int

@@ -1,0 +1,156 @@
+#!/usr/bin/env bats
+# The tool outbox: a finished tool's result survives its engine or its
+# stage dying, a tool runs at most once per attempt, and an attempt whose
+# stage died while it ran says so.  Real rings, real kill -9.
+
+load lib
+
+setup() {
+	export EFFECT_DIR="$BATS_TEST_TMPDIR/fx"
+	mkdir -p "$EFFECT_DIR" "$BATS_TEST_TMPDIR/pids"
+	: >"$EFFECT_DIR/started"
+	: >"$EFFECT_DIR/effects"
+}
+
+teardown() {
+	local f
+	for f in "$BATS_TEST_TMPDIR"/pids/*; do
+		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+	done
+	return 0
+}
+
+# bg_ring RUN-ARGS...: the ring in the background, each stage's pid in
+# pids/STAGE; waits for nothing.
+bg_ring() {
+	local fifo="$BATS_TEST_TMPDIR/ring" p="$BATS_TEST_TMPDIR/pids"
+	rm -f "$fifo" "$p"/*
+	mkfifo "$fifo"
+	(
+		sh -c 'echo $$ >"$0"; exec agentrt-decide' "$p/decide" <"$fifo" 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		sh -c 'echo $$ >"$0"; exec agentrt-llm' "$p/llm" 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		sh -c 'echo $$ >"$0"; exec agentrt-tool --env EFFECT_DIR --tools "$1"' "$p/tool" \
+		    "$top_srcdir/tests/fixtures/tools" 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		sh -c 'echo $$ >"$0"; shift; AGENTRT_AGENTS="$AGENTS" exec agentrt-session run --events "$EVENTS" "$@"' \
+		    "$p/session" - "$@" >"$fifo" 2>>"$BATS_TEST_TMPDIR/session.err"
+	) &
+	RING_PID=$!
+}
+
+# wait_for FILE N: until FILE has N lines (10 s at most).
+wait_for() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "$1 never had $2 lines: $(cat "$1")"
+}
+
+# ring_fg RUN-ARGS...: the ring in the foreground, as lib's ring, with
+# the effect tool's directory.
+ring_fg() {
+	local fifo="$BATS_TEST_TMPDIR/ring"
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	run timeout 60 bash -c '
+		fifo=$1; shift
+		agentrt-decide <"$fifo" 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		agentrt-llm 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		agentrt-tool --env EFFECT_DIR --tools "$top_srcdir/tests/fixtures/tools" \
+		    2>>"$BATS_TEST_TMPDIR/stages.err" |
+		AGENTRT_AGENTS="$AGENTS" agentrt-session run --events "$EVENTS" "$@" >"$fifo"
+	' ring "$fifo" "$@"
+}
+
+# outbox_entries: how many entries the store's outbox holds (mdb_dump
+# prints a key line and a value line for each).
+outbox_entries() {
+	local n
+	n=$(mdb_dump -n -s outbox "$AGENTRT_DB/data.mdb" 2>/dev/null |
+	    sed -n '/^HEADER=END/,/^DATA=END/p' | grep -c '^ ' || true)
+	echo $((n / 2))
+}
+
+@test "the engine killed while a tool runs: the tool's result is kept, and the resumed turn gets it" {
+	local sid=01900000-0000-7000-8000-0000000000b1
+	bg_ring -s "$sid" -a effect -m go
+	wait_for "$EFFECT_DIR/started" 1
+	kill -9 "$(cat "$BATS_TEST_TMPDIR/pids/session")"
+	wait "$RING_PID" || true
+	# The tool stage finished the tool and kept its result.
+	assert_eq "$(wc -l <"$EFFECT_DIR/effects")" 1
+	ring_fg -s "$sid"
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type=="completion") | .text' | tail -1)" \
+	    '"effect said: done on attempt 1"'
+	# It ran once: the redelivered attempt was answered from the outbox.
+	assert_eq "$(wc -l <"$EFFECT_DIR/started")" 1
+	assert_eq "$(wc -l <"$EFFECT_DIR/effects")" 1
+	! grep -q "dispatch lost" <(agentrt-session log "$sid") || fail "a lost dispatch"
+	# Settled, the call's outbox entry is gone.
+	assert_eq "$(outbox_entries)" 0
+}
+
+@test "the tool stage killed while a tool runs: the tool dies with it, and the call says it was interrupted" {
+	local sid=01900000-0000-7000-8000-0000000000b2
+	EFFECT_SLEEP=2 bg_ring -s "$sid" -a effect -m go
+	wait_for "$EFFECT_DIR/started" 1
+	kill -9 "$(cat "$BATS_TEST_TMPDIR/pids/tool")"
+	wait "$RING_PID" || true
+	sleep 2.5
+	# The tool was killed with its stage: no effect.
+	assert_eq "$(wc -l <"$EFFECT_DIR/effects")" 0
+	ring_fg -s "$sid"
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.errored") | [.error, .retryable]][0]')" \
+	    '["interrupted while running: the tool stage running it died",true]'
+	events 'select(.type=="completion") | .text' | tail -1 | grep -q 'interrupted while running'
+	# No policy retry: it never ran again.
+	assert_eq "$(wc -l <"$EFFECT_DIR/started")" 1
+}
+
+@test "interrupted, and the policy retries: the next attempt runs, numbered 2" {
+	local sid=01900000-0000-7000-8000-0000000000b3
+	EFFECT_SLEEP=2 bg_ring -s "$sid" -a effect-retry -m go
+	wait_for "$EFFECT_DIR/started" 1
+	kill -9 "$(cat "$BATS_TEST_TMPDIR/pids/tool")"
+	wait "$RING_PID" || true
+	ring_fg -s "$sid"
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type=="completion") | .text' | tail -1)" \
+	    '"effect said: done on attempt 2"'
+	assert_eq "$(cut -d' ' -f2 "$EFFECT_DIR/started" | tr '\n' ' ')" '1 2 '
+	assert_eq "$(cat "$EFFECT_DIR/effects" | cut -d' ' -f2)" 2
+}
+
+@test "a ring restarted while the old tool stage still runs the tool waits for its result" {
+	local sid=01900000-0000-7000-8000-0000000000b4
+	EFFECT_SLEEP=2 bg_ring -s "$sid" -a effect -m go
+	wait_for "$EFFECT_DIR/started" 1
+	local old_tool
+	old_tool=$(cat "$BATS_TEST_TMPDIR/pids/tool")
+	kill -9 "$(cat "$BATS_TEST_TMPDIR/pids/session")"
+	# The old stage still runs the tool when the new ring asks for it.
+	kill -0 "$old_tool"
+	ring_fg -s "$sid"
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type=="completion") | .text' | tail -1)" \
+	    '"effect said: done on attempt 1"'
+	assert_eq "$(wc -l <"$EFFECT_DIR/started")" 1
+	assert_eq "$(wc -l <"$EFFECT_DIR/effects")" 1
+	wait "$RING_PID" || true
+}
+
+@test "rm removes a session's outbox entries" {
+	local sid=01900000-0000-7000-8000-0000000000b5
+	EFFECT_SLEEP=2 bg_ring -s "$sid" -a effect -m go
+	wait_for "$EFFECT_DIR/started" 1
+	kill -9 "$(cat "$BATS_TEST_TMPDIR/pids/session")"
+	wait "$RING_PID" || true
+	# Kept, not yet settled: the entry is there.
+	assert_eq "$(outbox_entries)" 1
+	run agentrt-session rm "$sid"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(outbox_entries)" 0
+}
