@@ -208,7 +208,7 @@ complete(const jv *line, const char *did, jv resp, jv *out,
 	const char *t = art_json_str(&resp, "type");
 	jv r;
 
-	if (t != NULL ? strcmp(t, "decision.response") != 0 :
+	if (t != NULL ? strcmp(art_ndjson_type(&resp), "decision.response") != 0 :
 	    jv_object_has(jv_copy(resp), jv_string("type"))) {
 		art_err_set(err, "bad_response", "decision '%s': the answer's "
 		    "type is not \"decision.response\" (use empty to pass a "
