@@ -103,8 +103,8 @@ jv	art_ndjson_error(const char *code, const char *message,
 /*
  * The line's "type" (line borrowed), or "" when it has none or when it
  * holds a NUL byte: a type is a JSON string, and one with a "\u0000" in
- * it must match no type name, as its C string would.  Valid while line
- * lives.  Every comparison of a bus line's type goes through this.
+ * it must match no type name, though its C string would.  Valid while
+ * line lives.  Every comparison of a bus line's type goes through this.
  */
 const char *art_ndjson_type(const jv *line);
 /*
