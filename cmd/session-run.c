@@ -157,35 +157,100 @@ drain(struct ring *r)
 	return failed ? -1 : 0;
 }
 
-/* --input JSON (or @FILE): one or more client input lines. */
-static int
-send_inputs(struct ring *r, const struct opts *o)
+/*
+ * A reader of one --input: its JSON text, or @FILE's bytes (@- the
+ * standard input) read as they are, so that bad UTF-8 is seen, not
+ * replaced as a jv string would.  *fd is the file's, or -1.
+ */
+static struct art_ndjson_reader *
+input_reader(const char *arg, size_t max_line, int *fd)
 {
 	struct art_ndjson_reader *rd;
 	struct art_err err;
-	jv text, line;
-	int i, st;
 
-	for (i = 0; i < o->ninputs; i++) {
-		text = session_option_text("--input", o->inputs[i]);
-		rd = art_ndjson_reader_new(-1, "--input", o->max_line,
-		    ART_NDJSON_REQUIRE_TYPE);
-		if (rd == NULL || art_ndjson_feed(rd, jv_string_value(text),
-		    (size_t)jv_string_length_bytes(jv_copy(text)), &err) == -1)
-			art_die(ART_EXIT_FAIL, "out of memory");
-		jv_free(text);
+	*fd = -1;
+	if (arg[0] == '@' && (*fd = strcmp(arg, "@-") == 0 ? STDIN_FILENO :
+	    open(arg + 1, O_RDONLY)) == -1)
+		art_die(ART_EXIT_USAGE, "read --input '%s': %s", arg + 1,
+		    strerror(errno));
+	rd = art_ndjson_reader_new(*fd, "--input", max_line,
+	    ART_NDJSON_REQUIRE_TYPE);
+	if (rd == NULL || (*fd == -1 && art_ndjson_feed(rd, arg, strlen(arg),
+	    &err) == -1))
+		art_die(ART_EXIT_FAIL, "out of memory");
+	if (*fd == -1)
 		art_ndjson_feed_eof(rd);
-		while ((st = art_ndjson_next(rd, &line, &err)) != ART_NDJSON_EOF) {
-			if (st == ART_NDJSON_BAD) {
-				art_warn("--input:%zu: %s", art_ndjson_lineno(rd),
-				    err.msg);
-				art_ndjson_reader_free(rd);
-				return ART_EXIT_USAGE;
-			}
-			if (art_engine_input(r->engine, r->sid, line, &err) == -1)
-				return art_warn("%s", err.msg), ART_EXIT_FAIL;
+	return rd;
+}
+
+/* Appends one --input's lines to *lines; ART_EXIT_USAGE at a bad one. */
+static int
+read_input(const char *arg, size_t max_line, jv *lines)
+{
+	struct art_ndjson_reader *rd;
+	struct art_err err;
+	struct pollfd pfd;
+	const char *why;
+	int fd, status = 0;
+	enum art_ndjson_status st;
+	jv line;
+
+	rd = input_reader(arg, max_line, &fd);
+	while (status == 0 &&
+	    (st = art_ndjson_next(rd, &line, &err)) != ART_NDJSON_EOF) {
+		if (st == ART_NDJSON_OK) {
+			*lines = jv_array_append(*lines, line);
+		} else if (st == ART_NDJSON_AGAIN) {
+			/* A non-blocking stdin: wait for it. */
+			pfd = (struct pollfd){ fd, POLLIN, 0 };
+			(void)poll(&pfd, 1, -1);
+		} else if (st == ART_NDJSON_IOERR) {
+			why = strstr(err.msg, ": ");
+			art_warn("read --input '%s': %s", arg + 1,
+			    why != NULL ? why + 2 : err.msg);
+			status = ART_EXIT_USAGE;
+		} else {
+			art_warn("--input:%zu: %s", art_ndjson_lineno(rd),
+			    err.msg);
+			status = ART_EXIT_USAGE;
 		}
-		art_ndjson_reader_free(rd);
+	}
+	art_ndjson_reader_free(rd);
+	if (fd > STDIN_FILENO)
+		close(fd);
+	return status;
+}
+
+/*
+ * Every --input line, each checked as the ring's reader checks a line,
+ * before any is taken: a bad line anywhere is a usage error naming it,
+ * and nothing is recorded, not even a new session.  *lines is the
+ * caller's either way.
+ */
+static int
+read_inputs(const struct opts *o, jv *lines)
+{
+	int i, status = 0;
+
+	*lines = jv_array();
+	for (i = 0; i < o->ninputs && status == 0; i++)
+		status = read_input(o->inputs[i], o->max_line, lines);
+	return status;
+}
+
+/* The --input lines (consumed), all in one transaction. */
+static int
+send_inputs(struct ring *r, jv lines)
+{
+	struct art_err err;
+
+	if (jv_array_length(jv_copy(lines)) == 0) {
+		jv_free(lines);
+		return 0;
+	}
+	if (art_engine_input_batch(r->engine, r->sid, lines, &err) == -1) {
+		art_warn("%s", err.msg);
+		return ART_EXIT_FAIL;
 	}
 	return 0;
 }
@@ -385,8 +450,13 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 	struct ring r = { .clock = &e->clock };
 	struct art_err err;
 	int fl, status;
+	jv inputs;
 
 	(void)argc, (void)argv;
+	if ((status = read_inputs(o, &inputs)) != 0) {
+		jv_free(inputs);
+		return status;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	eo.sync_always = sync_always();
 	find_agents(&agents, o);
@@ -405,7 +475,8 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 	} else {
 		if (o->session == NULL)
 			art_warn("session %s", r.sid);
-		status = send_inputs(&r, o);
+		status = send_inputs(&r, inputs);
+		inputs = jv_null();
 		if (status == 0)
 			status = send_resume(&r, o);
 		if (status == 0)
@@ -414,6 +485,7 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 			status = drain(&r) == -1 ? ART_EXIT_FAIL : loop(&r);
 		art_engine_stop(r.engine);
 	}
+	jv_free(inputs);
 	if (r.events != NULL)
 		fclose(r.events);
 	art_ndjson_reader_free(r.in);

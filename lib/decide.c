@@ -208,7 +208,7 @@ complete(const jv *line, const char *did, jv resp, jv *out,
 	const char *t = art_json_str(&resp, "type");
 	jv r;
 
-	if (t != NULL ? strcmp(t, "decision.response") != 0 :
+	if (t != NULL ? strcmp(art_ndjson_type(&resp), "decision.response") != 0 :
 	    jv_object_has(jv_copy(resp), jv_string("type"))) {
 		art_err_set(err, "bad_response", "decision '%s': the answer's "
 		    "type is not \"decision.response\" (use empty to pass a "
@@ -448,13 +448,12 @@ by_worker(struct art_decide *d, const jv *line, const char *did,
 	return v;
 }
 
-enum art_decide_verdict
-art_decide_raw(struct art_decide *d, const jv *line, const char *raw,
+static enum art_decide_verdict
+decide(struct art_decide *d, const jv *line, const char *raw,
     size_t rawlen, jv *out, bool *extra, struct art_err *err)
 {
 	const char *did;
 
-	*extra = false;
 	if (strcmp(art_ndjson_type(line), "decision.request") != 0 ||
 	    !agent_is_wanted(d, line))
 		return ART_DECIDE_PASS;
@@ -473,6 +472,42 @@ art_decide_raw(struct art_decide *d, const jv *line, const char *raw,
 	if (d->jq == NULL)
 		return by_proposal(line, did, out, err);
 	return by_program(d, line, did, out, extra, err);
+}
+
+/*
+ * An error line (consumed) about the request with its first bytes as
+ * "input", after "message" as every stage places it: the line as it was
+ * read, or libjq's text of it when the caller has no bytes.
+ */
+static jv
+with_input(jv e, const jv *line, const char *raw, size_t rawlen)
+{
+	jv text = jv_null();
+
+	if (raw == NULL) {
+		text = jv_dump_string(jv_copy(*line), 0);
+		raw = jv_string_value(text);
+		rawlen = (size_t)jv_string_length_bytes(jv_copy(text));
+	}
+	if (rawlen > ART_NDJSON_EXCERPT)
+		rawlen = ART_NDJSON_EXCERPT;
+	e = art_json_set_after(e, "message", "input", jv_string_sized(raw,
+	    (int)rawlen));
+	jv_free(text);
+	return e;
+}
+
+enum art_decide_verdict
+art_decide_raw(struct art_decide *d, const jv *line, const char *raw,
+    size_t rawlen, jv *out, bool *extra, struct art_err *err)
+{
+	enum art_decide_verdict v;
+
+	*extra = false;
+	v = decide(d, line, raw, rawlen, out, extra, err);
+	if (v == ART_DECIDE_FAIL)
+		*out = with_input(*out, line, raw, rawlen);
+	return v;
 }
 
 int

@@ -71,7 +71,9 @@ void	art_decide_free(struct art_decide *);
  * ART_DECIDE_FAIL, *out is a new line the caller owns; for ART_DECIDE_PASS
  * it is left alone.  ART_DECIDE_FAIL also fills err (code "jq_error",
  * "bad_response" or "bad_request"; the message names the decision), with
- * the same text as the error line's message.  *extra is set true when
+ * the same text as the error line's message; that line's "input" is the
+ * request's first ART_NDJSON_EXCERPT bytes (raw's, or libjq's text of
+ * line when raw is NULL).  *extra is set true when
  * the program yielded more than one value (the first one counts) and
  * false otherwise.
  */

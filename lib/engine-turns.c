@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "ndjson.h"
 #include "utf8.h"
 #include "reconcile.h"
 #include "session.h"
@@ -585,11 +586,15 @@ int
 eng_dispatch_input(struct cx *c, const jv *line)
 {
 	const char *type = art_json_str(line, "type");
+	struct art_err err;
 	char msg[200];
 
 	if (type == NULL)
 		return eng_rec_error(c, "no_type", "line has no string "
 		    "\"type\"", line);
+	/* "llm.request\u0000x" is no llm.request: never a match, never silence. */
+	if (art_ndjson_check_type(line, &err) == -1)
+		return eng_rec_error(c, err.code, err.msg, line);
 	if (strcmp(type, "client.message") == 0 ||
 	    strcmp(type, "client.messages") == 0)
 		return eng_input_message(c, line, type);

@@ -37,20 +37,19 @@ struct art_llm {
 enum art_llm_kind
 art_llm_kind_of(const jv *line)
 {
-	const char *type = art_json_str(line, "type"), *tt;
+	const char *type = art_ndjson_type(line);
 	jv trigger;
+	bool exec;
 
-	if (type == NULL)
-		return ART_LLM_NONE;
 	if (strcmp(type, "llm.request") == 0)
 		return ART_LLM_REQUEST;
 	if (strcmp(type, "decision.request") != 0)
 		return ART_LLM_NONE;
 	trigger = art_json_field(line, "trigger");
-	tt = art_json_str(&trigger, "type");
-	tt = tt != NULL && strcmp(tt, "llm.execute") == 0 ? tt : NULL;
+	exec = jv_get_kind(trigger) == JV_KIND_OBJECT &&
+	    strcmp(art_ndjson_type(&trigger), "llm.execute") == 0;
 	jv_free(trigger);
-	return tt != NULL ? ART_LLM_EXECUTE : ART_LLM_NONE;
+	return exec ? ART_LLM_EXECUTE : ART_LLM_NONE;
 }
 
 /*

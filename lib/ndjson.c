@@ -190,6 +190,39 @@ has_type(const jv *v)
 	return ok;
 }
 
+/*
+ * A string "type" holding a NUL ("\u0000"): strcmp() on its C string
+ * would stop at the NUL and take "llm.request\u0000x" for "llm.request".
+ */
+static int
+type_holds_nul(const jv *v, jv *type)
+{
+	jv t = art_json_field(v, "type");
+
+	if (jv_get_kind(t) == JV_KIND_STRING &&
+	    (size_t)jv_string_length_bytes(jv_copy(t)) !=
+	    strlen(jv_string_value(t))) {
+		*type = t;
+		return 1;
+	}
+	jv_free(t);
+	return 0;
+}
+
+int
+art_ndjson_check_type(const jv *line, struct art_err *err)
+{
+	jv t, text;
+
+	if (!type_holds_nul(line, &t))
+		return 0;
+	text = jv_dump_string(t, 0);
+	art_err_set(err, "bad_type", "line's \"type\" %.120s holds a NUL "
+	    "byte", jv_string_value(text));
+	jv_free(text);
+	return -1;
+}
+
 /* Checks and parses one line; s[n] is writable and becomes a NUL. */
 static enum art_ndjson_status
 take_line(struct art_ndjson_reader *rd, char *s, size_t n, jv *out,
@@ -225,6 +258,11 @@ take_line(struct art_ndjson_reader *rd, char *s, size_t n, jv *out,
 	}
 	if ((rd->flags & ART_NDJSON_REQUIRE_TYPE) && !has_type(&v)) {
 		art_err_set(err, "no_type", "line has no string \"type\"");
+		jv_free(v);
+		return ART_NDJSON_BAD;
+	}
+	if ((rd->flags & ART_NDJSON_REQUIRE_TYPE) &&
+	    art_ndjson_check_type(&v, err) == -1) {
 		jv_free(v);
 		return ART_NDJSON_BAD;
 	}
@@ -378,8 +416,15 @@ const char *
 art_ndjson_type(const jv *line)
 {
 	const char *t = art_json_str(line, "type");
+	jv nul;
 
-	return t != NULL ? t : "";
+	if (t == NULL)
+		return "";
+	if (type_holds_nul(line, &nul)) {
+		jv_free(nul);
+		return "";
+	}
+	return t;
 }
 
 jv

@@ -46,7 +46,9 @@ void	art_ndjson_reader_free(struct art_ndjson_reader *);
  * blank lines, and takes a last line that has no newline.  A line holding
  * a NUL byte or invalid UTF-8, one that is not exactly one JSON object, or
  * one over max_line is ART_NDJSON_BAD with err->code "nul_byte",
- * "bad_utf8", "bad_json", "not_object", "no_type" or "line_too_long".  On
+ * "bad_utf8", "bad_json", "not_object" or "line_too_long"; with
+ * ART_NDJSON_REQUIRE_TYPE, so is one with no string "type" ("no_type") or
+ * whose type holds a NUL ("bad_type", art_ndjson_check_type()).  On
  * ART_NDJSON_OK the caller owns *out.  With fd -1, or a non-blocking fd
  * that has nothing to read, returns ART_NDJSON_AGAIN when no whole line is
  * buffered.
@@ -98,8 +100,20 @@ jv	art_ndjson_bad_line(const struct art_ndjson_reader *,
 jv	art_ndjson_error(const char *code, const char *message,
 	    const char *input, size_t len);
 
-/* The line's "type", or "" when it has none; valid while line lives. */
+/*
+ * The line's "type" (line borrowed), or "" when it has none or when it
+ * holds a NUL byte: a type is a JSON string, and one with a "\u0000" in
+ * it must match no type name, though its C string would.  Valid while
+ * line lives.  Every comparison of a bus line's type goes through this.
+ */
 const char *art_ndjson_type(const jv *line);
+/*
+ * 0 when line's "type" (borrowed) is absent, not a string, or a string
+ * without a NUL byte; -1 with err code "bad_type" and a message quoting
+ * the type when it holds one.  The reader applies it to every line under
+ * ART_NDJSON_REQUIRE_TYPE; a line made some other way is checked with it.
+ */
+int	art_ndjson_check_type(const jv *line, struct art_err *);
 
 /*
  * Writes v (consumed) as one compact line and flushes.  Returns -1 with

@@ -184,8 +184,9 @@ setup() {
 	decide --jq 'if .n then .n.x else {} end'
 	[ "$status" -eq 0 ]
 	[ "$(wc -l <"$out")" -eq 4 ]
-	assert_eq "$(sed -n 1p "$out")" \
+	assert_eq "$(sed -n 1p "$out" | jq -c 'del(.input)')" \
 	    '{"type":"error","code":"jq_error","message":"decision '\''d1'\'': jq error: Cannot index number with string \"x\"","session_id":"s1"}'
+	assert_eq "$(sed -n 1p "$out" | jq -r .input)" "$(sed -n 1p "$in")"
 	assert_eq "$(sed -n 2p "$out")" "$(sed -n 1p "$in")"
 	assert_eq "$(sed -n 3p "$out" | jq -r .type)" decision.response
 	assert_eq "$(sed -n 4p "$out")" "$(sed -n 3p "$in")"
@@ -210,8 +211,9 @@ setup() {
 	req d1 >"$in"
 	decide --jq '"yes"'
 	[ "$status" -eq 0 ]
-	assert_eq "$(head -n 1 "$out")" \
+	assert_eq "$(head -n 1 "$out" | jq -c 'del(.input)')" \
 	    '{"type":"error","code":"bad_response","message":"decision '\''d1'\'': the program yielded string, not an object or null","session_id":"s1"}'
+	assert_eq "$(head -n 1 "$out" | jq -r .input)" "$(cat "$in")"
 	assert_eq "$(sed -n 2p "$out")" "$(cat "$in")"
 	decide --jq '.'
 	assert_eq "$(head -n 1 "$out" | jq -r .code)" bad_response
@@ -310,6 +312,42 @@ agentrt-decide: jq: 2 compile errors"
 	[ "$(wc -l <"$err")" -eq 6 ]
 	assert_eq "$(head -n 1 "$err")" \
 	    "agentrt-decide: <stdin>:1: not valid JSON: Invalid numeric literal at line 1, column 4"
+}
+
+@test "a malformed request's error line quotes its first 256 bytes as input" {
+	# agentrt(7), THE BUS: "input holds the first 256 bytes of the
+	# offending line", as agentrt-llm's and agentrt-tool's do.
+	{ printf '{"type":"decision.request",  "session_id":"s1","pad":"%0300d"}\n' 0
+	  req d2 '{"proposed":"yes"}'; } >"$in"
+	decide
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -r '.code // .type' "$out" | paste -sd' ')" \
+	    "bad_request decision.request bad_request decision.request"
+	assert_eq "$(sed -n 1p "$out" | jq -r .input)" "$(head -c 256 "$in")"
+	assert_eq "$(sed -n 1p "$out" | jq -c keys_unsorted)" \
+	    '["type","code","message","input","session_id"]'
+	assert_eq "$(sed -n 3p "$out" | jq -r .input)" "$(sed -n 2p "$in")"
+	assert_eq "$(sed -n 3p "$out" | jq -r .message)" \
+	    "decision 'd2': \"proposed\" is string, not an object"
+	[ "$(wc -l <"$err")" -eq 2 ]
+}
+
+@test "a type holding a NUL is a bad line, never a decision" {
+	{ echo '{"type":"decision.request\u0000x","session_id":"s1","decision_id":"d1","proposed":{"actions":[]}}'
+	  req d2 '{"proposed":{"actions":[]}}'; } >"$in"
+	decide
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -r '.code // .type' "$out" | paste -sd' ')" \
+	    "bad_type decision.response"
+	assert_eq "$(sed -n 1p "$out" | jq -r .message)" \
+	    '<stdin>:1: line'\''s "type" "decision.request\u0000x" holds a NUL byte'
+	assert_eq "$(sed -n 1p "$out" | jq -r .input)" "$(sed -n 1p "$in")"
+	assert_eq "$(sed -n 2p "$out" | jq -r .decision_id)" d2
+	assert_eq "$(cat "$err")" \
+	    'agentrt-decide: <stdin>:1: line'\''s "type" "decision.request\u0000x" holds a NUL byte'
+	decide --jq '{actions: []}'
+	assert_eq "$(jq -r '.code // .type' "$out" | paste -sd' ')" \
+	    "bad_type decision.response"
 }
 
 @test "a line over --max-line of many megabytes is one error line" {

@@ -383,6 +383,25 @@ line() {
 	grep -q '^agentrt-llm: <stdin>:1: ' "$err"
 }
 
+@test "a type holding a NUL is a bad line, never a model call" {
+	{ request r0 mock/echo "$user" '.type = "llm.request\u0000x"'
+	  request r1 mock/echo "$user" \
+	      '{type: "decision.request", session_id, decision_id: "d1",
+	        trigger: (. + {type: "llm.execute\u0000x"})}'
+	  request r2 mock/echo "$user"; } | input
+	llm
+	[ "$rc" -eq 0 ]
+	assert_eq "$(jq -r '[.type, .code // .id // .decision_id] | @tsv' "$out")" \
+	    "$(printf 'error\tbad_type\ndecision.request\td1\nllm.result\tr2')"
+	assert_eq "$(line 1 | jq -r .message)" \
+	    '<stdin>:1: line'\''s "type" "llm.request\u0000x" holds a NUL byte'
+	assert_eq "$(line 1 | jq -r .input)" "$(sed -n 1p "$BATS_TEST_TMPDIR/in")"
+	# A trigger's type holding a NUL is no llm.execute: passed on as read.
+	assert_eq "$(line 2)" "$(sed -n 2p "$BATS_TEST_TMPDIR/in")"
+	assert_eq "$(cat "$err")" \
+	    'agentrt-llm: <stdin>:1: line'\''s "type" "llm.request\u0000x" holds a NUL byte'
+}
+
 @test "a line over --max-line is an error line, and the next is answered" {
 	{ printf '{"type":"note","pad":"%0200d"}\n' 0
 	  request r1 mock/echo "$user"; } | input

@@ -426,6 +426,86 @@ uuidv7='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
 	[[ "$output" == *'--input:1: line has no string "type"' ]]
 }
 
+# bad_line_2 KIND: a three-line --input file whose line 2 is bad in one way.
+bad_line_2() {
+	local f=$BATS_TEST_TMPDIR/input-$1
+	{
+		echo '{"type":"client.message","message":{"role":"user","content":"one"}}'
+		case $1 in
+		json)	echo '{"type":"client.message",' ;;
+		array)	echo '[{"type":"client.message"}]' ;;
+		type)	echo '{"message":{"role":"user","content":"two"}}' ;;
+		utf8)	printf '{"type":"client.message","message":{"role":"user","content":"\377\376"}}\n' ;;
+		nul)	echo '{"type":"client.message\u0000x","message":{"role":"user","content":"two"}}' ;;
+		esac
+		echo '{"type":"client.message","message":{"role":"user","content":"three"}}'
+	} >"$f"
+	printf '%s\n' "$f"
+}
+
+@test "run --input with a bad line anywhere records nothing and makes no session" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/e.json"
+	for kind in json array type utf8 nul; do
+		f=$(bad_line_2 "$kind")
+		run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -a e \
+		    --input "@$f" </dev/null
+		[ "$status" -eq 2 ] || fail "$kind: exit $status: $output"
+		[ "${#lines[@]}" -eq 1 ] || fail "$kind: $output"
+		[[ "$output" == "agentrt-session: --input:2: "* ]] ||
+		    fail "$kind: $output"
+		assert_eq "$(agentrt-session ls -q)" ""
+	done
+	[[ "$output" == *'"type" "client.message\u0000x" holds a NUL byte' ]]
+}
+
+@test "run -s --input with a bad line leaves the session's log as it was" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/e.json"
+	agentrt-session new --id s -a e >/dev/null
+	before=$(agentrt-session log s)
+	for kind in json array type utf8 nul; do
+		f=$(bad_line_2 "$kind")
+		run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s s \
+		    --input "@$f" </dev/null
+		[ "$status" -eq 2 ] || fail "$kind: exit $status: $output"
+		[[ "$output" == "agentrt-session: --input:2: "* ]] ||
+		    fail "$kind: $output"
+		assert_eq "$(agentrt-session log s)" "$before"
+	done
+	# Bad UTF-8 given inline is seen too, not replaced.
+	run agentrt-session run -s s --input "$(printf '{"type":"x\377"}')" </dev/null
+	[ "$status" -eq 2 ]
+	[[ "$output" == "agentrt-session: --input:1: line is not valid UTF-8"* ]]
+	assert_eq "$(agentrt-session log s)" "$before"
+}
+
+@test "run --input lines that are all good go in, in order" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/e.json"
+	agentrt-session new --id s -a e >/dev/null
+	f=$(bad_line_2 good)
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s s \
+	    --input "@$f" </dev/null
+	[ "$status" -eq 1 ]	# the ring closed: nothing answers
+	assert_eq "$(agentrt-session log s | jq -r '.payload | select(.type == "decision.queued" or .type == "error") | .trigger.message.content // .code' | paste -sd' ')" \
+	    "null one turn_already_active"
+	assert_eq "$(agentrt-session log s | jq -r '.payload | select(.type == "error") | .input | fromjson | .message.content')" \
+	    three
+}
+
+@test "a type holding a NUL on the ring is an error event, never a match" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/e.json"
+	echo '{"type":"llm.request\u0000x","id":"c1","attempt":1}' >"$BATS_TEST_TMPDIR/ring"
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s r -a e \
+	    <"$BATS_TEST_TMPDIR/ring"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *'agentrt-session: <stdin>:1: line'\''s "type" "llm.request\u0000x" holds a NUL byte'* ]]
+	assert_eq "$(agentrt-session log r | jq -c 'select(.payload.type == "error") | .payload | [.code, .input]')" \
+	    '["bad_type","{\"type\":\"llm.request\\u0000x\",\"id\":\"c1\",\"attempt\":1}"]'
+}
+
 @test "run alone writes the first decision and says the ring closed" {
 	mkdir -p "$BATS_TEST_TMPDIR/agents"
 	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/e.json"

@@ -354,6 +354,36 @@ gone() {
 	)"
 }
 
+@test "a type holding a NUL is a bad line, never a tool run" {
+	tool mark <<-EOF
+	#!/bin/sh
+	echo ran >>"$BATS_TEST_TMPDIR/ran"
+	echo ok
+	EOF
+	{
+		req mark '{}' c0 | jq -c '.type = "decision.request\u0000x"'
+		req mark '{}' c1 '{"type":"tool.execute\u0000x"}'
+		req mark '{}' c2
+	} | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -c '[.type, .code // .decision_id]' "$out")" "$(cat <<-'EOF'
+	["error","bad_type"]
+	["decision.request","d-c1"]
+	["decision.response","d-c2"]
+	["tool.result",null]
+	EOF
+	)"
+	assert_eq "$(line 1 | jq -r .message)" \
+	    '<stdin>:1: line'\''s "type" "decision.request\u0000x" holds a NUL byte'
+	assert_eq "$(line 1 | jq -r .input | jq -r .trigger.id)" c0
+	# A trigger's type holding a NUL is no tool.execute: passed on.
+	assert_eq "$(line 2 | jq -r .trigger.type | od -An -c | tr -s ' ')" \
+	    " t o o l . e x e c u t e \\0 x \\n"
+	assert_eq "$(cat "$BATS_TEST_TMPDIR/ran")" ran
+	assert_eq "$(cat "$err")" \
+	    'agentrt-tool: <stdin>:1: line'\''s "type" "decision.request\u0000x" holds a NUL byte'
+}
+
 @test "bad lines become error lines and a stderr line each; the run goes on and exits 0" {
 	printf '.\n' >"$tools/id.jq"
 	{

@@ -1,6 +1,7 @@
 /* decide-test - proposals, jq programs, answers and the raw line reader */
 #include "decide.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +54,36 @@ decide(struct art_decide *d, const char *text, jv *out, bool *extra,
 	return v;
 }
 
-/* True when running text through d gives verdict want and line (JSON). */
+/*
+ * Error line out (consumed) less its "input", which must quote the
+ * request, libjq's text of text cut at ART_NDJSON_EXCERPT bytes;
+ * jv_invalid() when it does not.
+ */
+static jv
+quoting(jv out, const char *text)
+{
+	jv req = parse(text), dump = jv_dump_string(req, 0);
+	const char *in = art_json_str(&out, "input"), *s = jv_string_value(dump);
+	size_t n = strlen(s) < ART_NDJSON_EXCERPT ? strlen(s) :
+	    ART_NDJSON_EXCERPT;
+	int ok = in != NULL && strlen(in) == n && memcmp(in, s, n) == 0;
+
+	if (!ok)
+		printf("#   input %s, want %.*s\n", in != NULL ? in : "(none)",
+		    (int)n, s);
+	jv_free(dump);
+	if (!ok) {
+		jv_free(out);
+		return jv_invalid();
+	}
+	return jv_object_delete(out, jv_string("input"));
+}
+
+/*
+ * True when running text through d gives verdict want and line (JSON);
+ * an error line must quote the request as its "input", and line leaves
+ * that out.
+ */
 static int
 gives(struct art_decide *d, const char *text, enum art_decide_verdict want,
     const char *line)
@@ -67,6 +97,8 @@ gives(struct art_decide *d, const char *text, enum art_decide_verdict want,
 		jv_free(out);
 		return 0;
 	}
+	if (v == ART_DECIDE_FAIL && !jv_is_valid(out = quoting(out, text)))
+		return 0;
 	return line != NULL ? is_json(out, line) : (jv_free(out), 1);
 }
 
@@ -174,7 +206,9 @@ test_bad_requests_fail(void)
 	    ART_DECIDE_FAIL && strstr(err.msg, "'d9'") != NULL &&
 	    strstr(err.msg, "session_id") != NULL,
 	    "a request without a session_id is an error naming the decision");
-	ok(is_json(out, "{\"type\":\"error\",\"code\":\"bad_request\","
+	ok(is_json(quoting(out, "{\"type\":\"decision.request\","
+	    "\"decision_id\":\"d9\",\"proposed\":{\"actions\":[]}}"),
+	    "{\"type\":\"error\",\"code\":\"bad_request\","
 	    "\"message\":\"decision 'd9': no string \\\"session_id\\\"\"}"),
 	    "and its error line carries no session_id");
 	art_decide_free(d);
@@ -258,6 +292,37 @@ test_null_and_empty_pass(void)
 	art_decide_free(s);
 }
 
+/* agentrt(7): an error line's "input" is the first 256 bytes of the line. */
+static void
+test_error_lines_quote_the_raw_request(void)
+{
+	struct art_decide *d = decider(NULL, NULL);
+	struct art_err err;
+	char raw[600];
+	bool extra;
+	jv line, out, keys;
+	const char *in;
+	int n;
+
+	n = snprintf(raw, sizeof(raw), "{ \"type\": \"decision.request\", "
+	    "\"session_id\": \"s1\", \"decision_id\": \"d1\", "
+	    "\"proposed\": \"yes\", \"pad\": \"%0400d\" }", 0);
+	line = parse(raw);
+	ok(art_decide_raw(d, &line, raw, (size_t)n, &out, &extra, &err) ==
+	    ART_DECIDE_FAIL, "a malformed request fails");
+	in = art_json_str(&out, "input");
+	ok(in != NULL && strlen(in) == ART_NDJSON_EXCERPT &&
+	    memcmp(in, raw, ART_NDJSON_EXCERPT) == 0,
+	    "its error line quotes the bytes as read, cut at 256");
+	keys = jv_keys_unsorted(jv_copy(out));
+	ok(is_json(keys, "[\"type\",\"code\",\"message\",\"input\","
+	    "\"session_id\"]"), "input comes after message, as other "
+	    "stages place it");
+	jv_free(out);
+	jv_free(line);
+	art_decide_free(d);
+}
+
 static void
 test_runtime_errors_are_error_lines(void)
 {
@@ -272,7 +337,8 @@ test_runtime_errors_are_error_lines(void)
 	ok(strcmp(err.msg, "decision 'd1': jq error: Cannot index number "
 	    "with string \"x\"") == 0, "the message names the decision and "
 	    "says what jq said");
-	ok(is_json(out, "{\"type\":\"error\",\"code\":\"jq_error\","
+	ok(is_json(quoting(out, REQ("d1", ",\"n\":5")), "{\"type\":\"error\","
+	    "\"code\":\"jq_error\","
 	    "\"message\":\"decision 'd1': jq error: Cannot index number "
 	    "with string \\\"x\\\"\",\"session_id\":\"s1\"}"),
 	    "the error line carries the message and the session");
@@ -513,6 +579,7 @@ main(void)
 	test_response_members_are_checked();
 	test_null_and_empty_pass();
 	test_runtime_errors_are_error_lines();
+	test_error_lines_quote_the_raw_request();
 	test_values_that_are_not_objects_are_bad_responses();
 	test_halt();
 	test_input_is_not_available();

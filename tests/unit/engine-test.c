@@ -926,10 +926,15 @@ test_bad_lines_become_error_events(void)
 	    has_event(&r, "error", "unknown_type"), "an unknown type");
 	ok(send(&r, "{\"no\":\"type\"}") == 0 && has_event(&r, "error",
 	    "no_type"), "no type");
+	ok(send(&r, "{\"type\":\"client.message\\u0000x\","
+	    "\"agent_id\":\"calc\",\"message\":{\"role\":\"user\","
+	    "\"content\":\"hi\"}}") == 0 && has_event(&r, "error",
+	    "bad_type"), "a type holding a NUL: no client.message");
 	ok(send(&r, "{\"type\":\"client.message\",\"agent_id\":\"calc\","
 	    "\"message\":{\"role\":\"robot\"}}") == 0 && has_event(&r, "error",
 	    "bad_input"), "a message with a bad role");
-	ok(is_json(types_since(&r, n), "[\"error\",\"error\",\"error\"]"),
+	ok(is_json(types_since(&r, n), "[\"error\",\"error\",\"error\","
+	    "\"error\"]"),
 	    "each is recorded as an error event, and nothing starts");
 	rig_close(&r);
 }

@@ -1283,6 +1283,84 @@ next_is(struct art_ndjson_reader *rd, enum art_ndjson_status st,
 	return raw != NULL && n == strlen(want) && memcmp(raw, want, n) == 0;
 }
 
+/*
+ * "llm.request\u0000x" is a JSON string of 13 bytes whose C string is
+ * "llm.request": it must be a bad line, not an llm.request, even when a
+ * filter would pass an llm.request by, and without a filter too.
+ */
+static void
+test_type_holding_a_nul_is_bad_type(void)
+{
+	static const char text[] =
+	    "{\"type\":\"llm.request\\u0000x\",\"id\":\"c1\"}\n"
+	    "{\"type\":\"decision.request\\u0000\",\"trigger\":"
+	    "{\"type\":\"tool.execute\"}}\n"
+	    "{\"type\":\"ok\"}\n";
+	art_ndjson_want_fn *filters[] = { want_tool, NULL };
+	struct art_ndjson_reader *rd;
+	struct art_err err;
+	enum art_ndjson_status st;
+	jv v, e;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		rd = fed(text, filters[i]);
+		st = art_ndjson_next(rd, &v, &err);
+		ok(st == ART_NDJSON_BAD && code_is(&err, "bad_type") &&
+		    strcmp(err.msg, "line's \"type\" \"llm.request\\u0000x\" "
+		    "holds a NUL byte") == 0, "%s: a NUL in the type is "
+		    "bad_type, quoting it", filters[i] ? "filtered" : "plain");
+		e = art_ndjson_bad_line(rd, &err);
+		ok(strcmp(art_json_str(&e, "code"), "bad_type") == 0 &&
+		    strncmp(art_json_str(&e, "input"), text, 36) == 0,
+		    "its error line names it and quotes the line");
+		jv_free(e);
+		st = art_ndjson_next(rd, &v, &err);
+		ok(st == ART_NDJSON_BAD && code_is(&err, "bad_type") &&
+		    art_ndjson_lineno(rd) == 2, "a type ending in a NUL too");
+		ok(next_is(rd, filters[i] ? ART_NDJSON_RAW : ART_NDJSON_OK,
+		    "{\"type\":\"ok\"}"), "the next line comes back");
+		art_ndjson_reader_free(rd);
+	}
+	rd = art_ndjson_reader_new(-1, "t", 0, 0);
+	art_ndjson_feed(rd, text, strlen(text), &err);
+	art_ndjson_feed_eof(rd);
+	st = art_ndjson_next(rd, &v, &err);
+	ok(st == ART_NDJSON_OK, "without REQUIRE_TYPE a type is not looked at");
+	if (st == ART_NDJSON_OK)
+		jv_free(v);
+	art_ndjson_reader_free(rd);
+}
+
+/* Lines made some other way: the type reads as none, and is checked. */
+static void
+test_type_with_a_nul_matches_no_name(void)
+{
+	struct art_err err;
+	jv a = art_json_parse_str("{\"type\":\"llm.request\\u0000x\"}", &err);
+	jv b = art_json_parse_str("{\"type\":\"llm.request\"}", &err);
+	jv c = art_json_parse_str("{\"type\":7}", &err);
+	jv d = art_json_parse_str("[]", &err);
+
+	ok(strcmp(art_ndjson_type(&a), "") == 0,
+	    "a type holding a NUL reads as no type");
+	ok(strcmp(art_ndjson_type(&b), "llm.request") == 0,
+	    "a type without one reads as itself");
+	ok(strcmp(art_ndjson_type(&c), "") == 0 &&
+	    strcmp(art_ndjson_type(&d), "") == 0,
+	    "no string type, or no object, reads as none");
+	ok(art_ndjson_check_type(&a, &err) == -1 &&
+	    code_is(&err, "bad_type"), "check_type: a NUL is bad_type");
+	ok(art_ndjson_check_type(&b, &err) == 0 &&
+	    art_ndjson_check_type(&c, &err) == 0 &&
+	    art_ndjson_check_type(&d, &err) == 0,
+	    "check_type: anything else is not its business");
+	jv_free(a);
+	jv_free(b);
+	jv_free(c);
+	jv_free(d);
+}
+
 /* A stage's filter: unwanted well-formed lines come back raw, unparsed. */
 static void
 test_filtered_lines_pass_by_raw_and_counted(void)
@@ -1344,6 +1422,8 @@ main(void)
 {
 	test_every_line_gives_its_bytes_as_written();
 	test_filtered_lines_pass_by_raw_and_counted();
+	test_type_holding_a_nul_is_bad_type();
+	test_type_with_a_nul_matches_no_name();
 	test_every_fixture_file_is_covered();
 	test_bad_line_does_not_swallow_the_next();
 	test_raw_newline_in_a_string_makes_two_bad_lines();
