@@ -60,7 +60,7 @@ for t in "$@"; do
 	    -o "$dir/$t-fuzz" || { echo "fuzz: $t: build failed" >&2; exit 1; }
 done
 
-"$src/tests/fuzz/seeds.sh" "$src" "$dir/seeds" || exit 1
+sh "$src/tests/fuzz/seeds.sh" "$src" "$dir/seeds" || exit 1
 
 # One target: fuzzed for secs with leak checks off (libjq has no frame
 # pointers, so telling its own leak from ours needs the slow unwinder,
