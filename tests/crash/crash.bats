@@ -10,7 +10,7 @@ load ../cli/lib
 # is lost, and no tool runs twice but when a kill landed while it ran (a
 # redelivered tool.execute runs the tool again, rarely: about one trial in
 # 40 of the engine points).  Then this is 1.
-CRASH_STRICT=${CRASH_STRICT:-0}
+CRASH_STRICT=${CRASH_STRICT:-1}
 
 POINTS="llm tool tool-child decide engine ring recovery commit"
 
