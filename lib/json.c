@@ -158,7 +158,7 @@ art_json_get_kind(const jv *obj, const char *key, jv_kind kind,
  * strict as libjq's: one too lenient costs a message (ours where libjq's
  * would name an earlier fault), one too strict would let a leak through.
  */
-#define JQ_DEPTH	512	/* past libjq 1.6's own limit (256) */
+#define JQ_DEPTH	256	/* libjq 1.6's limit; a key may sit on top */
 
 enum { NEXT_NONE, NEXT_STRING, NEXT_OTHER };
 
@@ -168,8 +168,8 @@ struct jqsim {
 	int		 depth, values;
 	size_t		 tok;		/* bytes of the literal being read */
 	const char	*tokp;
-	unsigned char	 kind[JQ_DEPTH];	/* '[', '{', or 'k' (a key) */
-	unsigned char	 full[JQ_DEPTH];	/* has a member */
+	unsigned char	 kind[JQ_DEPTH + 1];	/* '[', '{', or 'k' (a key) */
+	unsigned char	 full[JQ_DEPTH + 1];	/* has a member */
 };
 
 static int
@@ -265,7 +265,7 @@ jq_token(struct jqsim *q, char ch)
 		return 0;
 	case ':':
 		if (q->next != NEXT_STRING || top == NULL || *top != '{' ||
-		    q->depth == JQ_DEPTH)
+		    q->depth > JQ_DEPTH)
 			return 1;
 		q->kind[q->depth++] = 'k';
 		q->next = NEXT_NONE;
