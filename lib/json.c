@@ -233,7 +233,8 @@ jq_string_ok(const char *s, const char *end)
 			return 0;
 		s += 4;
 		/* A high surrogate needs its low half; be lenient past that. */
-		if (jq_in("dD", s[-3]) && jq_in("89abAB", s[-2]) && (end - s < 7 || s[1] != '\\' || s[2] != 'u'))
+		if (jq_in("dD", s[-3]) && jq_in("89abAB", s[-2]) &&
+		    (end - s < 7 || s[1] != '\\' || s[2] != 'u'))
 			return 0;
 	}
 	return 1;
@@ -323,56 +324,83 @@ jq_top_done(struct jqsim *q)
 }
 
 /*
+ * The closing quote of the string whose body starts at p, or NULL when
+ * there is none or the body holds a control byte: libjq refuses that
+ * string (RS and newline included), so it reaches no later one.
+ */
+static const char *
+jq_string_end(const char *p, const char *end)
+{
+	for (; p < end; p++) {
+		if ((unsigned char)*p < 0x20)
+			return NULL;
+		if (*p == '"')
+			return p;
+		if (*p == '\\' && (++p == end || (unsigned char)*p < 0x20))
+			return NULL;
+	}
+	return NULL;
+}
+
+/* How libjq's scanner sorts a byte outside strings. */
+enum { JQ_LITERAL, JQ_SPACE, JQ_QUOTE, JQ_TOKEN, JQ_RS };
+static const unsigned char jq_class[256] = {
+	[' '] = JQ_SPACE, ['\t'] = JQ_SPACE, ['\r'] = JQ_SPACE,
+	['\n'] = JQ_SPACE, ['"'] = JQ_QUOTE, ['['] = JQ_TOKEN,
+	[']'] = JQ_TOKEN, ['{'] = JQ_TOKEN, ['}'] = JQ_TOKEN,
+	[','] = JQ_TOKEN, [':'] = JQ_TOKEN, ['\036'] = JQ_RS,
+};
+
+/*
  * 1 when libjq 1.6 would leak on text, with *line and *col where it
  * would report it; 0 otherwise.
  */
 static int
 jq_would_leak(const char *p, const char *end, int *line, int *col)
 {
-	struct jqsim q = { .line = 1 };
-	const char *str = NULL;
-	int r, esc = 0;
+	struct jqsim q;
+	const char *close;
+	int c, r;
 
+	q.line = 1;
+	q.col = q.next = q.depth = q.values = 0;
+	q.tok = 0;
+	q.tokp = NULL;
 	if (end - p >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
 		p += 3;
 	else if (p < end && *p == '\xef')
 		return 0;
 	for (; p < end; p++) {
 		q.col++;
+		if ((c = jq_class[(unsigned char)*p]) == JQ_LITERAL) {
+			if (q.tok++ == 0)
+				q.tokp = p;
+			continue;
+		}
+		if (c == JQ_RS)		/* libjq's sequence mode: rare */
+			return 0;
 		if (*p == '\n') {
 			q.line++;
 			q.col = 0;
 		}
-		if (*p == '\036')	/* RS: libjq's sequence mode, rare */
+		if (jq_end_literal(&q) != 0)
 			return 0;
-		if (str != NULL) {
-			if (esc || *p != '"') {
-				esc = !esc && *p == '\\';
-				continue;
-			}
-			if (!jq_string_ok(str, p))
+		/* libjq hands over a value that ends here first. */
+		if (jq_top_done(&q))
+			return 0;
+		if (c == JQ_TOKEN && jq_token(&q, *p) != 0)
+			return 0;
+		if (c == JQ_QUOTE) {
+			if ((close = jq_string_end(p + 1, end)) == NULL ||
+			    !jq_string_ok(p + 1, close))
 				return 0;
-			str = NULL;
+			q.col += (int)(close - p);
+			p = close;
 			if ((r = jq_value(&q, NEXT_STRING)) != 0) {
 				*line = q.line;
 				*col = q.col;
 				return r == 2;
 			}
-		} else if (!jq_in(" \t\r\n\"[]{},:", *p)) {
-			if (q.tok++ == 0)
-				q.tokp = p;
-			continue;
-		} else {
-			if (jq_end_literal(&q) != 0)
-				return 0;
-			/* libjq hands over a value that ends here first. */
-			if (jq_top_done(&q))
-				return 0;
-			if (*p == '"')
-				str = p + 1;
-			else if (jq_in("[]{},:", *p) &&
-			    jq_token(&q, *p) != 0)
-				return 0;
 		}
 		if (jq_top_done(&q))
 			return 0;
