@@ -182,12 +182,19 @@ jq_in(const char *set, char c)
 static int
 jq_literal_ok(const char *s, size_t n)
 {
-	const char *e = s + n;
+	const char *e = s + n, *nul;
 	int digits = 0;
 
-	if ((n == 4 && memcmp(s, "true", 4) == 0) || (n == 5 &&
-	    memcmp(s, "false", 5) == 0) || (n == 4 && memcmp(s, "null",
-	    4) == 0))
+	if (s[0] == 't')
+		return n == 4 && memcmp(s, "true", 4) == 0;
+	if (s[0] == 'f')
+		return n == 5 && memcmp(s, "false", 5) == 0;
+	if (s[0] == 'n' && n != 3)	/* three letters may be nan */
+		return n == 4 && memcmp(s, "null", 4) == 0;
+	/* libjq reads the rest with strtod, which stops at a NUL. */
+	if ((nul = memchr(s, '\0', n)) != NULL)
+		e = nul;
+	if (s == e)
 		return 1;
 	if (s < e && (*s == '+' || *s == '-'))
 		s++;
@@ -213,6 +220,16 @@ jq_literal_ok(const char *s, size_t n)
 	return s == e;
 }
 
+/*
+ * A control byte libjq 1.6 refuses in a string: 0x01 to 0x1e.  It takes
+ * NUL and 0x1f (its check is c > 0 && c < 0x1f).
+ */
+static int
+jq_control(char c)
+{
+	return (unsigned char)c >= 0x01 && (unsigned char)c <= 0x1e;
+}
+
 /* Would libjq take this string's body (escapes, control bytes)? */
 static int
 jq_string_ok(const char *s, const char *end)
@@ -220,7 +237,7 @@ jq_string_ok(const char *s, const char *end)
 	static const char hex[] = "0123456789abcdefABCDEF";
 
 	for (; s < end; s++) {
-		if ((unsigned char)*s < 0x20)
+		if (jq_control(*s))
 			return 0;
 		if (*s != '\\')
 			continue;
@@ -325,30 +342,30 @@ jq_top_done(struct jqsim *q)
 
 /*
  * The closing quote of the string whose body starts at p, or NULL when
- * there is none or the body holds a control byte: libjq refuses that
- * string (RS and newline included), so it reaches no later one.
+ * there is none or the body holds a control byte libjq refuses (RS and
+ * newline among them): it then reaches no later string.
  */
 static const char *
 jq_string_end(const char *p, const char *end)
 {
 	for (; p < end; p++) {
-		if ((unsigned char)*p < 0x20)
+		if (jq_control(*p))
 			return NULL;
 		if (*p == '"')
 			return p;
-		if (*p == '\\' && (++p == end || (unsigned char)*p < 0x20))
+		if (*p == '\\' && (++p == end || jq_control(*p)))
 			return NULL;
 	}
 	return NULL;
 }
 
 /* How libjq's scanner sorts a byte outside strings. */
-enum { JQ_LITERAL, JQ_SPACE, JQ_QUOTE, JQ_TOKEN, JQ_RS };
+enum { JQ_LITERAL, JQ_SPACE, JQ_QUOTE, JQ_TOKEN };
 static const unsigned char jq_class[256] = {
 	[' '] = JQ_SPACE, ['\t'] = JQ_SPACE, ['\r'] = JQ_SPACE,
 	['\n'] = JQ_SPACE, ['"'] = JQ_QUOTE, ['['] = JQ_TOKEN,
 	[']'] = JQ_TOKEN, ['{'] = JQ_TOKEN, ['}'] = JQ_TOKEN,
-	[','] = JQ_TOKEN, [':'] = JQ_TOKEN, ['\036'] = JQ_RS,
+	[','] = JQ_TOKEN, [':'] = JQ_TOKEN,
 };
 
 /*
@@ -377,8 +394,6 @@ jq_would_leak(const char *p, const char *end, int *line, int *col)
 				q.tokp = p;
 			continue;
 		}
-		if (c == JQ_RS)		/* libjq's sequence mode: rare */
-			return 0;
 		if (*p == '\n') {
 			q.line++;
 			q.col = 0;
@@ -419,6 +434,16 @@ art_json_parse(const char *text, size_t len, struct art_err *err)
 	if (len > 0x7fffffff) {
 		art_err_set(err, "bad_json", "JSON text too long (%zu bytes)",
 		    len);
+		return jv_invalid();
+	}
+	/*
+	 * libjq 1.6 takes an RS (0x1e) as the end of a record, even in a
+	 * string, and goes on after it (RFC 7464 sequences), further than
+	 * jq_would_leak() follows; JSON allows it nowhere.
+	 */
+	if ((cut = memchr(text, '\036', len)) != NULL) {
+		art_err_set(err, "bad_json", "not valid JSON: record separator "
+		    "(0x1e) at byte %zu", (size_t)(cut - text) + 1);
 		return jv_invalid();
 	}
 	if (jq_would_leak(text, text + len, &line, &col)) {

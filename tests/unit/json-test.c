@@ -372,12 +372,30 @@ test_bad_json_leaks_nothing(void)
 		{ "{\"a\":1]", "" },
 		{ "\"a\" \"b\"", "" },
 		{ "1 2 [\"a\" \"b\"]", "" },
+		{ "1\x1e[\"a\" \"b\"]", "record separator (0x1e) at byte 2" },
+		{ "[\"a\x1e\" \"b\"]", "record separator" },
+		{ "[nan\x01 \"a\"]", "" },
 	};
+	/*
+	 * libjq reads a literal up to a NUL ([1,\0x "a"] is [1,0 "a"]), and
+	 * takes a NUL in a string.
+	 */
+	static const char nul[] = "[1,\0x \"a\"]", nuls[] = "[\"a\0\" \"b\"]";
 	struct art_err err;
 	size_t i, k;
 	int same = 1;
 	jv v;
 
+	v = art_json_parse(nul, sizeof(nul) - 1, &err);
+	ok(!jv_is_valid(v) && strstr(err.msg, "Expected separator between "
+	    "values at line 1, column 9") != NULL, "a NUL in a literal: %s",
+	    err.msg);
+	jv_free(v);
+	v = art_json_parse(nuls, sizeof(nuls) - 1, &err);
+	ok(!jv_is_valid(v) && strstr(err.msg, "Expected separator between "
+	    "values at line 1, column 9") != NULL, "a NUL in a string: %s",
+	    err.msg);
+	jv_free(v);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		art_err_clear(&err);
 		v = art_json_parse_str(bad[i].text, &err);
@@ -388,12 +406,19 @@ test_bad_json_leaks_nothing(void)
 		jv_free(v);
 	}
 	/* Many of them: a leak of a few bytes each shows even without LSan. */
-	for (k = 0; k < 2000; k++)
+	for (k = 0; k < 2000; k++) {
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			v = art_json_parse_str(bad[i].text, &err);
 			same &= !jv_is_valid(v);
 			jv_free(v);
 		}
+		v = art_json_parse(nul, sizeof(nul) - 1, &err);
+		same &= !jv_is_valid(v);
+		jv_free(v);
+		v = art_json_parse(nuls, sizeof(nuls) - 1, &err);
+		same &= !jv_is_valid(v);
+		jv_free(v);
+	}
 	ok(same, "every one fails every time");
 	v = art_json_parse_str("{\"a\":[\"b\",\"c\"],\"d\":{\"e\":\"f\"}}",
 	    &err);
