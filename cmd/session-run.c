@@ -22,6 +22,7 @@
 #include "json.h"
 #include "ndjson.h"
 #include "outq.h"
+#include "session.h"
 
 #include "session-cmd.h"
 
@@ -30,6 +31,7 @@
 
 struct ring {
 	struct art_engine		*engine;
+	struct art_store		*store;
 	struct art_outq			*out;
 	struct art_ndjson_reader	*in;
 	FILE				*events;
@@ -157,6 +159,74 @@ drain(struct ring *r)
 	return failed ? -1 : 0;
 }
 
+struct turn_of {
+	const char	*sid;
+	jv		 turn;
+};
+
+static int
+turn_of_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct turn_of *q = ctx;
+	jv s = art_session_get(t, q->sid, err);
+
+	q->turn = jv_is_valid(s) ? art_json_field(&s, "turn") : jv_null();
+	jv_free(s);
+	return 0;
+}
+
+/* A client event of the failed run: {type, session_id, turn_id?}. */
+static jv
+run_event(const char *type, const char *sid, const jv *turn)
+{
+	jv ev = art_json_set(jv_object(), "type", jv_string(type));
+
+	ev = art_json_set(ev, "session_id", jv_string(sid));
+	if (jv_get_kind(*turn) == JV_KIND_STRING)
+		ev = art_json_set(ev, "turn_id", jv_copy(*turn));
+	return ev;
+}
+
+/*
+ * The engine could not record a step (a full disk is err code
+ * "no_space"): nothing of it is in the store, and nothing it would have
+ * caused went out.  Said on stderr, and on --events as an error and the
+ * turn's completion, so a client waiting on the turn hears this run
+ * ended it.  The session stays as its last commit left it, so run -s
+ * resumes it.  Returns the run's exit status.
+ */
+static int
+store_failed(struct ring *r, const struct art_err *failed)
+{
+	struct turn_of q = { r->sid, jv_null() };
+	struct art_err err;
+	const char *code = failed->code != NULL ? failed->code : "store";
+	jv ev;
+
+	art_warn("%s", failed->msg);
+	if (art_err_is(failed, "no_space"))
+		art_warn("session '%s' is as its last commit left it: free "
+		    "some space, then run again with -s %s", r->sid, r->sid);
+	if (r->events == NULL || r->sid[0] == '\0')
+		return ART_EXIT_FAIL;
+	art_store_read(r->store, turn_of_fn, &q, &err);
+	ev = run_event("error", r->sid, &q.turn);
+	ev = art_json_set(ev, "code", jv_string(code));
+	ev = art_json_set(ev, "message", jv_string(failed->msg));
+	ev = art_json_set(ev, "retrying", jv_false());
+	if (art_ndjson_write(r->events, ev, &err) == 0) {
+		ev = run_event("completion", r->sid, &q.turn);
+		ev = art_json_set(ev, "text", jv_null());
+		ev = art_json_set(ev, "error", jv_string(failed->msg));
+		ev = art_json_set(ev, "code", jv_string(code));
+		if (art_ndjson_write(r->events, ev, &err) == -1)
+			art_warn("write events: %s", err.msg);
+	} else
+		art_warn("write events: %s", err.msg);
+	jv_free(q.turn);
+	return ART_EXIT_FAIL;
+}
+
 /*
  * A reader of one --input: its JSON text, or @FILE's bytes (@- the
  * standard input) read as they are, so that bad UTF-8 is seen, not
@@ -249,8 +319,8 @@ send_inputs(struct ring *r, jv lines)
 		return 0;
 	}
 	if (art_engine_input_batch(r->engine, r->sid, lines, &err) == -1) {
-		art_warn("%s", err.msg);
-		return ART_EXIT_FAIL;
+		drain(r);
+		return store_failed(r, &err);
 	}
 	return 0;
 }
@@ -283,8 +353,8 @@ send_resume(struct ring *r, const struct opts *o)
 	else
 		jv_free(payload);
 	if (art_engine_input(r->engine, r->sid, line, &err) == -1) {
-		art_warn("%s", err.msg);
-		return ART_EXIT_FAIL;
+		drain(r);
+		return store_failed(r, &err);
 	}
 	return 0;
 }
@@ -306,8 +376,8 @@ send_message(struct ring *r, const struct opts *o)
 		line = jv_object_set(line, jv_string("turn_id"),
 		    jv_string(o->turn_id));
 	if (art_engine_input(r->engine, r->sid, line, &err) == -1) {
-		art_warn("%s", err.msg);
-		return ART_EXIT_FAIL;
+		drain(r);
+		return store_failed(r, &err);
 	}
 	return 0;
 }
@@ -345,9 +415,8 @@ read_ring(struct ring *r)
 		}
 		if (art_engine_input_batch(r->engine, r->sid, batch,
 		    &err) == -1) {
-			art_warn("%s", err.msg);
 			drain(r);	/* what did commit still goes out */
-			return -1;
+			return store_failed(r, &err), -1;
 		}
 		if (drain(r) == -1)
 			return -1;
@@ -409,8 +478,12 @@ loop(struct ring *r)
 		if (n > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    read_ring(r) == -1)
 			return ART_EXIT_FAIL;
-		if (art_engine_tick(r->engine, &err) == -1 || drain(r) == -1)
-			return art_warn("%s", err.msg), ART_EXIT_FAIL;
+		if (art_engine_tick(r->engine, &err) == -1) {
+			drain(r);
+			return store_failed(r, &err);
+		}
+		if (drain(r) == -1)
+			return ART_EXIT_FAIL;
 	}
 }
 
@@ -447,7 +520,7 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 	struct agents agents = { .n = 0 };
 	struct art_engine_opts eo = { e->store, &e->ids, &e->clock, load_agent,
 	    &agents, (long)getpid(), false };
-	struct ring r = { .clock = &e->clock };
+	struct ring r = { .clock = &e->clock, .store = e->store };
 	struct art_err err;
 	int fl, status;
 	jv inputs;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "buf.h"
 
@@ -144,16 +145,311 @@ art_json_get_kind(const jv *obj, const char *key, jv_kind kind,
 	return 0;
 }
 
+/*
+ * libjq 1.6 leaks the string its parser refuses when a value already
+ * waits in an array or object ({"a""b"}, [1 "b"], [{} "x"]: "Expected
+ * separator between values"): the new string is never freed (jq 1.7
+ * frees it).  A filter that lives for days on such lines would grow
+ * without bound, so that text never reaches libjq.  jq_would_leak()
+ * follows libjq's parser over the text, as far as it would go, and says
+ * whether it would reach such a string, and where; art_json_parse() then
+ * makes libjq's message itself.  Where libjq stops earlier it is left to
+ * libjq, which frees what it built.  Each check below is at most as
+ * strict as libjq's: one too lenient costs a message (ours where libjq's
+ * would name an earlier fault), one too strict would let a leak through.
+ */
+#define JQ_DEPTH	256	/* libjq 1.6's limit; a key may sit on top */
+
+enum { NEXT_NONE, NEXT_STRING, NEXT_OTHER };
+
+struct jqsim {
+	int		 line, col;
+	int		 next;		/* the value waiting, as p->next */
+	int		 depth, values;
+	size_t		 tok;		/* bytes of the literal being read */
+	const char	*tokp;
+	unsigned char	 kind[JQ_DEPTH + 1];	/* '[', '{', or 'k' (a key) */
+	unsigned char	 full[JQ_DEPTH + 1];	/* has a member */
+};
+
+static int
+jq_in(const char *set, char c)
+{
+	return c != '\0' && strchr(set, c) != NULL;
+}
+
+/* Could libjq read this literal?  true, false, null, nan or a number. */
+static int
+jq_literal_ok(const char *s, size_t n)
+{
+	const char *e = s + n, *nul;
+	int digits = 0;
+
+	if (s[0] == 't')
+		return n == 4 && memcmp(s, "true", 4) == 0;
+	if (s[0] == 'f')
+		return n == 5 && memcmp(s, "false", 5) == 0;
+	if (s[0] == 'n' && n != 3)	/* three letters may be nan */
+		return n == 4 && memcmp(s, "null", 4) == 0;
+	/* libjq reads the rest with strtod, which stops at a NUL. */
+	if ((nul = memchr(s, '\0', n)) != NULL)
+		e = nul;
+	if (s == e)
+		return 1;
+	if (s < e && (*s == '+' || *s == '-'))
+		s++;
+	if ((e - s == 3 && (strncasecmp(s, "nan", 3) == 0 ||
+	    strncasecmp(s, "inf", 3) == 0)) || (e - s == 8 &&
+	    strncasecmp(s, "infinity", 8) == 0))
+		return 1;
+	for (; s < e && *s >= '0' && *s <= '9'; s++)
+		digits++;
+	if (s < e && *s == '.')
+		for (s++; s < e && *s >= '0' && *s <= '9'; s++)
+			digits++;
+	if (digits == 0)
+		return 0;
+	if (s < e && (*s == 'e' || *s == 'E')) {
+		if (++s < e && (*s == '+' || *s == '-'))
+			s++;
+		for (digits = 0; s < e && *s >= '0' && *s <= '9'; s++)
+			digits++;
+		if (digits == 0)
+			return 0;
+	}
+	return s == e;
+}
+
+/*
+ * A control byte libjq 1.6 refuses in a string: 0x01 to 0x1e.  It takes
+ * NUL and 0x1f (its check is c > 0 && c < 0x1f).
+ */
+static int
+jq_control(char c)
+{
+	return (unsigned char)c >= 0x01 && (unsigned char)c <= 0x1e;
+}
+
+/* Would libjq take this string's body (escapes, control bytes)? */
+static int
+jq_string_ok(const char *s, const char *end)
+{
+	static const char hex[] = "0123456789abcdefABCDEF";
+
+	for (; s < end; s++) {
+		if (jq_control(*s))
+			return 0;
+		if (*s != '\\')
+			continue;
+		if (++s == end)
+			return 0;
+		if (jq_in("\\\"/bfnrt", *s))
+			continue;
+		if (*s != 'u' || end - s < 5 || !jq_in(hex, s[1]) ||
+		    !jq_in(hex, s[2]) || !jq_in(hex, s[3]) || !jq_in(hex, s[4]))
+			return 0;
+		s += 4;
+		/* A high surrogate needs its low half; be lenient past that. */
+		if (jq_in("dD", s[-3]) && jq_in("89abAB", s[-2]) &&
+		    (end - s < 7 || s[1] != '\\' || s[2] != 'u'))
+			return 0;
+	}
+	return 1;
+}
+
+/* A value done: 1 when libjq refuses it, 2 when that leaks it. */
+static int
+jq_value(struct jqsim *q, int kind)
+{
+	if (q->next != NEXT_NONE)
+		return kind == NEXT_STRING ? 2 : 1;
+	q->next = kind;
+	return 0;
+}
+
+/* libjq's structural tokens; 1 where it stops. */
+static int
+jq_token(struct jqsim *q, char ch)
+{
+	unsigned char *top = q->depth > 0 ? &q->kind[q->depth - 1] : NULL;
+
+	switch (ch) {
+	case '[':
+	case '{':
+		if (q->next != NEXT_NONE || q->depth == JQ_DEPTH)
+			return 1;
+		q->kind[q->depth] = (unsigned char)ch;
+		q->full[q->depth++] = 0;
+		return 0;
+	case ':':
+		if (q->next != NEXT_STRING || top == NULL || *top != '{' ||
+		    q->depth > JQ_DEPTH)
+			return 1;
+		q->kind[q->depth++] = 'k';
+		q->next = NEXT_NONE;
+		return 0;
+	case ',':
+		if (q->next == NEXT_NONE || top == NULL || *top == '{')
+			return 1;
+		if (*top == 'k')
+			q->depth--;
+		q->full[q->depth - 1] = 1;
+		q->next = NEXT_NONE;
+		return 0;
+	case ']':
+		if (top == NULL || *top != '[' || (q->next == NEXT_NONE &&
+		    q->full[q->depth - 1]))
+			return 1;
+		q->depth--;
+		q->next = NEXT_OTHER;
+		return 0;
+	default:	/* '}' */
+		if (top == NULL)
+			return 1;
+		if (q->next != NEXT_NONE) {
+			if (*top != 'k')
+				return 1;
+			q->depth--;
+		} else if (*top != '{' || q->full[q->depth - 1])
+			return 1;
+		q->depth--;
+		q->next = NEXT_OTHER;
+		return 0;
+	}
+}
+
+/* The literal being read ends; 1 where libjq stops. */
+static int
+jq_end_literal(struct jqsim *q)
+{
+	size_t n = q->tok;
+
+	q->tok = 0;
+	if (n == 0)
+		return 0;
+	return !jq_literal_ok(q->tokp, n) || jq_value(q, NEXT_OTHER) != 0;
+}
+
+/* A value at the top ends one parse: 1 at the second, where libjq stops. */
+static int
+jq_top_done(struct jqsim *q)
+{
+	if (q->depth > 0 || q->next == NEXT_NONE)
+		return 0;
+	q->next = NEXT_NONE;
+	return ++q->values == 2;
+}
+
+/*
+ * The closing quote of the string whose body starts at p, or NULL when
+ * there is none or the body holds a control byte libjq refuses (RS and
+ * newline among them): it then reaches no later string.
+ */
+static const char *
+jq_string_end(const char *p, const char *end)
+{
+	for (; p < end; p++) {
+		if (jq_control(*p))
+			return NULL;
+		if (*p == '"')
+			return p;
+		if (*p == '\\' && (++p == end || jq_control(*p)))
+			return NULL;
+	}
+	return NULL;
+}
+
+/* How libjq's scanner sorts a byte outside strings. */
+enum { JQ_LITERAL, JQ_SPACE, JQ_QUOTE, JQ_TOKEN };
+static const unsigned char jq_class[256] = {
+	[' '] = JQ_SPACE, ['\t'] = JQ_SPACE, ['\r'] = JQ_SPACE,
+	['\n'] = JQ_SPACE, ['"'] = JQ_QUOTE, ['['] = JQ_TOKEN,
+	[']'] = JQ_TOKEN, ['{'] = JQ_TOKEN, ['}'] = JQ_TOKEN,
+	[','] = JQ_TOKEN, [':'] = JQ_TOKEN,
+};
+
+/*
+ * 1 when libjq 1.6 would leak on text, with *line and *col where it
+ * would report it; 0 otherwise.
+ */
+static int
+jq_would_leak(const char *p, const char *end, int *line, int *col)
+{
+	struct jqsim q;
+	const char *close;
+	int c, r;
+
+	q.line = 1;
+	q.col = q.next = q.depth = q.values = 0;
+	q.tok = 0;
+	q.tokp = NULL;
+	if (end - p >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		p += 3;
+	else if (p < end && *p == '\xef')
+		return 0;
+	for (; p < end; p++) {
+		q.col++;
+		if ((c = jq_class[(unsigned char)*p]) == JQ_LITERAL) {
+			if (q.tok++ == 0)
+				q.tokp = p;
+			continue;
+		}
+		if (*p == '\n') {
+			q.line++;
+			q.col = 0;
+		}
+		if (jq_end_literal(&q) != 0)
+			return 0;
+		/* libjq hands over a value that ends here first. */
+		if (jq_top_done(&q))
+			return 0;
+		if (c == JQ_TOKEN && jq_token(&q, *p) != 0)
+			return 0;
+		if (c == JQ_QUOTE) {
+			if ((close = jq_string_end(p + 1, end)) == NULL ||
+			    !jq_string_ok(p + 1, close))
+				return 0;
+			q.col += (int)(close - p);
+			p = close;
+			if ((r = jq_value(&q, NEXT_STRING)) != 0) {
+				*line = q.line;
+				*col = q.col;
+				return r == 2;
+			}
+		}
+		if (jq_top_done(&q))
+			return 0;
+	}
+	return 0;
+}
+
 jv
 art_json_parse(const char *text, size_t len, struct art_err *err)
 {
 	jv v, msg;
 	char why[200] = "parse error";
 	const char *cut;
+	int line, col;
 
 	if (len > 0x7fffffff) {
 		art_err_set(err, "bad_json", "JSON text too long (%zu bytes)",
 		    len);
+		return jv_invalid();
+	}
+	/*
+	 * libjq 1.6 takes an RS (0x1e) as the end of a record, even in a
+	 * string, and goes on after it (RFC 7464 sequences), further than
+	 * jq_would_leak() follows; JSON allows it nowhere.
+	 */
+	if ((cut = memchr(text, '\036', len)) != NULL) {
+		art_err_set(err, "bad_json", "not valid JSON: record separator "
+		    "(0x1e) at byte %zu", (size_t)(cut - text) + 1);
+		return jv_invalid();
+	}
+	if (jq_would_leak(text, text + len, &line, &col)) {
+		art_err_set(err, "bad_json", "not valid JSON: Expected "
+		    "separator between values at line %d, column %d", line,
+		    col);
 		return jv_invalid();
 	}
 	v = jv_parse_sized(text, (int)len);

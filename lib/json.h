@@ -37,7 +37,8 @@ jv	art_json_field(const jv *obj, const char *key);
  * Parses text[0..len), which must be followed by a readable NUL at
  * text[len] (libjq 1.6 reads its input as a C string when it fails).
  * Returns the value, or jv_invalid() with err code "bad_json" and a
- * message that does not quote the input.
+ * message that does not quote the input.  Bad text leaks nothing, even
+ * where libjq 1.6 itself would ({"a""b"}: see json.c).
  */
 jv	art_json_parse(const char *text, size_t len, struct art_err *);
 /* Parses a NUL-terminated string; as art_json_parse(). */

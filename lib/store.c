@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <lmdb.h>
@@ -169,6 +170,38 @@ make_dirs(const char *dir, struct art_err *err)
 		return art_err_set(err, "store", "open store '%s': not a "
 		    "directory", dir);
 	return 0;
+}
+
+/*
+ * A write LMDB could not make because the file system is full.  LMDB
+ * passes ENOSPC on, but a write that got only part of its bytes down (the
+ * usual way a disk fills) it reports as EIO, so an EIO on a file system
+ * with less free space than LMDB writes at once is taken for the same.
+ */
+#define FULL_SLACK	((unsigned long long)1 << 20)
+
+static int
+is_full(const struct art_store *st, int rc)
+{
+	struct statvfs vfs;
+
+	if (rc == ENOSPC || rc == EDQUOT)
+		return 1;
+	return rc == EIO && statvfs(st->dir, &vfs) == 0 &&
+	    (unsigned long long)vfs.f_bavail * vfs.f_frsize < FULL_SLACK;
+}
+
+/* A failed write (what: "commit", a database's name), as err. */
+static int
+write_fail(const struct art_store *st, struct art_err *err, const char *what,
+    int rc)
+{
+	if (is_full(st, rc))
+		return art_err_set(err, "no_space", "%s to store '%s': %s",
+		    what, st->dir, rc == EDQUOT ? "disk quota exceeded" :
+		    "no space left on device");
+	return art_err_set(err, "store", "%s to '%s': %s", what, st->dir,
+	    mdb_strerror(rc));
 }
 
 static int
@@ -565,8 +598,7 @@ art_store_write(struct art_store *st, art_txn_fn *fn, void *ctx,
 				cache_clear(st);
 				jv_free(st->kept);
 				st->kept = jv_null();
-				return art_err_set(err, "store", "commit to "
-				    "'%s': %s", st->dir, mdb_strerror(rc));
+				return write_fail(st, err, "commit", rc);
 			}
 			return r;
 		} else {
@@ -656,6 +688,8 @@ put(struct art_txn *t, enum art_db db, const char *sid, const void *sub,
 		return art_err_set(err, "exists", "%s: key exists", dbnames[db]);
 	if (rc == MDB_MAP_FULL)
 		return art_err_set(err, "map_full", "store map is full");
+	if (rc != 0 && is_full(t->st, rc))
+		return write_fail(t->st, err, dbnames[db], rc);
 	if (rc != 0)
 		return art_err_set(err, "store", "write %s: %s", dbnames[db],
 		    mdb_strerror(rc));
@@ -742,6 +776,8 @@ art_store_del(struct art_txn *t, enum art_db db, const char *sid,
 	rc = mdb_del(t->txn, t->st->dbi[db], &k, NULL);
 	if (rc == MDB_NOTFOUND)
 		return 0;
+	if (rc != 0 && is_full(t->st, rc))
+		return write_fail(t->st, err, dbnames[db], rc);
 	if (rc != 0)
 		return art_err_set(err, "store", "delete from %s: %s",
 		    dbnames[db], mdb_strerror(rc));
@@ -914,6 +950,8 @@ art_store_del_session(struct art_txn *t, const char *sid,
 		mdb_cursor_close(cur);
 		if (rc == MDB_MAP_FULL)
 			return art_err_set(err, "map_full", "store map is full");
+		if (rc != 0 && rc != MDB_NOTFOUND && is_full(t->st, rc))
+			return write_fail(t->st, err, "delete", rc);
 		if (rc != 0 && rc != MDB_NOTFOUND)
 			return art_err_set(err, "store", "delete: %s",
 			    mdb_strerror(rc));

@@ -91,7 +91,10 @@ size_t	art_store_mapsize(const struct art_store *);
  * returns -1 (whose err is kept).  When the map fills, the transaction is
  * aborted, the map doubled (up to map_max) and fn run again from the
  * start, so fn must only write through its txn.  A map that cannot grow
- * is err code "store_full".  Returns fn's result, or -1.
+ * is err code "store_full".  A file system too full to take the change
+ * is err code "no_space" ("commit to store 'DIR': no space left on
+ * device"): nothing of it was recorded, and the same write succeeds once
+ * space is freed.  Returns fn's result, or -1.
  */
 typedef int art_txn_fn(struct art_txn *, void *ctx, struct art_err *);
 int	art_store_write(struct art_store *, art_txn_fn *, void *ctx,
@@ -115,7 +118,8 @@ struct art_store *art_txn_store(struct art_txn *);
 
 /*
  * Stores value (consumed) under (sid, sub).  -1 with err code "map_full"
- * (handled by art_store_write) or "store".  art_store_add() refuses an
+ * (handled by art_store_write), "no_space" (LMDB wrote pages out early
+ * to a full file system) or "store".  art_store_add() refuses an
  * existing key with err code "exists".
  */
 int	art_store_put(struct art_txn *, enum art_db, const char *sid,

@@ -481,3 +481,35 @@ agentrt-decide: jq: 2 compile errors"
 	assert_eq "${lines[2]}" '{"type":"decision.response","session_id":"s1","decision_id":"d1","agent":{"model":"mock/other"}}'
 	assert_eq "${lines[3]}" "${lines[0]}"
 }
+
+# VmRSS of process PID, in kB.
+rss_of() {
+	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
+}
+
+@test "bad JSON lines do not grow agentrt-decide" {
+	[ -z "${ART_TEST_WRAP:-}" ] || skip "RSS under valgrind is valgrind's"
+	[ -r /proc/self/status ] || skip "no /proc"
+	local fifo=$BATS_TEST_TMPDIR/in out=$BATS_TEST_TMPDIR/out pid a b i
+	mkfifo "$fifo"
+	# Under ASan, its quarantine and the stack traces it keeps of each
+	# allocation grow too: turn them off (LeakSanitizer still looks).
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:thread_local_quarantine_size_kb=0:malloc_context_size=0" \
+	    agentrt-decide <"$fifo" >"$out" 2>/dev/null &
+	pid=$!
+	exec 5>"$fifo"
+	yes '{"a""b"}' | head -n 1000 >&5
+	wait_lines "$out" 1000
+	a=$(rss_of "$pid")
+	yes '{"a""b"}' | head -n 200000 >&5
+	for i in $(seq 1 1200); do
+		[ "$(wc -l <"$out")" -ge 201000 ] && break
+		sleep 0.1
+	done
+	b=$(rss_of "$pid")
+	exec 5>&-
+	wait "$pid" || fail "agentrt-decide exited $?"
+	[ "$(wc -l <"$out")" -eq 201000 ] || fail "$(wc -l <"$out") error lines"
+	# libjq 1.6's own leak here was 34 bytes a line: 6.6 MB.
+	[ $((b - a)) -lt 2048 ] || fail "VmRSS grew from $a kB to $b kB"
+}
