@@ -375,6 +375,9 @@ judge() {
 	| [$p[] | select(.role == "tool") | {(.tool_call_id): .content}] | add
 	    // {} | . as $content
 	| [$effects | unique[] | select(has($killedc; .) | not)
+	    # A tool still running at the kill had not answered: it was
+	    # interrupted (the contract allows it), not a result lost.
+	    | select(has($running; .) | not)
 	    | select($content[.] != null and
 	      ($content[.] | tostring | startswith("effect ") | not))]
 	    as $rlost
