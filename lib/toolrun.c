@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "clock.h"
@@ -325,6 +326,16 @@ step_watched(struct art_toolrun *tr)
 	tr->watched = left;
 }
 
+/* Whether a running entry (borrowed) names this process. */
+static bool
+mine(const jv *entry)
+{
+	int64_t pid = 0;
+
+	art_json_get_int(entry, "pid", 0, &pid, NULL);
+	return pid == (int64_t)getpid();
+}
+
 /*
  * Before a tool.execute (rec, trig: borrowed) runs an executable or an
  * MCP tool: its attempt is claimed in the store's outbox, so it runs at
@@ -376,6 +387,9 @@ claim(struct art_toolrun *tr, const jv *rec, const jv *trig)
 		/* It ran: its result again, and nothing runs. */
 		respond(tr, sid, did, jv_array());
 		emit(tr, art_json_field(&entry, "line"));
+	} else if (art_outbox_alive(&entry) && mine(&entry)) {
+		/* Asked again while we run it: its settle is on its way. */
+		respond(tr, sid, did, jv_array());
 	} else if (art_outbox_alive(&entry)) {
 		respond(tr, sid, did, jv_array());
 		w = art_json_set(jv_object(), "sid", jv_string(sid));
