@@ -276,7 +276,7 @@ jq_token(struct jqsim *q, char ch)
 	switch (ch) {
 	case '[':
 	case '{':
-		if (q->next != NEXT_NONE || q->depth == JQ_DEPTH)
+		if (q->next != NEXT_NONE || q->depth >= JQ_DEPTH)
 			return 1;
 		q->kind[q->depth] = (unsigned char)ch;
 		q->full[q->depth++] = 0;

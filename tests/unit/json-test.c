@@ -727,6 +727,27 @@ test_set_and_set_some(void)
 	jv_free(want);
 }
 
+/*
+ * Found by tests/fuzz/schema: a key on top of libjq's deepest level, then
+ * one more array, wrote past the leak check's stack.  libjq says the
+ * depth limit there, and so must we, reading nothing out of bounds.
+ */
+static void
+test_depth_past_a_key(void)
+{
+	char text[300];
+	struct art_err err;
+	jv v;
+
+	memset(text, '[', 255);
+	snprintf(text + 255, sizeof(text) - 255, "{\"a\":[1]}");
+	v = art_json_parse(text, strlen(text), &err);
+	ok(!jv_is_valid(v) && strstr(err.msg, "Exceeds depth limit for "
+	    "parsing at line 1, column 261") != NULL, "a key at the depth "
+	    "limit, then an array: libjq's depth error (%s)", err.msg);
+	jv_free(v);
+}
+
 int
 main(void)
 {
@@ -749,6 +770,7 @@ main(void)
 	test_parse_takes_one_value();
 	test_parse_failure_is_bad_json_without_the_input();
 	test_bad_json_leaks_nothing();
+	test_depth_past_a_key();
 	test_canon_sorts_keys_at_every_depth();
 	test_canon_is_compact();
 	test_canon_sorts_keys_by_code_point();
