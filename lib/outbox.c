@@ -70,18 +70,19 @@ boot_id(char *buf, size_t n)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-struct claim {
+/* One attempt's place in the outbox, and what a write or read moves. */
+struct slot {
 	const char	*sid;
 	unsigned char	 key[KEY_MAX];
 	size_t		 klen;
-	jv		 entry;		/* in: ours; out: what was there */
+	jv		 entry;		/* claim: ours, then what was there */
 	int		 claimed;
 };
 
 static int
 claim_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
-	struct claim *c = ctx;
+	struct slot *c = ctx;
 	struct art_err miss;
 	jv was = art_store_get(t, ART_DB_OUTBOX, c->sid, c->key, c->klen,
 	    &miss);
@@ -104,7 +105,7 @@ int
 art_outbox_claim(struct art_store *st, const char *sid, const char *call,
     int64_t attempt, jv *entry, struct art_err *err)
 {
-	struct claim c = { sid, { 0 }, 0, jv_null(), 0 };
+	struct slot c = { sid, { 0 }, 0, jv_null(), 0 };
 	char boot[64], at[ART_CLOCK_BUFSZ];
 	long pid = (long)getpid();
 	jv mine;
@@ -129,24 +130,17 @@ art_outbox_claim(struct art_store *st, const char *sid, const char *call,
 	return 0;
 }
 
-struct get {
-	const char	*sid;
-	unsigned char	 key[KEY_MAX];
-	size_t		 klen;
-	jv		 out;
-};
-
 static int
 get_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
-	struct get *g = ctx;
+	struct slot *g = ctx;
 	struct art_err miss;
 
-	g->out = art_store_get(t, ART_DB_OUTBOX, g->sid, g->key, g->klen,
+	g->entry = art_store_get(t, ART_DB_OUTBOX, g->sid, g->key, g->klen,
 	    &miss);
-	if (jv_is_valid(g->out))
+	if (jv_is_valid(g->entry))
 		return 0;
-	g->out = jv_null();
+	g->entry = jv_null();
 	if (art_err_is(&miss, "not_found"))
 		return 0;
 	*err = miss;
@@ -157,28 +151,21 @@ jv
 art_outbox_get(struct art_store *st, const char *sid, const char *call,
     int64_t attempt, struct art_err *err)
 {
-	struct get g = { sid, { 0 }, 0, jv_null() };
+	struct slot g = { sid, { 0 }, 0, jv_null(), 0 };
 
 	if ((g.klen = key_of(g.key, call, attempt)) == 0)
 		return jv_null();
 	if (art_store_read(st, get_fn, &g, err) == -1) {
-		jv_free(g.out);
+		jv_free(g.entry);
 		return jv_invalid();
 	}
-	return g.out;
+	return g.entry;
 }
-
-struct put {
-	const char	*sid;
-	unsigned char	 key[KEY_MAX];
-	size_t		 klen;
-	jv		 entry;
-};
 
 static int
 put_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
-	struct put *p = ctx;
+	struct slot *p = ctx;
 
 	/*
 	 * Not synced: a process killed loses nothing of it, and an OS crash
@@ -194,7 +181,7 @@ int
 art_outbox_done(struct art_store *st, const char *sid, const char *call,
     int64_t attempt, const jv *line, struct art_err *err)
 {
-	struct put p = { sid, { 0 }, 0, jv_null() };
+	struct slot p = { sid, { 0 }, 0, jv_null(), 0 };
 	char at[ART_CLOCK_BUFSZ];
 	int r;
 

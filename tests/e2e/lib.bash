@@ -7,21 +7,23 @@ export AGENTS EVENTS
 export TMPDIR="$BATS_TEST_TMPDIR"
 
 # ring RUN-ARGS...: decide | llm | [inject] | tool | session run, over a
-# fifo.  DECIDE holds agentrt-decide's arguments (split on spaces) and
-# INJECT a command put between llm and tool.  Sets status and output
-# (stderr of every stage) as `run` does.
+# fifo.  DECIDE, LLM_ARGS and TOOL_ARGS hold agentrt-decide's,
+# agentrt-llm's and agentrt-tool's own arguments (split on spaces; a
+# TOOL_ARGS --tools comes before the usual ones) and INJECT a command put
+# between llm and tool.  Sets status and output (stderr of every stage)
+# as `run` does.
 ring() {
 	local fifo="$BATS_TEST_TMPDIR/ring"
 
 	rm -f "$fifo"
 	mkfifo "$fifo"
-	export DECIDE INJECT
+	export DECIDE INJECT LLM_ARGS TOOL_ARGS
 	run timeout 60 bash -c '
 		fifo=$1; shift
 		agentrt-decide $DECIDE <"$fifo" 2>>"$BATS_TEST_TMPDIR/stages.err" |
-		agentrt-llm 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		agentrt-llm $LLM_ARGS 2>>"$BATS_TEST_TMPDIR/stages.err" |
 		${INJECT:-cat} |
-		agentrt-tool --tools "$top_srcdir/tests/fixtures/tools" \
+		agentrt-tool $TOOL_ARGS --tools "$top_srcdir/tests/fixtures/tools" \
 		    --tools "$top_srcdir/examples/tools" 2>>"$BATS_TEST_TMPDIR/stages.err" |
 		AGENTRT_AGENTS="$AGENTS" agentrt-session run --events "$EVENTS" "$@" >"$fifo"
 	' ring "$fifo" "$@"

@@ -37,30 +37,9 @@ bg_ring() {
 	RING_PID=$!
 }
 
-# wait_for FILE N: until FILE has N lines (10 s at most).
-wait_for() {
-	local i
-	for i in $(seq 1 200); do
-		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
-		sleep 0.05
-	done
-	fail "$1 never had $2 lines: $(cat "$1")"
-}
-
-# ring_fg RUN-ARGS...: the ring in the foreground, as lib's ring, with
-# the effect tool's directory.
+# ring_fg RUN-ARGS...: lib's ring, the effect tool's directory passed on.
 ring_fg() {
-	local fifo="$BATS_TEST_TMPDIR/ring"
-	rm -f "$fifo"
-	mkfifo "$fifo"
-	run timeout 60 bash -c '
-		fifo=$1; shift
-		agentrt-decide <"$fifo" 2>>"$BATS_TEST_TMPDIR/stages.err" |
-		agentrt-llm 2>>"$BATS_TEST_TMPDIR/stages.err" |
-		agentrt-tool --env EFFECT_DIR --tools "$top_srcdir/tests/fixtures/tools" \
-		    2>>"$BATS_TEST_TMPDIR/stages.err" |
-		AGENTRT_AGENTS="$AGENTS" agentrt-session run --events "$EVENTS" "$@" >"$fifo"
-	' ring "$fifo" "$@"
+	TOOL_ARGS="--env EFFECT_DIR" ring "$@"
 }
 
 # outbox_entries: how many entries the store's outbox holds (mdb_dump
@@ -75,7 +54,7 @@ outbox_entries() {
 @test "the engine killed while a tool runs: the tool's result is kept, and the resumed turn gets it" {
 	local sid=01900000-0000-7000-8000-0000000000b1
 	bg_ring -s "$sid" -a effect -m go
-	wait_for "$EFFECT_DIR/started" 1
+	wait_lines "$EFFECT_DIR/started" 1
 	kill -9 "$(cat "$BATS_TEST_TMPDIR/pids/session")"
 	wait "$RING_PID" || true
 	# The tool stage finished the tool and kept its result.
@@ -95,7 +74,7 @@ outbox_entries() {
 @test "the tool stage killed while a tool runs: the tool dies with it, and the call says it was interrupted" {
 	local sid=01900000-0000-7000-8000-0000000000b2
 	EFFECT_SLEEP=2 bg_ring -s "$sid" -a effect -m go
-	wait_for "$EFFECT_DIR/started" 1
+	wait_lines "$EFFECT_DIR/started" 1
 	kill -9 "$(cat "$BATS_TEST_TMPDIR/pids/tool")"
 	wait "$RING_PID" || true
 	sleep 2.5
@@ -113,7 +92,7 @@ outbox_entries() {
 @test "interrupted, and the policy retries: the next attempt runs, numbered 2" {
 	local sid=01900000-0000-7000-8000-0000000000b3
 	EFFECT_SLEEP=2 bg_ring -s "$sid" -a effect-retry -m go
-	wait_for "$EFFECT_DIR/started" 1
+	wait_lines "$EFFECT_DIR/started" 1
 	kill -9 "$(cat "$BATS_TEST_TMPDIR/pids/tool")"
 	wait "$RING_PID" || true
 	ring_fg -s "$sid"
@@ -127,7 +106,7 @@ outbox_entries() {
 @test "a ring restarted while the old tool stage still runs the tool waits for its result" {
 	local sid=01900000-0000-7000-8000-0000000000b4
 	EFFECT_SLEEP=2 bg_ring -s "$sid" -a effect -m go
-	wait_for "$EFFECT_DIR/started" 1
+	wait_lines "$EFFECT_DIR/started" 1
 	local old_tool
 	old_tool=$(cat "$BATS_TEST_TMPDIR/pids/tool")
 	kill -9 "$(cat "$BATS_TEST_TMPDIR/pids/session")"
@@ -145,7 +124,7 @@ outbox_entries() {
 @test "rm removes a session's outbox entries" {
 	local sid=01900000-0000-7000-8000-0000000000b5
 	EFFECT_SLEEP=2 bg_ring -s "$sid" -a effect -m go
-	wait_for "$EFFECT_DIR/started" 1
+	wait_lines "$EFFECT_DIR/started" 1
 	kill -9 "$(cat "$BATS_TEST_TMPDIR/pids/session")"
 	wait "$RING_PID" || true
 	# Kept, not yet settled: the entry is there.

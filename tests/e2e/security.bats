@@ -53,23 +53,10 @@ agent() {
 	printf '%s\n' "$2" >"$BATS_TEST_TMPDIR/agents/$1.json"
 }
 
-# sec_ring RUN-ARGS...: the ring, with $LLM_ARGS for the llm stage and
-# this test's agents and tools first.
+# sec_ring RUN-ARGS...: the ring, with this test's agents and tools first.
 sec_ring() {
-	local fifo="$BATS_TEST_TMPDIR/ring"
-
-	rm -f "$fifo"
-	mkfifo "$fifo"
-	export LLM_ARGS
-	run timeout 60 bash -c '
-		fifo=$1; shift
-		agentrt-decide <"$fifo" 2>>"$BATS_TEST_TMPDIR/stages.err" |
-		agentrt-llm $LLM_ARGS 2>>"$BATS_TEST_TMPDIR/stages.err" |
-		agentrt-tool --tools "$BATS_TEST_TMPDIR/tools" \
-		    --tools "$top_srcdir/examples/tools" 2>>"$BATS_TEST_TMPDIR/stages.err" |
-		AGENTRT_AGENTS="$BATS_TEST_TMPDIR/agents:$AGENTS" agentrt-session run \
-		    --events "$EVENTS" "$@" >"$fifo"
-	' ring "$fifo" "$@"
+	TOOL_ARGS="--tools $BATS_TEST_TMPDIR/tools" \
+	AGENTS="$BATS_TEST_TMPDIR/agents:$AGENTS" ring "$@"
 }
 
 # nowhere STRING: STRING is in none of the store's files, the log, the
