@@ -267,27 +267,96 @@ default_llm_call(const jv *config)
 	return art_propose_llm_call(config, jv_invalid());
 }
 
+/* May a client tool named name join config, or does the name belong? */
+static int
+name_is_free(const jv *config, const char *name)
+{
+	jv t = art_propose_tool(config, name), sa;
+	int free_;
+
+	sa = art_propose_sub_agent(config, name);
+	free_ = jv_get_kind(t) == JV_KIND_NULL && jv_get_kind(sa) ==
+	    JV_KIND_NULL && !(strcmp(name, "ask_user") == 0 &&
+	    art_propose_asks_user(config));
+	jv_free(t);
+	jv_free(sa);
+	return free_;
+}
+
+/*
+ * The config with the ClientContext's tools (trigger.client.tools)
+ * layered on as client-handled tools, or jv_invalid() when they add
+ * nothing.  A name a declared tool or a sub-agent already uses keeps
+ * its meaning (PROTOCOL-NOTES §6).
+ */
+static jv
+with_client_tools(const jv *config, const jv *trigger)
+{
+	jv client = art_json_field(trigger, "client"), tools, mine;
+	int added = 0;
+
+	tools = art_json_field(&client, "tools");
+	jv_free(client);
+	if (jv_get_kind(tools) != JV_KIND_ARRAY) {
+		jv_free(tools);
+		return jv_invalid();
+	}
+	mine = art_json_field(config, "tools");
+	if (jv_get_kind(mine) != JV_KIND_ARRAY) {
+		jv_free(mine);
+		mine = jv_array();
+	}
+	jv_array_foreach(tools, i, t) {
+		const char *name = art_json_str(&t, "name");
+		jv probe = jv_object_set(jv_copy(*config), jv_string("tools"),
+		    jv_copy(mine));
+
+		if (jv_get_kind(t) == JV_KIND_OBJECT && name != NULL &&
+		    name_is_free(&probe, name)) {
+			mine = jv_array_append(mine, jv_object_set(jv_copy(t),
+			    jv_string("handler"), jv_string("client")));
+			added = 1;
+		}
+		jv_free(probe);
+		jv_free(t);
+	}
+	jv_free(tools);
+	if (!added) {
+		jv_free(mine);
+		return jv_invalid();
+	}
+	return jv_object_set(jv_copy(*config), jv_string("tools"), mine);
+}
+
 /*
  * A view that continues the path to the head is proposed as its news; one
- * that forks is proposed whole, as the client wrote it.
+ * that forks is proposed whole, as the client wrote it.  Tools the client
+ * registers for the turn are an agent write, and the model call has them.
  */
 static jv
 client_messages(const struct art_propose_in *in)
 {
-	jv view = art_json_field(in->trigger, "messages");
+	jv view = art_json_field(in->trigger, "messages"), r;
+	jv layered = with_client_tools(in->config, in->trigger);
+	const jv *config = jv_is_valid(layered) ? &layered : in->config;
 	int64_t from = 0;
 	int n = jv_array_length(jv_copy(view));
 
 	if (jv_get_kind(*in->config) != JV_KIND_OBJECT) {
+		jv_free(layered);
 		jv_free(view);
 		return jv_object();
 	}
 	art_json_get_int(in->trigger, "new_from", 0, &from, NULL);
 	if (in->view_continues && from >= 0 && from <= n)
-		return after_head(in, jv_array_slice(view, (int)from, n),
-		    jv_array_append(jv_array(), default_llm_call(in->config)));
-	return response(jv_copy(view), jv_array_append(jv_array(),
-	    art_propose_llm_call(in->config, view)));
+		r = after_head(in, jv_array_slice(view, (int)from, n),
+		    jv_array_append(jv_array(), default_llm_call(config)));
+	else
+		r = response(jv_copy(view), jv_array_append(jv_array(),
+		    art_propose_llm_call(config, view)));
+	if (jv_is_valid(layered))
+		r = jv_object_set(r, jv_string("agent"), layered);
+	return r;
 }
 
 static jv

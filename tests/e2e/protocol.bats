@@ -1,0 +1,38 @@
+#!/usr/bin/env bats
+# The seed protocol's shapes where agentrt once slipped (issue 19).
+
+load lib
+
+# --- ClientContext.tools --------------------------------------------------
+
+@test "a tool the client registers in client.messages reaches the model and the client" {
+	tools='[{"name": "pick_color", "description": "the page asks its user",
+	    "input": {"type": "object"}}]'
+	ring -a client-tools --input "$(jq -nc --argjson t "$tools" \
+	    '{type: "client.messages", agent_id: "client-tools",
+	      messages: [{role: "user", content: "pick one"}], client: {tools: $t}}')"
+	[ "$status" -eq 3 ] || fail "expected to park on the client tool (3), got $status: $output"
+	# The model call was offered the client's tool.
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.requested")][0].request.tools | map(.name)')" \
+	    '["pick_color"]'
+	# Its call is announced to the client and left for it to settle.
+	call=$(events 'select(.type=="tool_call") | .id' | jq -r .)
+	assert_eq "$(events 'select(.type=="tool_call") | [.name, .handler]')" '["pick_color","client"]'
+	assert_eq "$(log_of '[.[].payload.type | select(startswith("tool.call."))] | join(" ")')" \
+	    'tool.call.requested tool.call.dispatched'
+	ring -s "$(the_session)" --input "$(jq -nc --arg id "$call" \
+	    '{type: "tool.result", id: $id, result: "blue"}')"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"the page picked blue"'
+}
+
+@test "a client tool never takes the name of a declared tool" {
+	tools='[{"name": "calc", "description": "a page calculator"}]'
+	ring -a calc --input "$(jq -nc --argjson t "$tools" \
+	    '{type: "client.messages", agent_id: "calc",
+	      messages: [{role: "user", content: "What is 17*23?"}], client: {tools: $t}}')"
+	[ "$status" -eq 0 ] || fail "$output"
+	# The worker tool ran it.
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"17*23 = 391"'
+	assert_eq "$(log_of '[.[].payload | select(.type=="agent.updated")] | length')" 1
+}
