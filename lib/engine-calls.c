@@ -141,7 +141,7 @@ dispatch_llm(struct cx *c, const jv *call, jv p)
 		if (!jv_is_valid(req)) {
 			struct settle st = { art_json_str(call, "id"), 0, 0,
 			    jv_string(err.msg), 0, jv_string("provider_error"),
-			    0, 1 };
+			    0, 1, jv_null() };
 
 			jv_free(req);
 			jv_free(p);
@@ -317,6 +317,7 @@ eng_call_failed(struct cx *c, const jv *call, const struct settle *st,
 	struct art_retry pol;
 	int64_t attempt = 1, wait;
 	jv p = eng_call_event(call, "errored");
+	const char *ft;
 
 	art_json_get_int(call, "attempt", 0, &attempt, NULL);
 	call_retry(call, eng_kind_of(call), &pol);
@@ -324,6 +325,7 @@ eng_call_failed(struct cx *c, const jv *call, const struct settle *st,
 	p = set(p, "error", jv_copy(st->value));
 	p = set(p, "retryable", st->retryable ? jv_true() : jv_false());
 	p = set_some(p, "code", jv_copy(st->code));
+	p = set_some(p, "detail", jv_copy(st->detail));
 	if (st->retryable && art_retry_again(&pol, attempt)) {
 		wait = art_retry_backoff_ms(&pol, attempt);
 		if (st->retry_after_ms > wait)
@@ -339,6 +341,10 @@ eng_call_failed(struct cx *c, const jv *call, const struct settle *st,
 	}
 	finished = set(finished, "ok", jv_false());
 	finished = set(finished, "error", jv_copy(st->value));
+	/* The seed's llm.finished carries the detail; tool.finished has none. */
+	if ((ft = art_json_str(&finished, "type")) != NULL &&
+	    strcmp(ft, "llm.finished") == 0)
+		finished = set_some(finished, "detail", jv_copy(st->detail));
 	return eng_queue_decision(c, finished, 1, jv_null());
 }
 
@@ -430,7 +436,7 @@ eng_tool_done(struct cx *c, const jv *call, const jv *value)
 	if (off && eng_guard_blocks(&cfg)) {
 		/* A result the tool promised otherwise: terminal, not retried. */
 		struct settle bad = { art_json_str(call, "id"), 0, 0,
-		    jv_string(c->err->msg), 0, jv_null(), 0, 1 };
+		    jv_string(c->err->msg), 0, jv_null(), 0, 1, jv_null() };
 		int r = eng_call_failed(c, call, &bad, fin);
 
 		jv_free(bad.value);
@@ -450,7 +456,7 @@ eng_tool_done(struct cx *c, const jv *call, const jv *value)
 		/* Never shown to the model: a tool error saying why. */
 		struct settle no = { art_json_str(call, "id"), 0, 0,
 		    eng_scan_refusal(block, NULL), 0,
-		    jv_string("blocked"), 0, 1 };
+		    jv_string("blocked"), 0, 1, jv_null() };
 		int r = eng_call_failed(c, call, &no, fin);
 
 		eng_settle_release(&no);
@@ -679,6 +685,7 @@ eng_read_settle(const jv *src, const char *type, struct settle *st,
 	memset(st, 0, sizeof(*st));
 	st->value = jv_null();
 	st->code = art_json_field(src, "code");
+	st->detail = art_json_field(src, "detail");
 	if (art_json_get_str(src, "id", 0, &st->id, err) == -1 ||
 	    art_json_get_int(src, "attempt", 0, &st->attempt, err) == -1 ||
 	    art_json_get_bool(src, "retryable", 0, &st->retryable, err) == -1 ||
@@ -706,6 +713,7 @@ eng_settle_release(struct settle *st)
 {
 	jv_free(st->value);
 	jv_free(st->code);
+	jv_free(st->detail);
 }
 
 int
@@ -723,7 +731,7 @@ int
 eng_fail_call(struct cx *c, const jv *call, const char *why, const char *code)
 {
 	struct settle st = { art_json_str(call, "id"), 0, 0, jv_string(why), 1,
-	    code != NULL ? jv_string(code) : jv_null(), 0, 1 };
+	    code != NULL ? jv_string(code) : jv_null(), 0, 1, jv_null() };
 	const char *child = art_json_str(call, "id");
 	jv cs;
 	int r;

@@ -31,7 +31,7 @@ int
 eng_refuse_call(struct cx *c, const jv *call, jv why)
 {
 	struct settle st = { art_json_str(call, "id"), 0, 0, why, 0,
-	    jv_null(), 0, 1 };
+	    jv_null(), 0, 1, jv_null() };
 	int r = eng_call_failed(c, call, &st, eng_finished_for(call));
 
 	eng_settle_release(&st);

@@ -126,6 +126,7 @@ struct settle {
 	jv		 code;
 	int64_t		 retry_after_ms;
 	int		 internal;	/* the engine's own: drop stale quietly */
+	jv		 detail;	/* an error's detail, or null */
 };
 
 struct queue_scan {

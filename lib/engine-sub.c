@@ -158,7 +158,7 @@ eng_open_child(struct cx *c, const jv *call)
 	if (pid != 0) {
 		struct settle st = { child, 0, 0, jv_string_fmt("sub-agent "
 		    "session %s is driven by process %lld", child,
-		    (long long)pid), 1, jv_null(), 0, 1 };
+		    (long long)pid), 1, jv_null(), 0, 1, jv_null() };
 
 		jv_free(co.file);
 		r = eng_call_failed(c, call, &st, eng_finished_for(call));

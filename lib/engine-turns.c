@@ -519,7 +519,7 @@ input_unanswered(struct cx *c, const jv *line)
 		    jv_string(id)), "response", jv_object()));
 		if (r == 0 && jv_is_valid(call)) {
 			struct settle st = { art_json_str(&tr, "id"), 0, 0,
-			    jv_string(msg), 0, jv_null(), 0, 1 };
+			    jv_string(msg), 0, jv_null(), 0, 1, jv_null() };
 
 			r = eng_settle(c, &st, strcmp(tt, "llm.execute") == 0 ?
 			    "llm.error" : "tool.error", NULL);
@@ -545,7 +545,7 @@ input_unanswered_llm(struct cx *c, const jv *line)
 {
 	struct settle st = { art_json_str(line, "id"), 0, 0,
 	    jv_string("no stage in the ring answered the model call"), 0,
-	    jv_null(), 0, 1 };
+	    jv_null(), 0, 1, jv_null() };
 
 	if (st.id == NULL) {
 		eng_settle_release(&st);

@@ -36,3 +36,36 @@ load lib
 	assert_eq "$(events 'select(.type=="completion") | .text')" '"17*23 = 391"'
 	assert_eq "$(log_of '[.[].payload | select(.type=="agent.updated")] | length')" 1
 }
+
+# --- detail -------------------------------------------------------------
+
+@test "an llm.error's detail is recorded and reaches the worker in llm.finished" {
+	# The worker fails the model call with a provider's status and body,
+	# then ends the turn with what llm.finished told it.
+	DECIDE_EXEC='jq -c --unbuffered '\''
+	    if .trigger.type == "llm.execute" then
+	      {actions: [{type: "llm.error", error: "HTTP 400", retryable: false,
+	        code: "provider_error",
+	        detail: {status: 400, body: "{\"error\":{\"type\":\"invalid_request_error\"}}"}}]}
+	    elif .trigger.type == "llm.finished" then
+	      {actions: [{type: "done", data: "\(.trigger.detail.status) \(.trigger.detail.body | fromjson | .error.type)"}]}
+	    else .proposed end'\'
+	export DECIDE_EXEC
+	ring_exec -a worker-llm -m hello
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.errored") | .detail.status]')" '[400]'
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"400 invalid_request_error"'
+}
+
+@test "a tool.error's detail is recorded with the error" {
+	DECIDE_EXEC='jq -c --unbuffered '\''
+	    if .trigger.type == "tool.execute" then
+	      {actions: [{type: "tool.error", error: "calc: HTTP 503", retryable: false,
+	        detail: {status: 503, retry: "later"}}]}
+	    else .proposed end'\'
+	export DECIDE_EXEC
+	ring_exec -a calc -m 'What is 17*23?'
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.errored") | .detail]')" \
+	    '[{"status":503,"retry":"later"}]'
+}
