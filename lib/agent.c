@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "ids.h"
 #include "json.h"
+#include "retry.h"
 #include "schema.h"
 #include "security.h"
 #include "tools.h"
@@ -409,6 +410,14 @@ art_agent_check(const jv *config, struct art_err *err)
 		    "expected an array of provider/name models");
 	if (check_limits(config, err) == -1 || check_tools(config, err) == -1)
 		return -1;
+	/* The seed's RetryPolicy is whole: all four members. */
+	v = art_json_field(config, "retry");
+	bad = art_retry_check(&v, err);
+	jv_free(v);
+	if (bad != 0) {
+		err->code = "bad_agent";
+		return -1;
+	}
 	/* Its security object compiles: a bad pattern is said by its id. */
 	if (art_security_new(config, &sec, err) == -1)
 		return -1;

@@ -44,7 +44,10 @@ static int
 layer_retry(struct cx *c, struct art_retry *r, const jv *cfg, const jv *a)
 {
 	jv p1 = art_json_field(cfg, "retry"), p2 = art_json_field(a, "retry");
-	int bad = art_retry_layer(r, &p1, c->err) == -1 ||
+	/* An action's policy is the seed's, whole; the config's was checked
+	 * where it was read. */
+	int bad = art_retry_check(&p2, c->err) == -1 ||
+	    art_retry_layer(r, &p1, c->err) == -1 ||
 	    art_retry_layer(r, &p2, c->err) == -1;
 
 	jv_free(p1);

@@ -76,6 +76,28 @@ art_retry_layer(struct art_retry *r, const jv *p, struct art_err *err)
 	return 0;
 }
 
+int
+art_retry_check(const jv *p, struct art_err *err)
+{
+	static const char *const members[] = { "timeout_secs", "max_retries",
+	    "backoff_base_secs", "backoff_max_secs", NULL };
+	struct art_retry scratch;
+	const char *const *k;
+
+	if (jv_get_kind(*p) == JV_KIND_NULL)
+		return 0;
+	art_retry_default(&scratch, ART_KIND_TOOL);
+	if (art_retry_layer(&scratch, p, err) == -1)
+		return -1;
+	for (k = members; *k != NULL; k++)
+		if (!jv_object_has(jv_copy(*p), jv_string(*k)))
+			return art_err_set(err, "bad_field", "retry: missing "
+			    "member '%s' (a RetryPolicy has all four of "
+			    "timeout_secs, max_retries, backoff_base_secs and "
+			    "backoff_max_secs)", *k);
+	return 0;
+}
+
 jv
 art_retry_json(const struct art_retry *r)
 {

@@ -33,6 +33,15 @@ void	art_retry_default(struct art_retry *, enum art_call_kind);
  */
 int	art_retry_layer(struct art_retry *, const jv *policy,
 	    struct art_err *);
+/*
+ * Is policy (borrowed) a whole seed RetryPolicy, as an agent file or an
+ * action must give it?  null or absent passes (no policy); an object
+ * needs all four members (timeout_secs, max_retries, backoff_base_secs,
+ * backoff_max_secs) of the right types.  -1 with err "bad_field" naming
+ * the first member missing or mistyped.  art_retry_layer() itself
+ * takes a partial policy, for what the engine layers internally.
+ */
+int	art_retry_check(const jv *policy, struct art_err *);
 /* The policy as the seed's JSON. */
 jv	art_retry_json(const struct art_retry *);
 /* May attempt (1 first) be followed by another? */

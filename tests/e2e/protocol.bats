@@ -69,3 +69,27 @@ load lib
 	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.errored") | .detail]')" \
 	    '[{"status":503,"retry":"later"}]'
 }
+
+# --- RetryPolicy is whole --------------------------------------------------
+
+@test "an agent file whose retry lacks a member is refused at load, naming it" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model": "mock/echo", "retry": {"max_retries": 1,
+	    "backoff_base_secs": 0, "backoff_max_secs": 0}}' >"$BATS_TEST_TMPDIR/agents/part.json"
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -a part -m hi
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	[[ "$output" == *"part.json': retry: missing member 'timeout_secs'"* ]] || fail "$output"
+	assert_eq "$(agentrt-session ls -q | wc -l)" 0
+}
+
+@test "a decision's action whose retry lacks a member fails the decision, naming it" {
+	DECIDE_EXEC='jq -c --unbuffered '\''if .trigger.type == "client.messages"
+	    then .proposed | .actions[0].retry = {timeout_secs: 5, max_retries: 1, backoff_base_secs: 0}
+	    else .proposed end'\'
+	export DECIDE_EXEC
+	ring_exec -a echo -m hi
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type=="error" and .code=="bad_response") | .message')" \
+	    "\"retry: missing member 'backoff_max_secs' (a RetryPolicy has all four of timeout_secs, max_retries, backoff_base_secs and backoff_max_secs)\""
+	assert_eq "$(log_of '[.[].payload.type | select(. == "llm.call.requested")] | length')" 0
+}

@@ -456,8 +456,8 @@ dump(struct rig *r)
 #define CONFIG "{\"model\":\"mock/calc\",\"system\":\"be brief\"," \
 	"\"tools\":[{\"name\":\"add\",\"description\":\"a + b\"," \
 	"\"input\":{\"type\":\"object\"}}]}"
-#define CONFIG_RETRY "{\"model\":\"mock/calc\",\"retry\":{\"max_retries\":2," \
-	"\"backoff_base_secs\":0}}"
+#define CONFIG_RETRY "{\"model\":\"mock/calc\",\"retry\":{\"timeout_secs\":180," \
+	"\"max_retries\":2,\"backoff_base_secs\":0,\"backoff_max_secs\":30}}"
 #define HI "{\"type\":\"client.message\",\"agent_id\":\"calc\"," \
 	"\"message\":{\"role\":\"user\",\"content\":\"1+2?\"}}"
 #define ADD_CALL "{\"id\":\"c1\",\"type\":\"function\",\"function\":" \
@@ -856,6 +856,34 @@ test_an_llm_call_without_a_model_is_rejected(void)
 }
 
 static void
+test_an_action_retry_missing_a_member_is_rejected(void)
+{
+	struct rig r;
+	jv req;
+
+	rig_open(&r, CONFIG);
+	rig_start(&r);
+	req = line(&r, "decision.request");
+	echo(&r, &req);
+	jv_free(req);
+	send(&r, HI);
+	req = line(&r, "decision.request");
+	respond(&r, &req, "{\"actions\":[{\"type\":\"llm.call\",\"retry\":"
+	    "{\"max_retries\":1,\"backoff_base_secs\":0,"
+	    "\"backoff_max_secs\":0}}]}");
+	jv_free(req);
+	ok(has_event(&r, "error", "bad_response") && is_json(recorded(&r,
+	    "error", "message"), "\"retry: missing member 'timeout_secs' (a "
+	    "RetryPolicy has all four of timeout_secs, max_retries, "
+	    "backoff_base_secs and backoff_max_secs)\""),
+	    "a RetryPolicy without timeout_secs is refused, naming it");
+	ok(art_engine_state(r.e, &r.err) == ART_ENGINE_FAILED &&
+	    is_json(shown(&r, "calls"), "[]"), "the decision failed, no call "
+	    "made");
+	rig_close(&r);
+}
+
+static void
 test_a_completed_turn_id_runs_nothing(void)
 {
 	char llm[ART_ID_MAX + 1];
@@ -1048,7 +1076,8 @@ test_a_restart_with_no_retry_left_fails_the_call(void)
 	struct rig r;
 	jv req;
 
-	rig_open(&r, "{\"model\":\"mock/calc\",\"retry\":{\"max_retries\":0}}");
+	rig_open(&r, "{\"model\":\"mock/calc\",\"retry\":{\"timeout_secs\":180,"
+	    "\"max_retries\":0,\"backoff_base_secs\":2,\"backoff_max_secs\":30}}");
 	crash(&r);
 	rig_engine(&r, DEAD_PID, "engine-test");
 	to_llm_request(&r, HI, llm, sizeof(llm));
@@ -1630,7 +1659,9 @@ test_actions_fill_their_defaults(void)
 	req = line(&r, "decision.request");
 	respond(&r, &req, "{\"actions\":[{\"type\":\"llm.call\",\"model\":"
 	    "\"mock/other\",\"stream\":true,\"messages\":[{\"role\":\"user\","
-	    "\"content\":\"shaped\"}],\"retry\":{\"max_retries\":1}},"
+	    "\"content\":\"shaped\"}],\"retry\":{\"timeout_secs\":170,"
+	    "\"max_retries\":1,\"backoff_base_secs\":2,"
+	    "\"backoff_max_secs\":30}},"
 	    "{\"type\":\"tool.call\",\"name\":\"add\",\"arguments\":{\"a\":1}},"
 	    "{\"type\":\"tool.call\",\"name\":\"add\",\"arguments\":null}]}");
 	jv_free(req);
@@ -1643,8 +1674,8 @@ test_actions_fill_their_defaults(void)
 	jv_free(l);
 	ok(is_json(recorded(&r, "llm.call.requested", "retry.max_retries"),
 	    "1") && is_json(recorded(&r, "llm.call.requested",
-	    "retry.timeout_secs"), "180"), "an action's retry is layered over "
-	    "the default");
+	    "retry.timeout_secs"), "170"), "an action's retry replaces the "
+	    "default");
 	req = payloads(&r);
 	l = jv_array();
 	jv_array_foreach(req, i, p) {
@@ -1883,6 +1914,7 @@ main(void)
 	test_a_settle_must_name_a_pending_call_and_its_attempt();
 	test_a_rejected_response_fails_the_turn();
 	test_an_llm_call_without_a_model_is_rejected();
+	test_an_action_retry_missing_a_member_is_rejected();
 	test_a_completed_turn_id_runs_nothing();
 	test_a_second_message_during_a_turn_is_refused();
 	test_bad_lines_become_error_events();

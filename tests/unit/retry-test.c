@@ -216,6 +216,42 @@ test_policies_round_trip_as_json(void)
 	jv_free(j);
 }
 
+static int
+check(const char *text, struct art_err *err)
+{
+	jv p = art_json_parse_str(text, err);
+	int rc = art_retry_check(&p, err);
+
+	jv_free(p);
+	return rc;
+}
+
+static void
+test_a_policy_given_whole_names_what_it_lacks(void)
+{
+	struct art_err err;
+
+	ok(check("{\"timeout_secs\":null,\"max_retries\":1,"
+	    "\"backoff_base_secs\":0,\"backoff_max_secs\":0}", &err) == 0,
+	    "all four members: a RetryPolicy");
+	ok(check("null", &err) == 0, "null: no policy, nothing to check");
+	ok(check("{\"max_retries\":1,\"backoff_base_secs\":0,"
+	    "\"backoff_max_secs\":0}", &err) == -1 &&
+	    strcmp(err.code, "bad_field") == 0 &&
+	    strstr(err.msg, "missing member 'timeout_secs'") != NULL,
+	    "a missing timeout_secs is named");
+	ok(check("{\"timeout_secs\":5,\"max_retries\":1,"
+	    "\"backoff_base_secs\":0}", &err) == -1 &&
+	    strstr(err.msg, "'backoff_max_secs'") != NULL,
+	    "a missing backoff_max_secs is named");
+	ok(check("{}", &err) == -1 && strstr(err.msg, "'timeout_secs'") !=
+	    NULL, "an empty policy is not one");
+	ok(check("{\"timeout_secs\":5,\"max_retries\":\"1\","
+	    "\"backoff_base_secs\":0,\"backoff_max_secs\":0}", &err) == -1 &&
+	    strstr(err.msg, "max_retries") != NULL, "a mistyped member is named");
+	ok(check("3", &err) == -1, "a number is not a policy");
+}
+
 int
 main(void)
 {
@@ -228,5 +264,6 @@ main(void)
 	test_deadline_is_now_plus_the_timeout();
 	test_huge_policies_do_not_wrap();
 	test_policies_round_trip_as_json();
+	test_a_policy_given_whole_names_what_it_lacks();
 	return tap_done();
 }
