@@ -28,8 +28,21 @@ wire_call(const jv *call)
 	const char *const *k;
 	jv w = jv_object();
 
+	const char *st = art_json_str(call, "status");
+
 	for (k = keys; *k != NULL; k++)
 		w = set_some(w, *k, art_json_field(call, *k));
+	/*
+	 * A call held for a person (approval, ask_user) has not been
+	 * dispatched: the seed's "queued", with agentrt's "held" member
+	 * naming the interrupt it waits on.
+	 */
+	if (st != NULL && strcmp(st, "held") == 0) {
+		w = set(w, "status", jv_string("queued"));
+		w = set(w, "held", jv_true());
+		w = set_some(w, "interrupt_id", art_json_field(call,
+		    "interrupt_id"));
+	}
 	return w;
 }
 
@@ -397,7 +410,8 @@ build_request(struct cx *c, const jv *live)
 	r = set(obj("decision.request"), "session_id", jv_string(c->sid));
 	r = set(r, "decision_id", art_json_field(live, "id"));
 	r = set(r, "agent_id", art_json_field(&s, "agent_id"));
-	r = set(r, "identity", art_json_field(&s, "identity"));
+	/* The seed's WorkerIdentity is optional: none is left out. */
+	r = set_some(r, "identity", art_json_field(&s, "identity"));
 	r = set(r, "trigger", jv_copy(trigger));
 	r = set(r, "proposed", jv_is_valid(config) ? art_propose(&in) :
 	    jv_object());

@@ -177,8 +177,9 @@ tree_at(struct art_txn *t, const char *sid, const jv *head, int64_t seq,
 		(void)i;
 	}
 	jv_free(nodes);
-	return art_json_set(art_json_set(jv_object(), "nodes", out), "head_id",
-	    jv_copy(*head));
+	/* MessageTree.head_id is optional: an empty tree has none. */
+	return art_json_set_some(art_json_set(jv_object(), "nodes", out),
+	    "head_id", jv_copy(*head));
 }
 
 jv
@@ -240,7 +241,9 @@ art_request_whole(struct art_txn *t, const jv *line, struct art_err *err)
 	jv_free(base);
 	r = jv_object();
 	for (k = before; *k != NULL; k++)
-		r = art_json_set(r, *k, art_json_field(line, *k));
+		r = strcmp(*k, "identity") == 0 ? art_json_set_some(r, *k,
+		    art_json_field(line, *k)) : art_json_set(r, *k,
+		    art_json_field(line, *k));
 	r = art_json_set(r, "proposed", prop);
 	r = art_json_set(r, "state", state);
 	r = art_json_set(r, "agent", cfg);
