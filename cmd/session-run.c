@@ -308,6 +308,79 @@ read_inputs(const struct opts *o, jv *lines)
 	return status;
 }
 
+struct agent_of {
+	const char	*sid;
+	char		 id[ART_ID_MAX + 1];
+};
+
+static int
+agent_of_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct agent_of *a = ctx;
+	jv s = art_session_get(t, a->sid, err);
+	const char *id = art_json_str(&s, "agent_id");
+
+	if (id != NULL)
+		snprintf(a->id, sizeof(a->id), "%s", id);
+	jv_free(s);
+	return 0;
+}
+
+/*
+ * The agent the run's inputs go to: the session's (-s), else -a's; ""
+ * when neither says (the engine then refuses the run itself).
+ */
+static void
+run_agent(struct art_store *store, const struct opts *o, char *out,
+    size_t len)
+{
+	struct agent_of a = { o->session, "" };
+	struct art_err err;
+
+	if (o->session != NULL)
+		(void)art_store_read(store, agent_of_fn, &a, &err);
+	snprintf(out, len, "%s", *a.id != '\0' ? a.id : o->agent != NULL ?
+	    o->agent : "");
+}
+
+/*
+ * A ClientInput names the agent it is for (seed ClientInput.agent_id):
+ * one addressed to another agent than the session's is refused before
+ * anything is recorded, as a bad --input line is.
+ */
+static int
+check_agents(struct art_store *store, const struct opts *o, const jv *lines)
+{
+	char want[ART_ID_MAX + 1];
+	const char *type, *got;
+	jv e;
+
+	run_agent(store, o, want, sizeof(want));
+	jv_array_foreach(*lines, i, l) {
+		type = art_json_str(&l, "type");
+		got = art_json_str(&l, "agent_id");
+		if (*want != '\0' && type != NULL && got != NULL &&
+		    strncmp(type, "client.", 7) == 0 && strcmp(got, want) != 0) {
+			e = jv_object_set(jv_object(), jv_string("type"),
+			    jv_string("error"));
+			e = jv_object_set(e, jv_string("code"),
+			    jv_string("agent_mismatch"));
+			e = jv_object_set(e, jv_string("message"), jv_string_fmt(
+			    "%s is for agent '%s', not this session's agent "
+			    "'%s'", type, got, want));
+			art_warn("--input: %s", art_json_str(&e, "message"));
+			if (o->session != NULL)
+				e = jv_object_set(e, jv_string("session_id"),
+				    jv_string(o->session));
+			(void)art_ndjson_write(stdout, e, NULL);
+			jv_free(l);
+			return ART_EXIT_USAGE;
+		}
+		jv_free(l);
+	}
+	return 0;
+}
+
 /* The --input lines (consumed), all in one transaction. */
 static int
 send_inputs(struct ring *r, jv lines)
@@ -526,7 +599,8 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 	jv inputs;
 
 	(void)argc, (void)argv;
-	if ((status = read_inputs(o, &inputs)) != 0) {
+	if ((status = read_inputs(o, &inputs)) != 0 ||
+	    (status = check_agents(e->store, o, &inputs)) != 0) {
 		jv_free(inputs);
 		return status;
 	}

@@ -582,12 +582,40 @@ input_delta(struct cx *c, const jv *line)
 	eng_publish(c, NULL, ce);
 }
 
+/*
+ * A client input addressed to another agent than the session's (seed
+ * ClientInput.agent_id) is refused: 1 when it was (the error recorded),
+ * 0 when it is this session's, -1 on a store failure.
+ */
+static int
+foreign_agent(struct cx *c, const jv *line, const char *type)
+{
+	const char *got = art_json_str(line, "agent_id"), *want;
+	char msg[300];
+	jv s;
+
+	if (got == NULL || strncmp(type, "client.", 7) != 0)
+		return 0;
+	if (!jv_is_valid(s = eng_summary(c)))
+		return -1;
+	want = art_json_str(&s, "agent_id");
+	if (want == NULL || strcmp(got, want) == 0) {
+		jv_free(s);
+		return 0;
+	}
+	snprintf(msg, sizeof(msg), "%s is for agent '%s', not this session's "
+	    "agent '%s'", type, got, want);
+	jv_free(s);
+	return eng_rec_error(c, "agent_mismatch", msg, line) == -1 ? -1 : 1;
+}
+
 int
 eng_dispatch_input(struct cx *c, const jv *line)
 {
 	const char *type = art_json_str(line, "type");
 	struct art_err err;
 	char msg[200];
+	int r;
 
 	if (type == NULL)
 		return eng_rec_error(c, "no_type", "line has no string "
@@ -595,6 +623,8 @@ eng_dispatch_input(struct cx *c, const jv *line)
 	/* "llm.request\u0000x" is no llm.request: never a match, never silence. */
 	if (art_ndjson_check_type(line, &err) == -1)
 		return eng_rec_error(c, err.code, err.msg, line);
+	if ((r = foreign_agent(c, line, type)) != 0)
+		return r < 0 ? -1 : 0;
 	if (strcmp(type, "client.message") == 0 ||
 	    strcmp(type, "client.messages") == 0)
 		return eng_input_message(c, line, type);

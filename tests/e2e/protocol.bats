@@ -93,3 +93,47 @@ load lib
 	    "\"retry: missing member 'backoff_max_secs' (a RetryPolicy has all four of timeout_secs, max_retries, backoff_base_secs and backoff_max_secs)\""
 	assert_eq "$(log_of '[.[].payload.type | select(. == "llm.call.requested")] | length')" 0
 }
+
+# --- ClientInput.agent_id -------------------------------------------------
+
+@test "a client.message for another agent than the session's is refused, nothing recorded" {
+	ring -a echo -m first
+	[ "$status" -eq 0 ] || fail "$output"
+	sid=$(the_session)
+	before=$(agentrt-session log "$sid" | wc -l)
+	ring -s "$sid" --input '{"type": "client.message", "agent_id": "calc", "message": {"role": "user", "content": "What is 17*23?"}}'
+	[ "$status" -eq 2 ] || fail "status $status: $output"
+	[[ "$output" == *"client.message is for agent 'calc', not this session's agent 'echo'"* ]] || fail "$output"
+	assert_eq "$(agentrt-session log "$sid" | wc -l)" "$before"
+	# The one addressed to its own agent runs.
+	ring -s "$sid" --input '{"type": "client.message", "agent_id": "echo", "message": {"role": "user", "content": "second"}}'
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text' | tail -1)" '"second"'
+}
+
+@test "a new session's first input must be for the agent -a names; no session is made" {
+	run bash -c 'agentrt-session run --agents "$top_srcdir/tests/fixtures/agents" -a echo \
+	    --input "{\"type\": \"client.messages\", \"agent_id\": \"calc\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}" \
+	    </dev/null >"$BATS_TEST_TMPDIR/out"'
+	[ "$status" -eq 2 ] || fail "status $status: $output"
+	[[ "$output" == *"--input: client.messages is for agent 'calc'"* ]] || fail "$output"
+	assert_eq "$(jq -c 'select(.type=="error") | [.code, .message]' "$BATS_TEST_TMPDIR/out")" \
+	    "[\"agent_mismatch\",\"client.messages is for agent 'calc', not this session's agent 'echo'\"]"
+	assert_eq "$(agentrt-session ls -q | wc -l)" 0
+}
+
+@test "a client input for another agent arriving on the ring is an error line, and not taken" {
+	# A front-end's line for the calc agent comes round the echo ring.
+	cat >"$BATS_TEST_TMPDIR/inject.sh" <<-'SH'
+	#!/bin/sh
+	echo '{"type":"client.action","agent_id":"calc","name":"poke"}'
+	exec cat
+	SH
+	chmod +x "$BATS_TEST_TMPDIR/inject.sh"
+	INJECT="$BATS_TEST_TMPDIR/inject.sh" ring -a echo -m first
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="error") | [.code, .message]')" \
+	    "[\"agent_mismatch\",\"client.action is for agent 'calc', not this session's agent 'echo'\"]"
+	assert_eq "$(log_of '[.[].payload | select(.type=="decision.queued") | .trigger.type] | join(" ")')" \
+	    'session.start client.message llm.finished'
+}
