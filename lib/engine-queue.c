@@ -211,6 +211,22 @@ compose(struct cx *c, const char *h, jv trigger)
 /* --- the live decision ---------------------------------------------- */
 
 /*
+ * The session's owner as the seed's WorkerIdentity.  The request must
+ * carry one, but each of its members is optional: a session made with
+ * no --identity has {}, never null.
+ */
+static jv
+identity_of(const jv *summary)
+{
+	jv id = art_json_field(summary, "identity");
+
+	if (jv_get_kind(id) == JV_KIND_OBJECT)
+		return id;
+	jv_free(id);
+	return jv_object();
+}
+
+/*
  * What the proposal's callbacks read the session through.  art_propose()
  * cannot fail, so a store failure a callback meets is kept here, and the
  * request built on it is not sent.
@@ -410,8 +426,7 @@ build_request(struct cx *c, const jv *live)
 	r = set(obj("decision.request"), "session_id", jv_string(c->sid));
 	r = set(r, "decision_id", art_json_field(live, "id"));
 	r = set(r, "agent_id", art_json_field(&s, "agent_id"));
-	/* The seed's WorkerIdentity is optional: none is left out. */
-	r = set_some(r, "identity", art_json_field(&s, "identity"));
+	r = set(r, "identity", identity_of(&s));
 	r = set(r, "trigger", jv_copy(trigger));
 	r = set(r, "proposed", jv_is_valid(config) ? art_propose(&in) :
 	    jv_object());

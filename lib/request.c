@@ -191,7 +191,7 @@ art_request_whole(struct art_txn *t, const jv *line, struct art_err *err)
 	    "deadline", "turn_id", NULL };
 	const char *const *k;
 	jv ref = art_json_field(line, "ref"), head, path, cfg, state, tree;
-	jv prop, base, r;
+	jv prop, base, r, v;
 	const char *sid = art_json_str(line, "session_id"), *h, *ma;
 	int64_t seq = -1;
 
@@ -241,9 +241,11 @@ art_request_whole(struct art_txn *t, const jv *line, struct art_err *err)
 	jv_free(base);
 	r = jv_object();
 	for (k = before; *k != NULL; k++)
-		r = strcmp(*k, "identity") == 0 ? art_json_set_some(r, *k,
-		    art_json_field(line, *k)) : art_json_set(r, *k,
-		    art_json_field(line, *k));
+		r = art_json_set(r, *k, art_json_field(line, *k));
+	/* A WorkerIdentity is an object, {} for none (never null). */
+	if (jv_get_kind(v = art_json_field(&r, "identity")) != JV_KIND_OBJECT)
+		r = art_json_set(r, "identity", jv_object());
+	jv_free(v);
 	r = art_json_set(r, "proposed", prop);
 	r = art_json_set(r, "state", state);
 	r = art_json_set(r, "agent", cfg);
