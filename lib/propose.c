@@ -336,17 +336,17 @@ with_client_tools(const jv *config, const jv *trigger)
 static jv
 client_messages(const struct art_propose_in *in)
 {
-	jv view = art_json_field(in->trigger, "messages"), r;
-	jv layered = with_client_tools(in->config, in->trigger);
-	const jv *config = jv_is_valid(layered) ? &layered : in->config;
+	jv view, r, layered;
+	const jv *config;
 	int64_t from = 0;
-	int n = jv_array_length(jv_copy(view));
+	int n;
 
-	if (jv_get_kind(*in->config) != JV_KIND_OBJECT) {
-		jv_free(layered);
-		jv_free(view);
+	if (jv_get_kind(*in->config) != JV_KIND_OBJECT)
 		return jv_object();
-	}
+	view = art_json_field(in->trigger, "messages");
+	n = jv_array_length(jv_copy(view));
+	layered = with_client_tools(in->config, in->trigger);
+	config = jv_is_valid(layered) ? &layered : in->config;
 	art_json_get_int(in->trigger, "new_from", 0, &from, NULL);
 	if (in->view_continues && from >= 0 && from <= n)
 		r = after_head(in, jv_array_slice(view, (int)from, n),

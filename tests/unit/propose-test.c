@@ -206,6 +206,43 @@ test_client_messages_calls_the_model_with_the_config(void)
 }
 
 static void
+test_client_tools_are_layered_onto_the_config(void)
+{
+	jv p = propose("{\"type\":\"client.messages\",\"messages\":[" U1
+	    "],\"new_from\":0,\"client\":{\"tools\":[{\"name\":\"pick\","
+	    "\"description\":\"the page's\",\"handler\":\"worker\"},"
+	    "{\"name\":\"add\",\"description\":\"not this one\"}]}}", "[]",
+	    CONFIG, "null", 0, NULL);
+
+	ok(is_json(jv_object_get(jv_copy(p), jv_string("agent")),
+	    "{\"model\":\"mock/calc\",\"system\":\"be brief\",\"stream\":"
+	    "true,\"tools\":[{\"name\":\"add\",\"input\":{\"type\":"
+	    "\"object\"}},{\"name\":\"ask\",\"description\":\"Ask the "
+	    "user\",\"handler\":\"client\",\"output\":{\"type\":\"string\"}},"
+	    "{\"name\":\"pick\",\"description\":\"the page's\",\"handler\":"
+	    "\"client\"}]}"),
+	    "the client's tool joins the config as a client tool; a declared "
+	    "name keeps its meaning");
+	ok(is_json(jv_array_get(jv_object_get(jv_array_get(jv_object_get(
+	    jv_copy(p), jv_string("actions")), 0), jv_string("tools")), 2),
+	    "{\"name\":\"pick\",\"description\":\"the page's\"}"),
+	    "the model call offers it");
+	jv_free(p);
+	ok(is_json(propose("{\"type\":\"client.messages\",\"messages\":[" U1
+	    "],\"new_from\":0,\"client\":{\"tools\":[{\"name\":\"add\"}]}}",
+	    "[]", "{\"model\":\"m\",\"tools\":[{\"name\":\"add\"}]}",
+	    "null", 0, NULL), "{\"messages\":[" U1 "],\"actions\":[{\"type\":"
+	    "\"llm.call\",\"model\":\"m\",\"messages\":[" U1 "],\"tools\":"
+	    "[{\"name\":\"add\",\"description\":\"\"}],\"stream\":false,"
+	    "\"handler\":\"server\"}]}"),
+	    "tools that add nothing write no config");
+	ok(is_json(propose("{\"type\":\"client.messages\",\"messages\":[" U1
+	    "],\"new_from\":0,\"client\":{\"tools\":[{\"name\":\"x\"}]}}",
+	    "[]", "null", "null", 0, NULL), "{}"),
+	    "no config: still no proposal");
+}
+
+static void
 test_client_action_proposes_nothing(void)
 {
 	ok(is_json(propose("{\"type\":\"client.action\",\"name\":\"approve\"}",
@@ -604,6 +641,7 @@ main(void)
 {
 	test_session_start_proposes_the_file_config();
 	test_client_messages_calls_the_model_with_the_config();
+	test_client_tools_are_layered_onto_the_config();
 	test_client_action_proposes_nothing();
 	test_tool_execute_checks_the_tool_and_its_input();
 	test_every_non_empty_proposal_carries_the_transcript();
