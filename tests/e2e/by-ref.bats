@@ -143,7 +143,7 @@ W
 	assert_eq "$(jq -c 'keys_unsorted' <<<"$output")" \
 	    '["type","session_id","decision_id","agent_id","identity","trigger","proposed","state","agent","calls","pending_calls","messages","message_tree","ancestry","attempts","deadline","turn_id"]'
 	assert_eq "$(jq -c '[.trigger.type, .agent, .messages, .message_tree, .proposed.agent.model]' <<<"$output")" \
-	    '["session.start",null,[],{"nodes":[],"head_id":null},"mock/script"]'
+	    '["session.start",null,[],{"nodes":[]},"mock/script"]'
 	assert_eq "$(jq -r .decision_id <<<"$output")" "$(jq -r .decision_id <<<"$ring_line")"
 	# What a policy would answer.
 	assert_eq "$(agentrt-session request "$sid" | agentrt-decide --jq '.proposed' | jq -r .type)" decision.response
