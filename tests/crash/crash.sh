@@ -136,12 +136,13 @@ agents() {
 	    [range($k) | {tool_calls: [{name: "effect", arguments: {i: .}}],
 	     delay_ms: $d}] + [{content: "done after \($k) steps"}]' \
 	    >"$work/script-$name.json"
-	# No backoff, so that a retry does not wait; the retries are each
-	# kind's own (none for a tool, four for a model call) unless given.
+	# No backoff, so that a retry does not wait.  A RetryPolicy is whole
+	# (the seed's four members), so it holds for tools and model calls
+	# alike: four retries, a model call's default, unless given.
 	jq -n --arg f "$work/script-$name.json" --arg r "$retries" '
 	    {model: "mock/script",
-	     retry: ({backoff_base_secs: 0, backoff_max_secs: 0}
-	      + if $r == "" then {} else {max_retries: ($r | tonumber)} end),
+	     retry: {timeout_secs: 180, backoff_base_secs: 0, backoff_max_secs: 0,
+	      max_retries: (if $r == "" then 4 else ($r | tonumber) end)},
 	     tools: [{name: "effect", description: "Appends its call id"}],
 	     mock: {script_file: $f}}' >"$work/agents/$name.json"
 }
