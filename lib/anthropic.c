@@ -1596,6 +1596,7 @@ const struct art_wire art_anthropic_wire = {
 	.path = "/v1/messages",
 	.key_header = "x-api-key",
 	.key_prefix = "",
+	.token_env = "ANTHROPIC_AUTH_TOKEN",
 	.version_header = "anthropic-version",
 	.version_default = "2023-06-01",
 	.request = make_request,

@@ -72,6 +72,11 @@ struct art_wire {
 	const char	*key_header;	/* the header the key goes in */
 	const char	*key_prefix;	/* before the key in it: "Bearer " */
 	/*
+	 * The variable of a bearer token the built-in provider also sends,
+	 * as "Authorization: Bearer TOKEN" ("ANTHROPIC_AUTH_TOKEN"), or NULL.
+	 */
+	const char	*token_env;
+	/*
 	 * A header every request carries, its value from the provider
 	 * block's member of the same name with '-' as '_', else the default
 	 * ("anthropic-version": "2023-06-01").  NULL: none.
