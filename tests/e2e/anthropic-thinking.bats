@@ -161,3 +161,21 @@ req() {
 	assert_eq "$(jq -c '[.headers.authorization, .headers["x-api-key"]]' "$srv_log" | sort -u)" \
 	    "[\"Bearer $tok\",\"sk-ant-SENTINEL-key-0001\"]"
 }
+
+@test "a cassette keeps the thinking blocks: --replay gives them back, signatures intact" {
+	start_server
+	jq -nc '{type: "llm.request", session_id: "s1", id: "r1", attempt: 1,
+	    stream: true, request: {model: "anthropic/claude-x",
+	    messages: [{role: "user", content: "1+2?"}]}}' >"$BATS_TEST_TMPDIR/in"
+	ANTHROPIC_BASE_URL="$srv/fixture/anthropic/messages-stream-redacted-thinking-tool-use.sse" \
+	ANTHROPIC_API_KEY=sk-ant-SENTINEL-tape-0001 \
+	    agentrt-llm --record "$BATS_TEST_TMPDIR/tape.ndjson" \
+	    <"$BATS_TEST_TMPDIR/in" | tail -1 | jq -c .response.thinking_blocks \
+	    >"$BATS_TEST_TMPDIR/live"
+	agentrt-llm --replay "$BATS_TEST_TMPDIR/tape.ndjson" <"$BATS_TEST_TMPDIR/in" |
+	    tail -1 | jq -c .response.thinking_blocks >"$BATS_TEST_TMPDIR/replayed"
+	assert_eq "$(jq -c 'map(.data // .signature)' "$BATS_TEST_TMPDIR/live")" \
+	    "[\"$DATA\",\"$SIG2\"]"
+	assert_eq "$(cat "$BATS_TEST_TMPDIR/replayed")" "$(cat "$BATS_TEST_TMPDIR/live")"
+	assert_eq "$(wc -l <"$srv_log")" 1
+}
