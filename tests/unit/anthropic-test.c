@@ -1263,9 +1263,12 @@ test_stream_message_stop_without_message_delta(void)
 	run_free(&r);
 }
 
-#define SIG	"EqQBCkgIBhABGAIiQFAKEsig0thinking0tool0loop0SENTINEL0000000000000000"
-#define SIG2	"EqQBCkgIBhABGAIiQFAKEsig1second0block0SENTINEL00000000000000000000"
-#define DATA	"EmwKAhgBEgyFAKEredacted0thinking0data0SENTINEL000000000000000000000"
+#define SIG	"EqQBCkgIBhABGAIiQFAKEsig0thinking0tool0loop0" \
+	"SENTINEL0000000000000000"
+#define SIG2	"EqQBCkgIBhABGAIiQFAKEsig1second0block0" \
+	"SENTINEL00000000000000000000"
+#define DATA	"EmwKAhgBEgyFAKEredacted0thinking0data0" \
+	"SENTINEL000000000000000000000"
 #define THOUGHT	"The user wants a sum. I should call add with 1 and 2."
 
 /* resp (consumed) as the assistant turn of a request, a tool result after. */
