@@ -516,7 +516,11 @@ settle_tool(struct cx *c, struct settle *st, const jv *line)
 	return r;
 }
 
-/* The assistant message a model reply records, under the call's id. */
+/*
+ * The assistant message a model reply records, under the call's id; an
+ * Anthropic reply's thinking_blocks go with it (agentrt's extension), so
+ * the next request can send them back.
+ */
 static jv
 assistant(const char *id, const jv *resp)
 {
@@ -524,6 +528,8 @@ assistant(const char *id, const jv *resp)
 
 	m = set(m, "role", jv_string("assistant"));
 	m = set_some(m, "content", art_json_field(resp, "content"));
+	m = set_some(m, "thinking_blocks", art_json_field(resp,
+	    "thinking_blocks"));
 	tc = art_json_field(resp, "tool_calls");
 	if (jv_get_kind(tc) == JV_KIND_ARRAY &&
 	    jv_array_length(jv_copy(tc)) > 0)
@@ -592,6 +598,7 @@ blocked_reply(struct cx *c, jv call, struct settle *st, jv fin,
 	jv_free(fin);
 	resp = jv_object_delete(jv_copy(st->value), jv_string("tool_calls"));
 	resp = jv_object_delete(resp, jv_string("reasoning"));
+	resp = jv_object_delete(resp, jv_string("thinking_blocks"));
 	resp = set(resp, "content", jv_copy(text));
 	resp = set(resp, "finish_reason", jv_string("content_filter"));
 	p = set(eng_call_event(&call, "completed"), "response", resp);
@@ -601,6 +608,41 @@ blocked_reply(struct cx *c, jv call, struct settle *st, jv fin,
 		return -1;
 	}
 	return eng_stop_turn(c, "blocked", text, why);
+}
+
+/*
+ * A reply the model refused (finish_reason "refusal", from Anthropic's
+ * stop_reason or OpenAI's refusal): recorded as it came, and the turn
+ * ends, code refused, its text what the model said before it stopped
+ * (the content, else OpenAI's refusal text).
+ */
+static int
+refused_reply(struct cx *c, jv call, struct settle *st, jv fin)
+{
+	jv text = art_json_field(&st->value, "content"), p;
+
+	if (jv_get_kind(text) != JV_KIND_STRING) {
+		jv_free(text);
+		text = art_json_field(&st->value, "refusal");
+	}
+	jv_free(fin);
+	p = set(eng_call_event(&call, "completed"), "response",
+	    jv_copy(st->value));
+	jv_free(call);
+	if (eng_rec(c, p) == -1) {
+		jv_free(text);
+		return -1;
+	}
+	return eng_stop_turn(c, "refused", text, "the model refused to "
+	    "answer");
+}
+
+static int
+is_refusal(const jv *resp)
+{
+	const char *fr = art_json_str(resp, "finish_reason");
+
+	return fr != NULL && strcmp(fr, "refusal") == 0;
 }
 
 static int
@@ -651,6 +693,8 @@ settle_llm(struct cx *c, struct settle *st, const jv *line)
 	}
 	if (block != NULL)
 		return blocked_reply(c, call, st, fin, block);
+	if (is_refusal(&st->value))
+		return refused_reply(c, call, st, fin);
 	p = set(eng_call_event(&call, "completed"), "response",
 	    jv_copy(st->value));
 	jv_free(call);

@@ -212,7 +212,11 @@ copy_tool_calls(jv *out, const jv *msg, int i, struct art_err *err)
 	return 0;
 }
 
-/* A DraftMessage as a Chat Completions message: our "id" stays behind. */
+/*
+ * A DraftMessage as a Chat Completions message: our "id" stays behind,
+ * and so do Anthropic's signed "thinking_blocks", which no other
+ * provider can read (a fallback after an Anthropic reply goes on).
+ */
 static jv
 message_out(const jv *msg, int i, struct art_err *err)
 {

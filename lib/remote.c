@@ -53,6 +53,7 @@ struct xfer {
 	struct art_buf		 body;		/* a body that is not a stream */
 	jv			 error;		/* the stream's error, once */
 	char			*key;		/* to redact from errors */
+	char			*token;		/* the bearer token, likewise */
 	int64_t			 deadline_ms;	/* -1: none */
 	int64_t			 timeout_ms;
 };
@@ -130,6 +131,7 @@ xfer_free(struct xfer *x)
 	art_buf_release(&x->body);
 	jv_free(x->error);
 	free(x->key);
+	free(x->token);
 	free(x);
 }
 
@@ -363,7 +365,7 @@ on_done(void *ctx, const struct art_http_done *d)
 	if (jv_get_kind(out.error) == JV_KIND_OBJECT) {
 		jv_free(out.response);
 		out.response = jv_null();
-		out.error = redact(out.error, x->key);
+		out.error = redact(redact(out.error, x->key), x->token);
 	}
 	xfer_free(x);
 	art_llm_job_done(job, &out);
@@ -441,10 +443,14 @@ free_headers(struct hdrs *h)
 		free(h->line[i]);
 }
 
-/* The headers: content, auth, the format's, then the block's own. */
+/*
+ * The headers: content, auth (the key, then the format's bearer token
+ * as Authorization, each when set, as the official SDKs send them), the
+ * format's, then the block's own.
+ */
 static int
 build_headers(const struct remote *r, const jv *block, const char *key,
-    bool stream, struct hdrs *h, struct art_err *err)
+    const char *token, bool stream, struct hdrs *h, struct art_err *err)
 {
 	const struct art_wire *w = r->wire;
 	jv extra = art_json_field(block, "headers");
@@ -465,6 +471,15 @@ build_headers(const struct remote *r, const jv *block, const char *key,
 		else {
 			snprintf(auth, len, "%s%s", w->key_prefix, key);
 			bad |= add_header(h, w->key_header, auth);
+			free(auth);
+		}
+	}
+	if (token != NULL) {
+		if ((auth = malloc(strlen(token) + 8)) == NULL)
+			bad = -1;
+		else {
+			snprintf(auth, strlen(token) + 8, "Bearer %s", token);
+			bad |= add_header(h, "Authorization", auth);
 			free(auth);
 		}
 	}
@@ -688,6 +703,11 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 		art_err_set(err, "nomem", "out of memory");
 		goto out;
 	}
+	if (builtin && env(r, r->wire->token_env) != NULL &&
+	    (x->token = strdup(env(r, r->wire->token_env))) == NULL) {
+		art_err_set(err, "nomem", "out of memory");
+		goto out;
+	}
 	text = body_text(r, x, call, slash + 1, &blen, &failed, err);
 	if (failed)
 		goto out;
@@ -703,7 +723,8 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 	while (len > 0 && base[len - 1] == '/')
 		len--;
 	if (text == NULL || (url = malloc(len + strlen(path) + 1)) == NULL ||
-	    build_headers(r, &block, x->key, x->stream, &h, err) == -1) {
+	    build_headers(r, &block, x->key, x->token, x->stream, &h,
+	    err) == -1) {
 		if (text == NULL || url == NULL)
 			art_err_set(err, "nomem", "out of memory");
 		goto out;

@@ -9,7 +9,9 @@
  * https://api.openai.com/v1) with $OPENAI_API_KEY as a bearer token, so
  * it serves any OpenAI-compatible server; "anthropic/<model>" speaks the
  * Messages API to $ANTHROPIC_BASE_URL (default https://api.anthropic.com)
- * with $ANTHROPIC_API_KEY as x-api-key.  A call's provider block of the
+ * with $ANTHROPIC_API_KEY as x-api-key and $ANTHROPIC_AUTH_TOKEN as
+ * "Authorization: Bearer" (each when set, both when both are, as the
+ * official SDK does).  A call's provider block of the
  * model's prefix (from the agent config's "providers") may set
  *
  *	{ "format": "openai" | "anthropic",
@@ -20,9 +22,9 @@
  *
  * Every call in flight shares one libcurl multi handle per provider, so N
  * calls take about as long as the slowest.  A key goes only into the
- * request's headers; an error that quotes it has it replaced by
- * "[redacted]".  The HTTP, SSE and wire modules do the work; this one
- * joins them to a job.
+ * request's headers; an error that quotes it (or the token) has it
+ * replaced by "[redacted]".  The HTTP, SSE and wire modules do the work;
+ * this one joins them to a job.
  */
 
 extern const struct art_llm_provider art_openai_provider;
