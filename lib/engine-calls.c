@@ -603,6 +603,30 @@ blocked_reply(struct cx *c, jv call, struct settle *st, jv fin,
 	return eng_stop_turn(c, "blocked", text, why);
 }
 
+/*
+ * fin (consumed) for a reply the model or the provider's filter refused
+ * (finish_reason "refusal" or "content_filter", whichever provider):
+ * code refused and why in error, beside the message that keeps what
+ * was said, so the proposal ends the turn showing both.
+ */
+static jv
+refused(jv fin, const jv *resp)
+{
+	const char *fr = art_json_str(resp, "finish_reason");
+	const char *words = art_json_str(resp, "refusal");
+
+	if (fr == NULL || (strcmp(fr, "refusal") != 0 &&
+	    strcmp(fr, "content_filter") != 0))
+		return fin;
+	fin = set(fin, "code", jv_string("refused"));
+	if (words != NULL && *words != '\0')
+		return set(fin, "error", jv_string_fmt("the model refused: %s",
+		    words));
+	return set(fin, "error", jv_string(strcmp(fr, "refusal") == 0 ?
+	    "the model refused" : "the provider's content filter stopped "
+	    "the reply"));
+}
+
 static int
 settle_llm(struct cx *c, struct settle *st, const jv *line)
 {
@@ -624,6 +648,9 @@ settle_llm(struct cx *c, struct settle *st, const jv *line)
 
 		fin = set(fin, "truncated", jv_false());
 		fin = set_some(fin, "code", jv_copy(st->code));
+		/* A configuration error says so in detail: see propose.c. */
+		fin = set_some(fin, "detail", line != NULL ?
+		    art_json_field(line, "detail") : jv_null());
 		r = eng_call_failed(c, &call, st, fin);
 		jv_free(call);
 		return r;
@@ -665,7 +692,7 @@ settle_llm(struct cx *c, struct settle *st, const jv *line)
 	    jv_true() : jv_false());
 	fin = set_some(fin, "usage", art_json_field(&st->value, "usage"));
 	fin = set_some(fin, "cost", art_json_field(&st->value, "cost"));
-	return eng_queue_decision(c, fin, 1, jv_null());
+	return eng_queue_decision(c, refused(fin, &st->value), 1, jv_null());
 }
 
 /* Reads a settle from a line or an action; -1 when it is malformed. */
