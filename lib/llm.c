@@ -685,6 +685,27 @@ answer(struct art_llm_job *job, struct art_llm_outcome *out, bool asked)
 	job_free(job);
 }
 
+/*
+ * A call the provider cannot make (-1 from answer or start): final.  One
+ * the setup forbids (no such model or provider, no key, no script) says
+ * so in its detail, {"config": err's code}, since no retry or resume can
+ * help until someone changes the setup.
+ */
+static void
+cannot_call(struct art_llm_outcome *out, const struct art_err *err)
+{
+	static const char *const setup[] = { "bad_model", "no_api_key",
+	    "no_script", NULL };
+	size_t i;
+
+	art_llm_outcome_fail(out, err->msg, false, NULL);
+	for (i = 0; setup[i] != NULL; i++)
+		if (art_err_is(err, setup[i]))
+			out->error = jv_object_set(out->error,
+			    jv_string("detail"), jv_object_set(jv_object(),
+			    jv_string("config"), jv_string(setup[i])));
+}
+
 /* Asks the chain's model at job->at; an answer may come before return. */
 static void
 ask(struct art_llm_job *job)
@@ -707,7 +728,7 @@ ask(struct art_llm_job *job)
 	r = i == -1 ? -1 : art_providers[i]->answer(llm->state[i], &job->call,
 	    model, &out, &err);
 	if (r == -1)
-		art_llm_outcome_fail(&out, err.msg, false, NULL);
+		cannot_call(&out, &err);
 	art_llm_job_done(job, &out);
 }
 

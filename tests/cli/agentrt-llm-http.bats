@@ -396,13 +396,31 @@ last() {
 @test "--prices adds a model's price; an unknown model has no cost" {
 	echo '{"openai/house":{"input":"1","output":"2"}}' >"$BATS_TEST_TMPDIR/p.json"
 	req r1 openai/house | input
-	llm fixture/openai/chat-nonstream-text.json --prices "$BATS_TEST_TMPDIR/p.json"
-	# 16 in at $1 and 363 out at $2 per million.
-	assert_eq "$(last '.response.cost')" '"0.000742"'
-	llm fixture/openai/chat-nonstream-text.json
+	# The fixture's served model is unknown to the table: the requested
+	# one's price, 16 in at $1 and 363 out at $2 per million.
+	SERVER_FIXTURES="$BATS_TEST_TMPDIR/fx"
+	mkdir -p "$SERVER_FIXTURES/openai"
+	jq '.model = "ft:gpt-4o-mini:acme::x1"' \
+	    "$fixtures/openai/chat-nonstream-text.json" \
+	    >"$SERVER_FIXTURES/openai/ft.json"
+	stop_server
+	start_server
+	llm fixture/openai/ft.json --prices "$BATS_TEST_TMPDIR/p.json"
+	assert_eq "$(last '.response | [.model, .served_model, .cost]')" \
+	    '["openai/house","ft:gpt-4o-mini:acme::x1","0.000742"]'
+	llm fixture/openai/ft.json
 	assert_eq "$(last '.response | has("cost")')" 'false'
-	AGENTRT_PRICES="$BATS_TEST_TMPDIR/p.json" llm fixture/openai/chat-nonstream-text.json
+	AGENTRT_PRICES="$BATS_TEST_TMPDIR/p.json" llm fixture/openai/ft.json
 	assert_eq "$(last '.response.cost')" '"0.000742"'
+}
+
+@test "a call is priced by the model that served it when the table knows it" {
+	echo '{"openai/house":{"input":"1","output":"2"}}' >"$BATS_TEST_TMPDIR/p.json"
+	req r1 openai/house | input
+	llm fixture/openai/chat-nonstream-text.json --prices "$BATS_TEST_TMPDIR/p.json"
+	# gpt-4.1-nano-2025-04-14 is openai/gpt-4.1-nano: $0.10 in, $0.40 out.
+	assert_eq "$(last '.response | [.model, .served_model, .id, .cost]')" \
+	    '["openai/house","gpt-4.1-nano-2025-04-14","chatcmpl-D8Z5f52zQqikDBEKQMQoYcWMcWPeU","0.0001468"]'
 }
 
 @test "the API key reaches only the request's headers, even when the server quotes it" {
