@@ -128,7 +128,7 @@ last() {
 	    (.response | has("content")), .response.id]')" \
 	    '["llm.result","refusal","I'"'"'m sorry, I can'"'"'t help with that.",false,"chatcmpl-AGRefusal0000000000000000002"]'
 	req r1 openai/gpt-4o '.stream = true' | input
-	llm fixture/sse/chat-stream-refusal.sse
+	llm fixture/openai/chat-stream-refusal.sse
 	# The text said before the refusal streamed, and stays in content.
 	assert_eq "$(head -n -1 "$out" | jq -j '.delta.text // empty')" 'Here is the'
 	assert_eq "$(last '[.type, .response.content, .response.finish_reason,

@@ -42,7 +42,7 @@ payloads() {
 
 @test "a streamed refusal ends the turn: the text said before it kept, the refusal the reason" {
 	agent refuser '{"model": "openai/gpt-4o", "stream": true}'
-	OPENAI_BASE_URL="$srv/fixture/sse/chat-stream-refusal.sse/v1" \
+	OPENAI_BASE_URL="$srv/fixture/openai/chat-stream-refusal.sse/v1" \
 	    ring -a refuser -m 'something it will not do'
 	[ "$status" -eq 1 ] || fail "status $status: $output"
 	[[ "$output" == *"agentrt-session: turn failed (refused): the model refused: I'm sorry, I can't help with that."* ]] ||
