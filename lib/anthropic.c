@@ -875,6 +875,7 @@ map_error(long status, const jv *headers, const char *body, size_t len,
 
 /* What an answer is made of, from a whole body or from a stream. */
 struct answer {
+	jv	 id;		/* the message's id, msg_... */
 	jv	 model;
 	jv	 text;		/* null until a text block */
 	jv	 reasoning;	/* null until a thinking block */
@@ -926,6 +927,7 @@ tool_call(jv id, jv name, jv arguments)
 static void
 answer_release(struct answer *a)
 {
+	jv_free(a->id);
 	jv_free(a->model);
 	jv_free(a->text);
 	jv_free(a->reasoning);
@@ -953,6 +955,8 @@ finish(struct answer *a, jv *resp, jv *error)
 	jv r = jv_object();
 
 	(void)error;
+	if (is_kind(&a->id, JV_KIND_STRING))
+		r = art_json_set(r, "id", jv_copy(a->id));
 	if (is_kind(&a->model, JV_KIND_STRING))
 		r = art_json_set(r, "model", jv_copy(a->model));
 	if (is_kind(&a->text, JV_KIND_STRING))
@@ -1029,6 +1033,7 @@ read_response(const char *body, size_t len, jv *resp, jv *error)
 		    "content array"), false, "provider_error");
 		return -1;
 	}
+	a.id = art_json_field(&msg, "id");
 	a.model = art_json_field(&msg, "model");
 	a.text = a.reasoning = jv_null();
 	a.thinking = jv_array();
@@ -1155,8 +1160,9 @@ static jv
 make_native(const jv *resp)
 {
 	const char *model = art_json_str(resp, "model");
-	jv out = art_json_set(jv_object(), "id", jv_string("msg_agentrt")),
-	    usage;
+	const char *id = art_json_str(resp, "id");
+	jv out = art_json_set(jv_object(), "id", jv_string(id != NULL ? id :
+	    "msg_agentrt")), usage;
 
 	out = art_json_set(out, "type", jv_string("message"));
 	out = art_json_set(out, "role", jv_string("assistant"));
@@ -1185,6 +1191,7 @@ struct block {
 };
 
 struct art_wire_stream {
+	jv		 id;		/* message_start's message.id */
 	jv		 model;
 	jv		 usage;		/* the provider's, merged as it comes */
 	jv		 stop;		/* message_delta's stop_reason */
@@ -1211,7 +1218,7 @@ stream_new(void)
 
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return NULL;
-	st->model = st->usage = st->stop = jv_null();
+	st->id = st->model = st->usage = st->stop = jv_null();
 	return st;
 }
 
@@ -1225,6 +1232,7 @@ stream_free(struct art_wire_stream *st)
 	for (i = 0; i < st->nblocks; i++)
 		block_release(&st->blocks[i]);
 	free(st->blocks);
+	jv_free(st->id);
 	jv_free(st->model);
 	jv_free(st->usage);
 	jv_free(st->stop);
@@ -1307,6 +1315,8 @@ on_message_start(struct art_wire_stream *st, const jv *data, jv *deltas,
 
 	(void)deltas;
 	(void)error;
+	jv_free(st->id);
+	st->id = art_json_field(&msg, "id");
 	jv_free(st->model);
 	st->model = art_json_field(&msg, "model");
 	if (jv_get_kind(usage = art_json_field(&msg, "usage")) ==
@@ -1564,6 +1574,7 @@ stream_result(struct art_wire_stream *st, jv *resp, jv *error)
 		    true, "provider_error");
 		return -1;
 	}
+	a.id = jv_copy(st->id);
 	a.model = jv_copy(st->model);
 	a.text = a.reasoning = jv_null();
 	a.thinking = jv_array();

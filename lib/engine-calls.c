@@ -611,38 +611,27 @@ blocked_reply(struct cx *c, jv call, struct settle *st, jv fin,
 }
 
 /*
- * A reply the model refused (finish_reason "refusal", from Anthropic's
- * stop_reason or OpenAI's refusal): recorded as it came, and the turn
- * ends, code refused, its text what the model said before it stopped
- * (the content, else OpenAI's refusal text).
+ * fin (consumed) for a reply the model or the provider's filter refused
+ * (finish_reason "refusal" or "content_filter", whichever provider):
+ * code refused and why in error, beside the message that keeps what
+ * was said, so the proposal ends the turn showing both.
  */
-static int
-refused_reply(struct cx *c, jv call, struct settle *st, jv fin)
-{
-	jv text = art_json_field(&st->value, "content"), p;
-
-	if (jv_get_kind(text) != JV_KIND_STRING) {
-		jv_free(text);
-		text = art_json_field(&st->value, "refusal");
-	}
-	jv_free(fin);
-	p = set(eng_call_event(&call, "completed"), "response",
-	    jv_copy(st->value));
-	jv_free(call);
-	if (eng_rec(c, p) == -1) {
-		jv_free(text);
-		return -1;
-	}
-	return eng_stop_turn(c, "refused", text, "the model refused to "
-	    "answer");
-}
-
-static int
-is_refusal(const jv *resp)
+static jv
+refused(jv fin, const jv *resp)
 {
 	const char *fr = art_json_str(resp, "finish_reason");
+	const char *words = art_json_str(resp, "refusal");
 
-	return fr != NULL && strcmp(fr, "refusal") == 0;
+	if (fr == NULL || (strcmp(fr, "refusal") != 0 &&
+	    strcmp(fr, "content_filter") != 0))
+		return fin;
+	fin = set(fin, "code", jv_string("refused"));
+	if (words != NULL && *words != '\0')
+		return set(fin, "error", jv_string_fmt("the model refused: %s",
+		    words));
+	return set(fin, "error", jv_string(strcmp(fr, "refusal") == 0 ?
+	    "the model refused" : "the provider's content filter stopped "
+	    "the reply"));
 }
 
 static int
@@ -666,6 +655,9 @@ settle_llm(struct cx *c, struct settle *st, const jv *line)
 
 		fin = set(fin, "truncated", jv_false());
 		fin = set_some(fin, "code", jv_copy(st->code));
+		/* A configuration error says so in detail: see propose.c. */
+		fin = set_some(fin, "detail", line != NULL ?
+		    art_json_field(line, "detail") : jv_null());
 		r = eng_call_failed(c, &call, st, fin);
 		jv_free(call);
 		return r;
@@ -693,8 +685,6 @@ settle_llm(struct cx *c, struct settle *st, const jv *line)
 	}
 	if (block != NULL)
 		return blocked_reply(c, call, st, fin, block);
-	if (is_refusal(&st->value))
-		return refused_reply(c, call, st, fin);
 	p = set(eng_call_event(&call, "completed"), "response",
 	    jv_copy(st->value));
 	jv_free(call);
@@ -709,7 +699,7 @@ settle_llm(struct cx *c, struct settle *st, const jv *line)
 	    jv_true() : jv_false());
 	fin = set_some(fin, "usage", art_json_field(&st->value, "usage"));
 	fin = set_some(fin, "cost", art_json_field(&st->value, "cost"));
-	return eng_queue_decision(c, fin, 1, jv_null());
+	return eng_queue_decision(c, refused(fin, &st->value), 1, jv_null());
 }
 
 /* Reads a settle from a line or an action; -1 when it is malformed. */

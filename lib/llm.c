@@ -1,6 +1,7 @@
 /* llm.c - model calls: read off the bus, dispatched by provider, answered */
 #include "llm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -611,33 +612,98 @@ record(struct art_llm_job *job, const struct art_llm_outcome *out)
 	jv_free(resp);
 }
 
+/*
+ * What usage cost: at the served model's price when the table knows it
+ * (served, the provider's own name, is priced under model's provider
+ * prefix), else at model's; null when neither has a price.
+ */
+static jv
+cost_of(const struct art_prices *prices, const char *model,
+    const char *served, const jv *usage)
+{
+	const char *slash = strchr(model, '/');
+	jv cost = jv_null();
+	char *name;
+
+	if (served != NULL && slash != NULL && (name = malloc((size_t)(slash -
+	    model) + strlen(served) + 2)) != NULL) {
+		sprintf(name, "%.*s/%s", (int)(slash - model), model, served);
+		cost = art_prices_cost(prices, name, usage);
+		free(name);
+	}
+	if (jv_get_kind(cost) == JV_KIND_STRING)
+		return cost;
+	jv_free(cost);
+	return art_prices_cost(prices, model, usage);
+}
+
+/*
+ * A provider's response names the model that served it in its own words
+ * ("gpt-4.1-nano-2025-04-14" for "openai/gpt-4o"): that becomes
+ * served_model, and model says which "provider/name" of the chain
+ * answered, the name every other member of the protocol routes and
+ * prices by.
+ */
+static jv
+settle_response(const struct art_llm *llm, const char *model, jv resp)
+{
+	jv served = art_json_field(&resp, "model"), usage, cost;
+	const char *s = jv_get_kind(served) == JV_KIND_STRING &&
+	    *jv_string_value(served) != '\0' &&
+	    strcmp(jv_string_value(served), model) != 0 ?
+	    jv_string_value(served) : NULL;
+
+	resp = jv_object_set(resp, jv_string("model"), jv_string(model));
+	if (s != NULL)
+		resp = jv_object_set(resp, jv_string("served_model"),
+		    jv_string(s));
+	usage = art_json_field(&resp, "usage");
+	cost = cost_of(llm->opts.prices, model, s, &usage);
+	if (jv_get_kind(cost) == JV_KIND_STRING)
+		resp = jv_object_set(resp, jv_string("cost"), cost);
+	else
+		jv_free(cost);
+	jv_free(usage);
+	jv_free(served);
+	return resp;
+}
+
 /* The call is answered: out goes back, and the job ends. */
 static void
 answer(struct art_llm_job *job, struct art_llm_outcome *out, bool asked)
 {
 	struct art_llm *llm = job->llm;
-	const char *model = job_model(job);
-	jv usage, cost;
 
 	if (asked && jv_get_kind(out->response) == JV_KIND_OBJECT &&
-	    job->call.format == NULL) {
-		/* Which model of the chain answered, and what it cost. */
-		out->response = jv_object_set(out->response,
-		    jv_string("model"), jv_string(model));
-		usage = art_json_field(&out->response, "usage");
-		cost = art_prices_cost(llm->opts.prices, model, &usage);
-		if (jv_get_kind(cost) == JV_KIND_STRING)
-			out->response = jv_object_set(out->response,
-			    jv_string("cost"), cost);
-		else
-			jv_free(cost);
-		jv_free(usage);
-	}
+	    job->call.format == NULL)
+		out->response = settle_response(llm, job_model(job),
+		    out->response);
 	if (llm->opts.record_fd >= 0)
 		record(job, out);
 	llm->emit(llm->ctx, art_llm_lines(&job->call, out), out->delay_ms);
 	art_llm_outcome_release(out);
 	job_free(job);
+}
+
+/*
+ * A call the provider cannot make (-1 from answer or start): final.  One
+ * the setup forbids (no such model or provider, no key, no script) says
+ * so in its detail, {"config": err's code}, since no retry or resume can
+ * help until someone changes the setup.
+ */
+static void
+cannot_call(struct art_llm_outcome *out, const struct art_err *err)
+{
+	static const char *const setup[] = { "bad_model", "no_api_key",
+	    "no_script", NULL };
+	size_t i;
+
+	art_llm_outcome_fail(out, err->msg, false, NULL);
+	for (i = 0; setup[i] != NULL; i++)
+		if (art_err_is(err, setup[i]))
+			out->error = jv_object_set(out->error,
+			    jv_string("detail"), jv_object_set(jv_object(),
+			    jv_string("config"), jv_string(setup[i])));
 }
 
 /* Asks the chain's model at job->at; an answer may come before return. */
@@ -662,7 +728,7 @@ ask(struct art_llm_job *job)
 	r = i == -1 ? -1 : art_providers[i]->answer(llm->state[i], &job->call,
 	    model, &out, &err);
 	if (r == -1)
-		art_llm_outcome_fail(&out, err.msg, false, NULL);
+		cannot_call(&out, &err);
 	art_llm_job_done(job, &out);
 }
 

@@ -24,6 +24,7 @@
 #define MAX_DELAY_MS	1e15	/* some 30000 years: a delay past it is noise */
 
 struct art_wire_stream {
+	jv	 id;		/* the chunks' id, or null */
 	jv	 model;		/* the chunks' model, or null */
 	jv	 usage;		/* the usage chunk's object, or null */
 	jv	 text;		/* delta.content, joined */
@@ -558,18 +559,28 @@ missing(const jv *body)
 	return what;
 }
 
-/* The LlmResponse for a choice's message; the caller checked refusals. */
+/*
+ * The LlmResponse for a choice's message.  A refusal is an answer, not a
+ * failure: what was said before it stays in content, the model's words
+ * go in refusal (agentrt's member), and finish_reason says "refusal";
+ * content_filter comes as sent.  The engine ends the turn on either.
+ */
 static jv
 response_of(const jv *body, const jv *choice, const jv *msg)
 {
-	jv r = jv_object(), v;
+	jv r = jv_object(), v, refusal = nonempty(msg, "refusal");
 
+	r = art_json_set_some(r, "id", nonempty(body, "id"));
 	r = art_json_set_some(r, "model", nonempty(body, "model"));
 	r = art_json_set_some(r, "content", nonempty(msg, "content"));
 	r = art_json_set_some(r, "reasoning", reasoning_of(msg));
 	r = art_json_set_some(r, "tool_calls", tool_calls(msg));
-	r = art_json_set_some(r, "finish_reason", nonempty(choice,
-	    "finish_reason"));
+	if (!is_null(&refusal))
+		r = art_json_set(r, "finish_reason", jv_string("refusal"));
+	else
+		r = art_json_set_some(r, "finish_reason", nonempty(choice,
+		    "finish_reason"));
+	r = art_json_set_some(r, "refusal", refusal);
 	v = art_json_field(body, "usage");
 	if (jv_get_kind(v) == JV_KIND_OBJECT)
 		r = art_json_set(r, "usage", usage_in(&v));
@@ -584,9 +595,8 @@ response_of(const jv *body, const jv *choice, const jv *msg)
 static int
 completion_in(const jv *body, jv *resp, jv *error)
 {
-	const char *what, *finish;
+	const char *what;
 	jv choice, msg, v;
-	int rc = -1;
 
 	if (jv_get_kind(*body) != JV_KIND_OBJECT) {
 		*error = fail(false, "provider_error", "openai: response is "
@@ -607,22 +617,10 @@ completion_in(const jv *body, jv *resp, jv *error)
 	}
 	choice = first_choice(body);
 	msg = art_json_field(&choice, "message");
-	finish = art_json_str(&choice, "finish_reason");
-	v = nonempty(&msg, "refusal");
-	if (!is_null(&v))
-		*error = fail(false, "refused", "openai: refused: %s",
-		    jv_string_value(v));
-	else if (is(finish, "content_filter"))
-		*error = fail(false, "refused", "openai: refused: "
-		    "content_filter");
-	else {
-		*resp = response_of(body, &choice, &msg);
-		rc = 0;
-	}
-	jv_free(v);
+	*resp = response_of(body, &choice, &msg);
 	jv_free(msg);
 	jv_free(choice);
-	return rc;
+	return 0;
 }
 
 static int
@@ -644,13 +642,13 @@ openai_response(const char *body, size_t len, jv *resp, jv *error)
 
 /* {id, object, model, choices: [{index, message, finish_reason}], usage?} */
 static jv
-completion_body(jv model, jv msg, jv finish, jv usage)
+completion_body(jv id, jv model, jv msg, jv finish, jv usage)
 {
 	jv c = art_json_set(jv_object(), "index", jv_number(0)), b;
 
 	c = art_json_set(c, "message", msg);
 	c = art_json_set(c, "finish_reason", finish);
-	b = art_json_set(jv_object(), "id", jv_string("chatcmpl-agentrt"));
+	b = art_json_set(jv_object(), "id", id);
 	b = art_json_set(b, "object", jv_string("chat.completion"));
 	b = art_json_set(b, "model", model);
 	b = art_json_set(b, "choices", jv_array_append(jv_array(), c));
@@ -693,13 +691,19 @@ openai_native(const jv *resp)
 {
 	jv msg = art_json_set(jv_object(), "role", jv_string("assistant"));
 	jv content = art_json_field(resp, "content");
-	jv calls = tool_calls(resp), v, finish, usage;
+	jv calls = tool_calls(resp), v, finish, usage, id;
 
 	msg = art_json_set(msg, "content",
 	    jv_get_kind(content) == JV_KIND_STRING ?
 	    content : (jv_free(content), jv_null()));
 	msg = art_json_set_some(msg, "reasoning_content", reasoning_of(resp));
+	msg = art_json_set_some(msg, "refusal", nonempty(resp, "refusal"));
 	finish = nonempty(resp, "finish_reason");
+	/* "refusal" is agentrt's word: OpenAI ends a refusal with "stop". */
+	if (is(art_json_str(resp, "finish_reason"), "refusal")) {
+		jv_free(finish);
+		finish = jv_string("stop");
+	}
 	if (is_null(&finish)) {
 		jv_free(finish);
 		finish = jv_string(is_null(&calls) ? "stop" : "tool_calls");
@@ -709,8 +713,14 @@ openai_native(const jv *resp)
 	usage = usage_out(&v);
 	jv_free(v);
 	v = art_json_field(resp, "model");
-	return completion_body(jv_get_kind(v) == JV_KIND_STRING ? v :
-	    (jv_free(v), jv_string("")), msg, finish, usage);
+	id = nonempty(resp, "id");
+	if (is_null(&id)) {
+		jv_free(id);
+		id = jv_string("chatcmpl-agentrt");	/* the API always has one */
+	}
+	return completion_body(id, jv_get_kind(v) ==
+	    JV_KIND_STRING ? v : (jv_free(v), jv_string("")), msg, finish,
+	    usage);
 }
 
 /* --- errors ---------------------------------------------------------- */
@@ -893,6 +903,7 @@ openai_stream_new(void)
 
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return NULL;
+	st->id = jv_null();
 	st->model = jv_null();
 	st->usage = jv_null();
 	st->text = jv_string("");
@@ -908,6 +919,7 @@ openai_stream_free(struct art_wire_stream *st)
 {
 	if (st == NULL)
 		return;
+	jv_free(st->id);
 	jv_free(st->model);
 	jv_free(st->usage);
 	jv_free(st->text);
@@ -1087,6 +1099,7 @@ take_chunk(struct art_wire_stream *st, const jv *chunk, jv *d)
 		jv_free(choice);
 		choice = jv_null();
 	}
+	keep(&st->id, art_json_field(chunk, "id"), JV_KIND_STRING);
 	keep(&st->model, art_json_field(chunk, "model"), JV_KIND_STRING);
 	keep(&st->usage, art_json_field(chunk, "usage"), JV_KIND_OBJECT);
 	delta = art_json_field(&choice, "delta");
@@ -1196,8 +1209,8 @@ openai_stream_result(struct art_wire_stream *st, jv *resp, jv *error)
 		    "openai: stream ended early");
 		return -1;
 	}
-	body = completion_body(jv_copy(st->model), stream_message(st),
-	    jv_copy(st->finish), jv_copy(st->usage));
+	body = completion_body(jv_copy(st->id), jv_copy(st->model),
+	    stream_message(st), jv_copy(st->finish), jv_copy(st->usage));
 	rc = completion_in(&body, resp, error);
 	jv_free(body);
 	return rc;

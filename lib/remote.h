@@ -20,6 +20,13 @@
  *	  "anthropic_version": "2023-06-01",
  *	  "headers": { "Name": "value with ${VAR}" } }
  *
+ * A call to the format's own base URL (no block base_url, no
+ * $..._BASE_URL) with no key set fails before it starts with err code
+ * "no_api_key" naming the variable; a block header in the key's place or
+ * $ANTHROPIC_AUTH_TOKEN counts as one.  The built-in openai provider also
+ * sends $OPENAI_ORG_ID and $OPENAI_PROJECT_ID as OpenAI-Organization and
+ * OpenAI-Project.
+ *
  * Every call in flight shares one libcurl multi handle per provider, so N
  * calls take about as long as the slowest.  A key goes only into the
  * request's headers; an error that quotes it (or the token) has it

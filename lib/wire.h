@@ -108,10 +108,12 @@ struct art_wire {
 	jv	 (*message)(const jv *msg, int i, struct art_err *);
 
 	/*
-	 * A 2xx response body (bytes, not yet parsed) as an LlmResponse.
+	 * A 2xx response body (bytes, not yet parsed) as an LlmResponse,
+	 * with the provider's "id" and its own "model" name.  A refusal is
+	 * a response: the partial "content", the model's words in
+	 * "refusal", finish_reason "refusal" (or "content_filter" as sent).
 	 * Returns 0 with *resp set, or -1 with *error set to an error object
-	 * (a body that is not JSON, JSON of the wrong shape).  A refusal is
-	 * a response: finish_reason "refusal", what was said kept.
+	 * (a body that is not JSON, JSON of the wrong shape).
 	 * Exactly one of the two is set, and the caller owns it.
 	 */
 	int	 (*response)(const char *body, size_t len, jv *resp, jv *error);
@@ -157,7 +159,7 @@ struct art_wire {
 	 * with *resp, or -1 with *error: the stream did not get as far as
 	 * its finish (no finish_reason, no message_delta stop_reason), which
 	 * is a retryable provider_error ("stream ended early"), never a
-	 * truncated success.
+	 * truncated success.  A refusal is a response, as for response().
 	 */
 	int	 (*stream_result)(struct art_wire_stream *, jv *resp,
 		    jv *error);

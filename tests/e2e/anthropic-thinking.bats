@@ -123,11 +123,11 @@ req() {
 	start_server
 	think_ring think fixture/anthropic/messages-stream-refusal.sse
 	assert_eq "$(events 'select(.type=="completion") | [.text, .code, .error]')" \
-	    '["I can help with part of","refused","the model refused to answer"]'
+	    '["I can help with part of","refused","the model refused"]'
 	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.completed") |
 	    .response | [.content, .finish_reason]]')" \
 	    '[["I can help with part of","refusal"]]'
-	[[ "$output" == *"turn failed (refused): the model refused to answer"* ]] ||
+	[[ "$output" == *"turn failed (refused): the model refused"* ]] ||
 	    fail "$output"
 }
 

@@ -378,7 +378,8 @@ fixture_response(const char *file, jv *resp)
 	"user.\\n</thinking>\\n\\nOkay, I will update the current issue list:"
 
 #define TOOL_USE_RESPONSE \
-	"{\"model\":\"claude-3-opus-20240229\"," \
+	"{\"id\":\"msg_01GCBaV8gyWAYgMVggRqZbuQ\"," \
+	"\"model\":\"claude-3-opus-20240229\"," \
 	"\"content\":\"" TOOL_USE_TEXT "\"," \
 	"\"tool_calls\":[{\"id\":\"toolu_01LRmxn9vGM1d2DZSDBowdZ1\"," \
 	"\"type\":\"function\",\"function\":{\"name\":\"updateIssueList\"," \
@@ -410,7 +411,8 @@ test_response_fixtures(void)
 	    "tool_use is tool_calls, usage normalised");
 	ok(fixture_response("messages-nonstream-tool-use-multi-element-input."
 	    "json", &resp) == 0 && is_json(resp,
-	    "{\"model\":\"claude-haiku-4-5-20251001\",\"tool_calls\":[{\"id\":"
+	    "{\"id\":\"msg_0191iYfpERYfS27xLsdW2nbb\","
+	    "\"model\":\"claude-haiku-4-5-20251001\",\"tool_calls\":[{\"id\":"
 	    "\"toolu_01Q9ExVZnzZj7E2QQYHYtNUa\",\"type\":\"function\","
 	    "\"function\":{\"name\":\"json\",\"arguments\":\""
 	    MULTI_ARGUMENTS "\"}}],\"finish_reason\":\"tool_calls\","
@@ -564,16 +566,17 @@ test_native_round_trips(void)
 {
 	jv x;
 
-	round_trips(parse("{\"model\":\"claude-x\",\"content\":\"Two.\","
+	round_trips(parse("{\"id\":\"msg_1\",\"model\":\"claude-x\","
+	    "\"content\":\"Two.\","
 	    "\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
 	    "\"function\":{\"name\":\"a\",\"arguments\":"
 	    "\"{\\\"q\\\":[1,\\\"x\\\"]}\"}},{\"id\":\"c2\",\"type\":"
 	    "\"function\",\"function\":{\"name\":\"b\",\"arguments\":\"{}\"}}],"
 	    "\"finish_reason\":\"tool_calls\"}"), "two tool calls");
-	round_trips(parse("{\"model\":\"m\",\"content\":\"\",\"finish_reason\":"
-	    "\"length\"}"), "empty text, length");
-	round_trips(parse("{\"model\":\"m\",\"reasoning\":\"think\","
-	    "\"thinking_blocks\":[{\"type\":\"thinking\",\"thinking\":"
+	round_trips(parse("{\"id\":\"msg_2\",\"model\":\"m\",\"content\":"
+	    "\"\",\"finish_reason\":\"length\"}"), "empty text, length");
+	round_trips(parse("{\"id\":\"msg_3\",\"model\":\"m\",\"reasoning\":"
+	    "\"think\",\"thinking_blocks\":[{\"type\":\"thinking\",\"thinking\":"
 	    "\"think\",\"signature\":\"c2ln\"},{\"type\":"
 	    "\"redacted_thinking\",\"data\":\"ZGF0YQ\"}],"
 	    "\"content\":\"ok\",\"finish_reason\":\"stop\"}"),
@@ -959,7 +962,8 @@ result_is(struct run *r, int want_rc, const char *want)
 	"[{\"text\":\"Hello\"},{\"text\":\" there\"},{\"text\":\"!\"}," \
 	"{\"finish_reason\":\"stop\"}]"
 #define TEXT_RESULT \
-	"{\"model\":\"claude-3-opus-latest\",\"content\":\"Hello there!\"," \
+	"{\"id\":\"msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK\"," \
+	"\"model\":\"claude-3-opus-latest\",\"content\":\"Hello there!\"," \
 	"\"finish_reason\":\"stop\",\"usage\":{\"input\":11," \
 	"\"uncached_input\":11,\"cache_read\":0,\"cache_write\":0," \
 	"\"output\":6,\"total\":17,\"provider\":{\"input_tokens\":11," \
@@ -996,7 +1000,8 @@ test_stream_text(void)
 	"\"service_tier\":\"standard\"}"
 
 #define WEATHER_BODY \
-	"{\"model\":\"claude-sonnet-4-20250514\",\"type\":\"message\"," \
+	"{\"id\":\"msg_019Q1hrJbZG26Fb9BQhrkHEr\"," \
+	"\"model\":\"claude-sonnet-4-20250514\",\"type\":\"message\"," \
 	"\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":" \
 	"\"I'll check the current weather in Paris for you.\"}," \
 	"{\"type\":\"tool_use\"," TOOLU ",\"name\":\"get_weather\"," \
@@ -1021,7 +1026,8 @@ test_stream_tool_use(void)
 	    "{\"finish_reason\":\"tool_calls\"}]"),
 	    "tool stream: the call's name, then each non-empty fragment "
 	    "under its id");
-	ok(result_is(&r, 0, "{\"model\":\"claude-sonnet-4-20250514\","
+	ok(result_is(&r, 0, "{\"id\":\"msg_019Q1hrJbZG26Fb9BQhrkHEr\","
+	    "\"model\":\"claude-sonnet-4-20250514\","
 	    "\"content\":\"I'll check the current weather in Paris for you.\","
 	    "\"tool_calls\":[{" TOOLU ",\"type\":\"function\",\"function\":"
 	    "{\"name\":\"get_weather\",\"arguments\":"
@@ -1065,7 +1071,8 @@ test_stream_max_tokens_drops_the_unfinished_call(void)
 	    "\"\\n\\\"Filing taxes\"}]},"
 	    "{\"finish_reason\":\"length\"}]"),
 	    "max_tokens stream: text, the call's fragments, finish length");
-	ok(result_is(&r, 0, "{\"model\":\"claude-3-7-sonnet-20250219\","
+	ok(result_is(&r, 0, "{\"id\":\"msg_01UdjYBBipA9omjYhicnevgq\","
+	    "\"model\":\"claude-3-7-sonnet-20250219\","
 	    "\"content\":\"I'll create a comprehensive tax guide for someone "
 	    "with multiple W2s and save it in a file called taxes.txt. Let me "
 	    "do that for you now.\",\"finish_reason\":\"length\",\"usage\":"
@@ -1240,7 +1247,7 @@ test_stream_refusal(void)
 	run_free(&r);
 
 	run_anthropic(&r, "messages-stream-refusal.sse");
-	ok(r.rc == 1 && result_is(&r, 0, "{\"model\":"
+	ok(r.rc == 1 && result_is(&r, 0, "{\"id\":\"msg_refusal\",\"model\":"
 	    "\"claude-sonnet-4-5-20250929\",\"content\":\"I can help with "
 	    "part of\",\"finish_reason\":\"refusal\",\"usage\":"
 	    USAGE_42(9, 51) "}"),
@@ -1256,8 +1263,8 @@ test_stream_message_stop_without_message_delta(void)
 	run_anthropic(&r, "messages-stream-no-message-delta.sse");
 	ok(r.rc == 1 && is_json(jv_copy(r.deltas),
 	    "[{\"text\":\"Hello\"},{\"text\":\" there\"}]") &&
-	    result_is(&r, 0, "{\"model\":\"claude-sonnet-4-5-20250929\","
-	    "\"content\":\"Hello there\",\"usage\":" USAGE_42(3, 45) "}"),
+	    result_is(&r, 0, "{\"id\":\"msg_nodelta\",\"model\":"
+	    "\"claude-sonnet-4-5-20250929\",\"content\":\"Hello there\",\"usage\":" USAGE_42(3, 45) "}"),
 	    "message_stop with no message_delta: a whole message, no "
 	    "finish_reason, not ended early");
 	run_free(&r);
