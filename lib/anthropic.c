@@ -432,6 +432,23 @@ assistant(const jv *m, int i, struct art_err *err)
 	return turn("assistant", c);
 }
 
+/* Does m's content hold an image_url part? */
+static bool
+has_image(const jv *m)
+{
+	jv c = art_json_field(m, "content");
+	bool yes = false;
+
+	if (jv_get_kind(c) == JV_KIND_ARRAY)
+		jv_array_foreach(c, j, part) {
+			yes = yes || is(art_json_str(&part, "type"),
+			    "image_url");
+			jv_free(part);
+		}
+	jv_free(c);
+	return yes;
+}
+
 static jv
 tool_result(const jv *m, int i, struct art_err *err)
 {
@@ -443,7 +460,9 @@ tool_result(const jv *m, int i, struct art_err *err)
 		    "without a tool_call_id", i);
 		return jv_invalid();
 	}
-	if (!jv_is_valid(text = text_of(m, i, err)))
+	/* tool_result content may hold image blocks: parts go as blocks. */
+	text = has_image(m) ? content(m, i, err) : text_of(m, i, err);
+	if (!jv_is_valid(text))
 		return text;
 	b = art_json_set(jv_object(), "type", jv_string("tool_result"));
 	b = art_json_set(b, "tool_use_id", jv_string(id));

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "parts.h"
 #include "request.h"
 #include "schema.h"
 #include "security.h"
@@ -417,7 +418,7 @@ int
 eng_tool_done(struct cx *c, const jv *call, const jv *value)
 {
 	char h[ART_ID_MAX + 1];
-	jv p, fin = eng_finished_for(call), cfg, text;
+	jv p, fin = eng_finished_for(call), cfg, text, parts;
 	const char *block;
 	int off;
 
@@ -444,8 +445,19 @@ eng_tool_done(struct cx *c, const jv *call, const jv *value)
 		jv_free(fin);
 		return -1;
 	}
-	text = scan_result(c, call, &cfg, eng_as_text(jv_copy(*value)),
-	    &block);
+	/*
+	 * A ContentPart[] with an image (parts.h): its texts are scanned, its
+	 * images are not (a data URL is no text, and a redaction would break
+	 * it), and the message shows the parts; the result is their text.
+	 */
+	parts = art_parts_is(value) ? jv_copy(*value) : jv_null();
+	text = jv_get_kind(parts) == JV_KIND_ARRAY ? scan_result(c, call, &cfg,
+	    art_parts_texts(&parts), &block) : scan_result(c, call, &cfg,
+	    eng_as_text(jv_copy(*value)), &block);
+	if (jv_is_valid(text) && jv_get_kind(parts) == JV_KIND_ARRAY) {
+		parts = eng_guard_parts(&cfg, art_parts_set_texts(parts, text));
+		text = art_parts_text(&parts);
+	}
 	if (jv_is_valid(text) && block != NULL) {
 		/* Never shown to the model: a tool error saying why. */
 		struct settle no = { art_json_str(call, "id"), 0, 0,
@@ -455,26 +467,31 @@ eng_tool_done(struct cx *c, const jv *call, const jv *value)
 
 		eng_settle_release(&no);
 		jv_free(text);
+		jv_free(parts);
 		jv_free(cfg);
 		return r;
 	}
-	if (jv_is_valid(text))
+	if (jv_is_valid(text) && jv_get_kind(parts) != JV_KIND_ARRAY)
 		text = eng_guard_result(&cfg, text);
 	jv_free(cfg);
 	if (!jv_is_valid(text)) {
+		jv_free(parts);
 		jv_free(fin);
 		return -1;
 	}
 	p = eng_call_event(call, "completed");
 	p = set(p, "name", art_json_field(call, "name"));
 	p = set(p, "result", jv_copy(text));
+	p = set_some(p, "content", jv_copy(parts));
 	if (eng_rec(c, p) == -1) {
 		jv_free(text);
+		jv_free(parts);
 		jv_free(fin);
 		return -1;
 	}
 	fin = set(fin, "ok", jv_true());
 	fin = set(fin, "result", text);
+	fin = set_some(fin, "content", parts);
 	return eng_queue_decision(c, fin, 1, jv_null());
 }
 

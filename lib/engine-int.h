@@ -202,6 +202,8 @@ int	eng_guard_stopped(struct cx *);
 int	eng_guard_clock(struct cx *, const jv *s);
 int	eng_guard_execute(struct cx *, const jv *live, const jv *cfg);
 jv	eng_guard_result(const jv *cfg, jv text);
+/* parts (a ContentPart[], consumed) held to the same cap (parts.h). */
+jv	eng_guard_parts(const jv *cfg, jv parts);
 int	eng_guard_blocks(const jv *cfg);
 int	eng_guard_schema(struct cx *, const jv *cfg, const char *name,
 	    const char *which, const char *why);

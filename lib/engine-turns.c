@@ -582,6 +582,30 @@ input_delta(struct cx *c, const jv *line)
 	eng_publish(c, NULL, ce);
 }
 
+/*
+ * A tool.progress line: published on --events as it came, never recorded,
+ * as a token delta is not: it is news while the call runs, and the
+ * call's result is what the log keeps.  Its message is redacted first.
+ */
+static void
+input_progress(struct cx *c, const jv *line)
+{
+	static const char *const keys[] = { "id", "progress", "total", NULL };
+	jv ce = obj("tool.progress"), v, msg;
+	int i;
+
+	for (i = 0; keys[i] != NULL; i++) {
+		v = art_json_field(line, keys[i]);
+		ce = set_some(ce, keys[i], v);
+	}
+	msg = art_json_field(line, "message");
+	if (jv_get_kind(msg) == JV_KIND_STRING)
+		ce = set_some(ce, "message", eng_scan_quiet(c, msg));
+	else
+		jv_free(msg);
+	eng_publish(c, NULL, ce);
+}
+
 int
 eng_dispatch_input(struct cx *c, const jv *line)
 {
@@ -616,6 +640,10 @@ eng_dispatch_input(struct cx *c, const jv *line)
 		return input_unanswered_llm(c, line);
 	if (strcmp(type, "llm.token.delta") == 0) {
 		input_delta(c, line);
+		return 0;
+	}
+	if (strcmp(type, "tool.progress") == 0) {
+		input_progress(c, line);
 		return 0;
 	}
 	if (strcmp(type, "error") == 0) {

@@ -83,6 +83,7 @@ struct art_mcp {
 	size_t		  out_off;
 	struct call	 *calls;
 	int64_t		  next_id;
+	art_mcp_progress_fn *progress;
 	int		  deaths;
 	size_t		  nbad;
 	char		  doom[MSG_MAX];	/* give up after this read */
@@ -392,7 +393,8 @@ send_initialize(struct art_mcp *m)
 static int
 launch(struct art_mcp *m, struct art_err *err)
 {
-	if ((m->rd = art_ndjson_reader_new(-1, "mcp", ART_MCP_MAX_LINE, 0)) ==
+	if ((m->rd = art_ndjson_reader_new(-1, "mcp", ART_MCP_MAX_LINE,
+	    ART_NDJSON_ARRAYS)) ==
 	    NULL)
 		return art_err_set(err, "nomem", "out of memory");
 	art_tools_tail_init(&m->tail);
@@ -421,7 +423,7 @@ call_free(struct call *c)
 
 static void
 call_back_n(struct call *c, enum art_mcp_outcome outcome, bool retryable,
-    const char *text, size_t len, const jv *result)
+    const char *text, size_t len, const jv *result, const jv *parts)
 {
 	struct art_mcp_done d;
 	jv null = jv_null();
@@ -432,6 +434,7 @@ call_back_n(struct call *c, enum art_mcp_outcome outcome, bool retryable,
 	d.text = text;
 	d.len = len;
 	d.result = result != NULL ? result : &null;
+	d.parts = parts != NULL ? parts : &null;
 	c->done(c->ctx, &d);
 }
 
@@ -439,7 +442,7 @@ static void
 call_back(struct call *c, enum art_mcp_outcome outcome, bool retryable,
     const char *text, const jv *result)
 {
-	call_back_n(c, outcome, retryable, text, strlen(text), result);
+	call_back_n(c, outcome, retryable, text, strlen(text), result, NULL);
 }
 
 /* Calls back each call of list with one message, and frees them. */
@@ -546,6 +549,52 @@ block_text(const jv *block)
 	return jv_string_fmt("[%s block]", type);
 }
 
+/* An image block as an image_url part with a data URL. */
+static jv
+image_part(const jv *block)
+{
+	jv url = jv_string_fmt("data:%s;base64,", str_or(block, "mimeType",
+	    "application/octet-stream")), img;
+
+	url = jv_string_append_str(url, str_or(block, "data", ""));
+	img = jv_object_set(jv_object(), jv_string("url"), url);
+	return jv_object_set(jv_object_set(jv_object(), jv_string("type"),
+	    jv_string("image_url")), jv_string("image_url"), img);
+}
+
+/* A result's content as ContentPart[] when it holds an image; else null. */
+static jv
+result_parts(const jv *result)
+{
+	jv content = art_json_field(result, "content"), out = jv_array(), p;
+	const char *type;
+	int images = 0;
+
+	if (jv_get_kind(content) != JV_KIND_ARRAY) {
+		jv_free(content);
+		jv_free(out);
+		return jv_null();
+	}
+	jv_array_foreach(content, i, b) {
+		type = str_or(&b, "type", "");
+		if (strcmp(type, "image") == 0 &&
+		    art_json_str(&b, "data") != NULL) {
+			p = image_part(&b);
+			images++;
+		} else
+			p = jv_object_set(jv_object_set(jv_object(),
+			    jv_string("type"), jv_string("text")),
+			    jv_string("text"), block_text(&b));
+		out = jv_array_append(out, p);
+		jv_free(b);
+	}
+	jv_free(content);
+	if (images > 0)
+		return out;
+	jv_free(out);
+	return jv_null();
+}
+
 /* A tools/call result's text (mcp.h says how). */
 static jv
 result_text(const jv *result)
@@ -597,7 +646,7 @@ static void
 finish(struct call *c, const jv *resp)
 {
 	jv error = art_json_field(resp, "error");
-	jv result = art_json_field(resp, "result"), text;
+	jv result = art_json_field(resp, "result"), text, parts;
 	char buf[MSG_MAX], rpc[MSG_MAX - 8];
 	int is_error = 0;
 
@@ -610,10 +659,13 @@ finish(struct call *c, const jv *resp)
 		    "result object", NULL);
 	} else {
 		text = result_text(&result);
+		parts = result_parts(&result);
 		art_json_get_bool(&result, "isError", 0, &is_error, NULL);
 		call_back_n(c, is_error ? ART_MCP_TOOL_ERROR : ART_MCP_OK,
 		    false, jv_string_value(text),
-		    (size_t)jv_string_length_bytes(jv_copy(text)), &result);
+		    (size_t)jv_string_length_bytes(jv_copy(text)), &result,
+		    &parts);
+		jv_free(parts);
 		jv_free(text);
 	}
 	jv_free(error);
@@ -732,11 +784,11 @@ server_request(struct art_mcp *m, const char *method, jv id)
 	respond(m, id, jv_null(), e);
 }
 
-/* Our id in an answer, or -1 when it is not one of ours. */
+/* Our id in obj's key (an answer's "id"), or -1 when it is not one. */
 static int64_t
-answer_id(const jv *msg)
+answer_id_of(const jv *obj, const char *key)
 {
-	jv id = art_json_field(msg, "id");
+	jv id = art_json_field(obj, key);
 	double d = jv_get_kind(id) == JV_KIND_NUMBER ? jv_number_value(id) :
 	    -1;
 
@@ -745,8 +797,54 @@ answer_id(const jv *msg)
 	    (int64_t)d : -1;
 }
 
+static int64_t
+answer_id(const jv *msg)
+{
+	return answer_id_of(msg, "id");
+}
+
+/* The call in flight (sent) whose id is n; NULL when none. */
+static struct call *
+find_sent(struct art_mcp *m, int64_t n)
+{
+	struct call *c;
+
+	for (c = m->calls; c != NULL; c = c->next)
+		if (c->id == n && jv_get_kind(c->req) == JV_KIND_NULL)
+			return c;
+	return NULL;
+}
+
+/* A notifications/progress: to the callback, for a call in flight. */
 static void
-handle(struct art_mcp *m, jv msg)
+on_progress(struct art_mcp *m, const jv *msg)
+{
+	jv params = art_json_field(msg, "params"), v;
+	struct art_mcp_progress p = { 0, false, 0, NULL };
+	struct call *c;
+	int64_t tok;
+
+	tok = jv_get_kind(params) == JV_KIND_OBJECT ? answer_id_of(&params,
+	    "progressToken") : -1;
+	v = art_json_field(&params, "progress");
+	if (tok != -1 && m->progress != NULL &&
+	    jv_get_kind(v) == JV_KIND_NUMBER &&
+	    (c = find_sent(m, tok)) != NULL) {
+		p.progress = jv_number_value(v);
+		jv_free(v);
+		v = art_json_field(&params, "total");
+		if ((p.has_total = jv_get_kind(v) == JV_KIND_NUMBER))
+			p.total = jv_number_value(v);
+		p.message = art_json_str(&params, "message");
+		m->progress(c->ctx, &p);
+	}
+	jv_free(v);
+	jv_free(params);
+}
+
+/* One message, an object (batch elements come here one by one). */
+static void
+handle_one(struct art_mcp *m, jv msg)
 {
 	const char *method = art_json_str(&msg, "method");
 	jv id = art_json_field(&msg, "id");
@@ -757,6 +855,8 @@ handle(struct art_mcp *m, jv msg)
 		/* With an id it is a request; without, a notification. */
 		if (jv_get_kind(id) != JV_KIND_NULL)
 			server_request(m, method, jv_copy(id));
+		else if (strcmp(method, "notifications/progress") == 0)
+			on_progress(m, &msg);
 	} else if ((n = answer_id(&msg)) != -1) {
 		if (m->st == ST_INIT && n == m->wait_id)
 			on_initialize(m, &msg);
@@ -766,6 +866,33 @@ handle(struct art_mcp *m, jv msg)
 			finish(c, &msg);
 	}
 	jv_free(id);
+	jv_free(msg);
+}
+
+/*
+ * A line: one message, or a JSON-RPC batch of them.  Our answers to a
+ * batch's requests go out one by one, which a server must accept.
+ */
+static void
+handle(struct art_mcp *m, jv msg)
+{
+	bool bad;
+
+	if (jv_get_kind(msg) != JV_KIND_ARRAY) {
+		handle_one(m, msg);
+		return;
+	}
+	bad = jv_array_length(jv_copy(msg)) == 0;
+	jv_array_foreach(msg, i, e) {
+		if (m->doom[0] != '\0' || jv_get_kind(e) != JV_KIND_OBJECT) {
+			bad = true;
+			jv_free(e);
+			continue;
+		}
+		handle_one(m, e);
+	}
+	/* A line is counted once, however many of its elements are bad. */
+	m->nbad += bad && m->doom[0] == '\0';
 	jv_free(msg);
 }
 
@@ -1059,6 +1186,9 @@ call_new(struct art_mcp *m, const char *tool, jv arguments,
 	c->deadline = now_ms() + c->timeout_ms;
 	p = jv_object_set(jv_object(), jv_string("name"), jv_string(tool));
 	p = jv_object_set(p, jv_string("arguments"), arguments);
+	/* The call's id is unique among calls in flight, as a token must be. */
+	p = jv_object_set(p, jv_string("_meta"), jv_object_set(jv_object(),
+	    jv_string("progressToken"), jv_number((double)c->id)));
 	c->req = jv_object_set(message("tools/call", p), jv_string("id"),
 	    jv_number((double)c->id));
 	return c;
@@ -1104,6 +1234,12 @@ art_mcp_call(struct art_mcp *m, const char *tool, jv arguments,
 		return art_err_set(err, "nomem", "out of memory");
 	}
 	return 0;
+}
+
+void
+art_mcp_set_progress(struct art_mcp *m, art_mcp_progress_fn *fn)
+{
+	m->progress = fn;
 }
 
 size_t

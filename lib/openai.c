@@ -241,25 +241,108 @@ message_out(const jv *msg, int i, struct art_err *err)
 }
 
 static jv
+text_part(jv text)
+{
+	return art_json_set(art_json_set(jv_object(), "type",
+	    jv_string("text")), "text", text);
+}
+
+/*
+ * A tool message takes text only on this wire, so each image part of
+ * out's content (a tool message's) moves to *images, to go in a user
+ * message after the tool messages, and the tool message says where it
+ * went.  Its content becomes one string.  n counts images so far.
+ */
+static jv
+tool_images_out(jv out, jv *images, int *n)
+{
+	jv c = art_json_field(&out, "content"), text = jv_string(""), img;
+	const char *id = art_json_str(&out, "tool_call_id");
+	int k = 0;
+
+	if (jv_get_kind(c) != JV_KIND_ARRAY) {
+		jv_free(c);
+		jv_free(text);
+		return out;
+	}
+	jv_array_foreach(c, j, part) {
+		if (k++ > 0)
+			text = jv_string_append_str(text, "\n");
+		if (is(art_json_str(&part, "type"), "image_url")) {
+			++*n;
+			text = jv_string_concat(text, jv_string_fmt("[image %d: "
+			    "in the user message after the tool results]", *n));
+			img = text_part(jv_string_fmt("[image %d, from tool call "
+			    "%s]", *n, id != NULL ? id : "?"));
+			*images = jv_array_append(jv_array_append(*images, img),
+			    part);
+			continue;
+		}
+		text = jv_string_concat(text, art_json_field(&part, "text"));
+		jv_free(part);
+	}
+	jv_free(c);
+	return art_json_set(out, "content", text);
+}
+
+static bool
+has_image(const jv *msg)
+{
+	jv c = art_json_field(msg, "content");
+	bool yes = false;
+
+	if (jv_get_kind(c) == JV_KIND_ARRAY)
+		jv_array_foreach(c, j, part) {
+			yes = yes || is(art_json_str(&part, "type"),
+			    "image_url");
+			jv_free(part);
+		}
+	jv_free(c);
+	return yes;
+}
+
+/* The user message carrying images, if any; *images is emptied. */
+static jv
+flush_images(jv out, jv *images)
+{
+	if (jv_array_length(jv_copy(*images)) == 0)
+		return out;
+	out = jv_array_append(out, art_json_set(art_json_set(jv_object(),
+	    "role", jv_string("user")), "content", *images));
+	*images = jv_array();
+	return out;
+}
+
+static jv
 messages_out(const jv *req, struct art_err *err)
 {
-	jv msgs = art_json_field(req, "messages"), out, m;
+	jv msgs = art_json_field(req, "messages"), out, m, images;
+	int n = 0;
 
 	if (jv_get_kind(msgs) != JV_KIND_ARRAY) {
 		jv_free(msgs);
 		return bad(err, "request has no 'messages' array");
 	}
 	out = jv_array();
+	images = jv_array();
 	jv_array_foreach(msgs, i, msg) {
 		m = message_out(&msg, i, err);
-		jv_free(msg);
 		if (!jv_is_valid(m)) {
+			jv_free(msg);
 			jv_free(out);
 			out = m;
 			break;
 		}
+		if (!is(art_json_str(&msg, "role"), "tool"))
+			out = flush_images(out, &images);
+		else if (has_image(&msg))
+			m = tool_images_out(m, &images, &n);
+		jv_free(msg);
 		out = jv_array_append(out, m);
 	}
+	if (jv_is_valid(out))
+		out = flush_images(out, &images);
+	jv_free(images);
 	jv_free(msgs);
 	return out;
 }

@@ -406,7 +406,7 @@ tool_finished(const struct art_propose_in *in)
 {
 	const char *id = art_json_str(in->trigger, "id");
 	int ok = 0;
-	jv msg = jv_object(), call, tail;
+	jv msg = jv_object(), call, tail, parts;
 
 	art_json_get_bool(in->trigger, "ok", 0, &ok, NULL);
 	if (id == NULL) {
@@ -418,8 +418,11 @@ tool_finished(const struct art_propose_in *in)
 	msg = with_field(msg, "name", art_json_field(in->trigger,
 	    art_json_str(in->trigger, "agent_id") != NULL ? "agent_id" :
 	    "name"));
-	msg = jv_object_set(msg, jv_string("content"), art_json_field(
-	    in->trigger, ok ? "result" : "error"));
+	/* A result with an image shows its parts, not their text. */
+	parts = ok ? art_json_field(in->trigger, "content") : jv_null();
+	msg = jv_object_set(msg, jv_string("content"),
+	    jv_get_kind(parts) == JV_KIND_ARRAY ? parts : (jv_free(parts),
+	    art_json_field(in->trigger, ok ? "result" : "error")));
 	if (in->pending_calls > 0)
 		return after_head(in, jv_array_append(jv_array(), msg),
 		    jv_array());

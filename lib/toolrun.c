@@ -27,6 +27,7 @@
 #include "mcp.h"
 #include "ndjson.h"
 #include "outbox.h"
+#include "parts.h"
 #include "request.h"
 #include "session.h"
 #include "store.h"
@@ -842,6 +843,8 @@ run_tool(struct art_toolrun *tr, const jv *rec, const jv *trig,
 
 /* --- MCP servers ------------------------------------------------------ */
 
+static art_mcp_progress_fn mcp_progress;
+
 /* Starts server i and waits for its tools; -1 with err. */
 static int
 open_server(struct art_toolrun *tr, size_t i, struct art_err *err)
@@ -866,6 +869,7 @@ open_server(struct art_toolrun *tr, size_t i, struct art_err *err)
 	if (sv->m == NULL || art_mcp_wait_ready(sv->m, err) == -1)
 		return art_err_is(err, "nomem") ? -1 :
 		    art_err_prefix(err, "--mcp '%s'", spec);
+	art_mcp_set_progress(sv->m, mcp_progress);
 	tools = art_mcp_tools(sv->m);
 	jv_array_foreach(tools, k, t) {
 		const char *name = art_json_str(&t, "name");
@@ -946,6 +950,19 @@ mcp_text(const struct art_mcp_done *d, size_t max)
 	    (int)len, d->text, max);
 }
 
+/*
+ * An MCP result with an image: its ContentPart[] (toolrun.h), held to
+ * max bytes as text is.
+ */
+static jv
+mcp_parts(const struct art_mcp_done *d, size_t max)
+{
+	char why[64];
+
+	snprintf(why, sizeof(why), "--max-output %zu", max);
+	return art_parts_cap(jv_copy(*d->parts), max, why);
+}
+
 /* The settle of an MCP call, as an executable's would be. */
 static void
 mcp_done(void *ctx, const struct art_mcp_done *d)
@@ -955,7 +972,11 @@ mcp_done(void *ctx, const struct art_mcp_done *d)
 	jv line = begin_settle(d->ok, mc->session_id, mc->call_id,
 	    mc->attempt), text = mcp_text(d, tr->c.max_output);
 
-	if (d->ok)
+	if (d->ok && jv_get_kind(*d->parts) == JV_KIND_ARRAY) {
+		jv_free(text);
+		line = jv_object_set(line, jv_string("result"),
+		    mcp_parts(d, tr->c.max_output));
+	} else if (d->ok)
 		line = jv_object_set(line, jv_string("result"), text);
 	else {
 		line = jv_object_set(line, jv_string("error"), text);
@@ -965,6 +986,25 @@ mcp_done(void *ctx, const struct art_mcp_done *d)
 	tape_answer(tr, mc->asked, &line);
 	emit(tr, line);
 	mcp_call_free(mc);
+}
+
+/* A notifications/progress of an MCP call, as a tool.progress line. */
+static void
+mcp_progress(void *ctx, const struct art_mcp_progress *p)
+{
+	struct mcp_call *mc = ctx;
+	jv line = begin_line("tool.progress", mc->session_id);
+
+	line = jv_object_set(line, jv_string("id"), jv_string(mc->call_id));
+	line = jv_object_set(line, jv_string("progress"),
+	    jv_number(p->progress));
+	if (p->has_total)
+		line = jv_object_set(line, jv_string("total"),
+		    jv_number(p->total));
+	if (p->message != NULL)
+		line = jv_object_set(line, jv_string("message"),
+		    jv_string(p->message));
+	emit(mc->tr, line);
 }
 
 /*

@@ -246,6 +246,37 @@ test_user_parts_become_blocks(void)
 }
 
 static void
+test_tool_result_images_become_blocks(void)
+{
+	ok(request_is("{\"messages\":[{\"role\":\"user\",\"content\":\"draw\"},"
+	    "{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"t1\","
+	    "\"type\":\"function\",\"function\":{\"name\":\"img\","
+	    "\"arguments\":\"{}\"}}]},"
+	    "{\"role\":\"tool\",\"tool_call_id\":\"t1\",\"content\":["
+	    "{\"type\":\"text\",\"text\":\"here\"},"
+	    "{\"type\":\"image_url\",\"image_url\":{\"url\":"
+	    "\"data:image/png;base64,iVBORw0KGgo=\"}}]}]}", false,
+	    "{\"model\":\"claude-sonnet-4\",\"max_tokens\":4096,\"messages\":"
+	    "[{\"role\":\"user\",\"content\":\"draw\"},"
+	    "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\","
+	    "\"id\":\"t1\",\"name\":\"img\",\"input\":{}}]},"
+	    "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+	    "\"tool_use_id\":\"t1\",\"content\":["
+	    "{\"type\":\"text\",\"text\":\"here\"},"
+	    "{\"type\":\"image\",\"source\":{\"type\":\"base64\","
+	    "\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}}]}]}]}"),
+	    "request: a tool result's image parts as image blocks inside "
+	    "its tool_result");
+	ok(request_is("{\"messages\":[{\"role\":\"tool\",\"tool_call_id\":"
+	    "\"t1\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+	    "{\"type\":\"text\",\"text\":\"b\"}]}]}", false,
+	    "{\"model\":\"claude-sonnet-4\",\"max_tokens\":4096,\"messages\":"
+	    "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+	    "\"tool_use_id\":\"t1\",\"content\":\"ab\"}]}]}"),
+	    "request: a tool result of text parts alone stays one string");
+}
+
+static void
 test_bad_requests_are_named(void)
 {
 	static const struct {
@@ -1426,6 +1457,7 @@ main(void)
 	test_minimal_request_gets_defaults();
 	test_reasoning_becomes_thinking();
 	test_user_parts_become_blocks();
+	test_tool_result_images_become_blocks();
 	test_bad_requests_are_named();
 	test_response_fixtures();
 	test_response_reasoning_and_cache_usage();

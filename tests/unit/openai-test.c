@@ -303,6 +303,41 @@ test_request_leaves_out_what_is_not_there(void)
 	jv_free(req);
 }
 
+static void
+test_tool_images_follow_in_a_user_message(void)
+{
+	struct art_err err;
+	jv req, body;
+
+	req = parse("{\"messages\":[{\"role\":\"assistant\",\"tool_calls\":["
+	    "{\"id\":\"t1\",\"type\":\"function\",\"function\":{\"name\":"
+	    "\"img\",\"arguments\":\"{}\"}},{\"id\":\"t2\",\"type\":"
+	    "\"function\",\"function\":{\"name\":\"n\",\"arguments\":"
+	    "\"{}\"}}]},"
+	    "{\"role\":\"tool\",\"tool_call_id\":\"t1\",\"content\":["
+	    "{\"type\":\"text\",\"text\":\"here\"},{\"type\":\"image_url\","
+	    "\"image_url\":{\"url\":\"data:image/png;base64,AAAA\"}}]},"
+	    "{\"role\":\"tool\",\"tool_call_id\":\"t2\",\"content\":\"2\"},"
+	    "{\"role\":\"user\",\"content\":\"next\"}]}");
+	body = W->request(&req, "m", false, &err);
+	ok(is_json(body, "{\"model\":\"m\",\"messages\":["
+	    "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":["
+	    "{\"id\":\"t1\",\"type\":\"function\",\"function\":{\"name\":"
+	    "\"img\",\"arguments\":\"{}\"}},{\"id\":\"t2\",\"type\":"
+	    "\"function\",\"function\":{\"name\":\"n\",\"arguments\":"
+	    "\"{}\"}}]},"
+	    "{\"role\":\"tool\",\"content\":\"here\\n[image 1: in the user "
+	    "message after the tool results]\",\"tool_call_id\":\"t1\"},"
+	    "{\"role\":\"tool\",\"content\":\"2\",\"tool_call_id\":\"t2\"},"
+	    "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
+	    "\"[image 1, from tool call t1]\"},{\"type\":\"image_url\","
+	    "\"image_url\":{\"url\":\"data:image/png;base64,AAAA\"}}]},"
+	    "{\"role\":\"user\",\"content\":\"next\"}]}"),
+	    "a tool message keeps the text; its image goes in a user message "
+	    "after the run of tool messages");
+	jv_free(req);
+}
+
 /* request() on text fails with bad_request naming want. */
 static bool
 refused_request(const char *text, const char *want)
@@ -1358,6 +1393,7 @@ main(void)
 
 	test_request_says_everything_the_seed_can();
 	test_request_leaves_out_what_is_not_there();
+	test_tool_images_follow_in_a_user_message();
 	test_request_refuses_what_it_cannot_say();
 
 	test_response_reads_a_text_answer();
