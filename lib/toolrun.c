@@ -1184,7 +1184,7 @@ tools_list(struct art_toolrun *tr, const jv *rec, const char *raw,
 	const char *sid, *id, *name;
 	struct art_err err;
 	struct server *sv;
-	jv globs, line, sub;
+	jv globs, line, sub, args;
 
 	if (art_json_get_str(rec, "session_id", 1, &sid, &err) == -1 ||
 	    art_json_get_str(rec, "id", 1, &id, &err) == -1 ||
@@ -1193,19 +1193,31 @@ tools_list(struct art_toolrun *tr, const jv *rec, const char *raw,
 		return;
 	}
 	globs = art_json_field(rec, "tools");
+	args = jv_object_set(jv_object(), jv_string("server"),
+	    jv_string(name));
 	if (tr->c.replay != NULL) {
+		/* The list as recorded; no server is started. */
+		jv t = art_tooltape_next(tr->c.replay, "tools.list", &args);
+
 		line = begin_line("tools.listed", sid);
 		line = jv_object_set(line, jv_string("id"), jv_string(id));
 		line = jv_object_set(line, jv_string("server"),
 		    jv_string(name));
-		emit(tr, jv_object_set(line, jv_string("error"),
-		    jv_string("a tape is replayed: no server is started")));
+		line = jv_is_valid(t) && jv_object_has(jv_copy(t),
+		    jv_string("result")) ? jv_object_set(line,
+		    jv_string("tools"), art_json_field(&t, "result")) :
+		    jv_object_set(line, jv_string("error"), jv_string_fmt(
+		    "the tape holds no tools list of mcp server '%s'", name));
+		emit(tr, line);
+		jv_free(t);
+		jv_free(args);
 		jv_free(globs);
 		return;
 	}
 	if ((sv = agent_server(tr, name, rec, &err)) == NULL) {
 		if (art_err_is(&err, "nomem")) {
 			fail(tr, &err);
+			jv_free(args);
 			jv_free(globs);
 			return;
 		}
@@ -1216,6 +1228,7 @@ tools_list(struct art_toolrun *tr, const jv *rec, const char *raw,
 		    jv_string(name));
 		emit(tr, jv_object_set(line, jv_string("error"),
 		    jv_string(err.msg)));
+		jv_free(args);
 		jv_free(globs);
 		return;
 	}
@@ -1223,7 +1236,18 @@ tools_list(struct art_toolrun *tr, const jv *rec, const char *raw,
 	    jv_string("session_id"), jv_string(sid)), jv_string("tools"),
 	    jv_copy(globs));
 	sv->subs = jv_array_append(sv->subs, sub);
-	emit(tr, listed(sv, sid, id, &globs));
+	line = listed(sv, sid, id, &globs);
+	if (tr->c.record_fd != -1) {
+		jv answer = jv_object_set(jv_object_set(jv_object(),
+		    jv_string("type"), jv_string("tool.result")),
+		    jv_string("result"), art_json_field(&line, "tools"));
+
+		tape_answer(tr, jv_array_append(jv_array_append(jv_array(),
+		    jv_string("tools.list")), args), &answer);
+		jv_free(answer);
+	} else
+		jv_free(args);
+	emit(tr, line);
 	jv_free(globs);
 }
 
