@@ -1185,6 +1185,7 @@ tools_list(struct art_toolrun *tr, const jv *rec, const char *raw,
 	struct art_err err;
 	struct server *sv;
 	jv globs, line, sub, args;
+	char pre[ART_TOOLS_NAME_MAX + 20];
 
 	if (art_json_get_str(rec, "session_id", 1, &sid, &err) == -1 ||
 	    art_json_get_str(rec, "id", 1, &id, &err) == -1 ||
@@ -1206,8 +1207,8 @@ tools_list(struct art_toolrun *tr, const jv *rec, const char *raw,
 		line = jv_is_valid(t) && jv_object_has(jv_copy(t),
 		    jv_string("result")) ? jv_object_set(line,
 		    jv_string("tools"), art_json_field(&t, "result")) :
-		    jv_object_set(line, jv_string("error"), jv_string_fmt(
-		    "the tape holds no tools list of mcp server '%s'", name));
+		    jv_object_set(line, jv_string("error"), jv_string(
+		    "the tape holds no tools list of it"));
 		emit(tr, line);
 		jv_free(t);
 		jv_free(args);
@@ -1226,8 +1227,11 @@ tools_list(struct art_toolrun *tr, const jv *rec, const char *raw,
 		line = jv_object_set(line, jv_string("id"), jv_string(id));
 		line = jv_object_set(line, jv_string("server"),
 		    jv_string(name));
+		/* The line names the server: its error need not. */
+		snprintf(pre, sizeof(pre), "mcp server '%s': ", name);
 		emit(tr, jv_object_set(line, jv_string("error"),
-		    jv_string(err.msg)));
+		    jv_string(strncmp(err.msg, pre, strlen(pre)) == 0 ?
+		    err.msg + strlen(pre) : err.msg)));
 		jv_free(args);
 		jv_free(globs);
 		return;
