@@ -49,6 +49,7 @@ struct server {
 	size_t		 nfds;		/* pollfds filled last */
 	char		*name, *command;	/* an agent's; else NULL */
 	jv		 subs;		/* [{session_id, tools}] told of it */
+	jv		 asks;		/* tools.list lines to answer */
 	unsigned	 gen;		/* the list they were told of */
 };
 
@@ -860,6 +861,7 @@ open_server(struct art_toolrun *tr, size_t i, struct art_err *err)
 
 	sv->names = jv_object();
 	sv->subs = jv_array();
+	sv->asks = jv_array();
 	if ((argv = art_mcp_argv(spec, &sv->prefix, err)) == NULL)
 		return -1;	/* its message names the spec */
 	/* The server's environment is a tool's: no provider key. */
@@ -899,6 +901,7 @@ close_servers(struct art_toolrun *tr)
 		art_mcp_free(tr->servers[i].m);
 		jv_free(tr->servers[i].names);
 		jv_free(tr->servers[i].subs);
+		jv_free(tr->servers[i].asks);
 		free(tr->servers[i].prefix);
 		free(tr->servers[i].name);
 		free(tr->servers[i].command);
@@ -1065,11 +1068,28 @@ run_mcp(struct art_toolrun *tr, const jv *rec, const jv *trig,
 
 /* --- an agent's MCP servers (its "mcp_servers") ----------------------- */
 
+/* Ends the last server, one just added that could not start. */
+static void
+drop_last_server(struct art_toolrun *tr)
+{
+	struct server *sv = &tr->servers[tr->nservers - 1];
+
+	art_mcp_free(sv->m);
+	jv_free(sv->names);
+	jv_free(sv->subs);
+	jv_free(sv->asks);
+	free(sv->name);
+	free(sv->command);
+	tr->nservers--;
+}
+
 /*
- * The agent server name running command, started now (and waited for)
- * when there is none; spec (borrowed) is its mcp_servers entry, whose
- * "env" names what it is passed beside --env's.  NULL with err, the
- * message naming the server.
+ * The agent server name running command, started now when there is
+ * none (its tools come later: art_mcp_call() waits for them, and so do
+ * the tools.list lines in its asks); spec (borrowed) is its mcp_servers
+ * entry, whose "env" names what it is passed beside --env's.  One that
+ * died stays, so later asks fail at once saying why.  NULL with err, the
+ * message naming the server, when it cannot even be started.
  */
 static struct server *
 agent_server(struct art_toolrun *tr, const char *name, const jv *spec,
@@ -1089,14 +1109,9 @@ agent_server(struct art_toolrun *tr, const char *name, const jv *spec,
 	}
 	for (i = 0; i < tr->nservers; i++) {
 		sv = &tr->servers[i];
-		if (sv->name == NULL || strcmp(sv->name, name) != 0 ||
-		    strcmp(sv->command, cmd) != 0)
-			continue;
-		if (!art_mcp_is_dead(sv->m))
+		if (sv->name != NULL && strcmp(sv->name, name) == 0 &&
+		    strcmp(sv->command, cmd) == 0)
 			return sv;
-		art_err_set(err, "mcp_dead", "mcp server '%s': the server "
-		    "died twice; giving up", name);
-		return NULL;
 	}
 	if ((argv = art_mcp_argv(cmd, &prefix, err)) == NULL) {
 		art_err_prefix(err, "mcp server '%s'", name);
@@ -1110,45 +1125,34 @@ agent_server(struct art_toolrun *tr, const char *name, const jv *spec,
 	jv_free(penv);
 	grown = env != NULL ? realloc(tr->servers, (tr->nservers + 1) *
 	    sizeof(*tr->servers)) : NULL;
-	if (grown == NULL) {
+	if (grown != NULL) {
+		tr->servers = grown;
+		sv = &tr->servers[tr->nservers++];
+		memset(sv, 0, sizeof(*sv));
+		sv->names = jv_object();
+		sv->subs = jv_array();
+		sv->asks = jv_array();
+		sv->name = strdup(name);
+		sv->command = strdup(cmd);
+	}
+	if (grown == NULL || sv->name == NULL || sv->command == NULL) {
+		if (grown != NULL)
+			drop_last_server(tr);
 		art_tools_env_free(env);
 		art_mcp_argv_free(argv);
 		art_err_set(err, "nomem", "out of memory");
 		return NULL;
-	}
-	tr->servers = grown;
-	sv = &tr->servers[tr->nservers];
-	memset(sv, 0, sizeof(*sv));
-	sv->names = jv_object();
-	sv->subs = jv_array();
-	sv->name = strdup(name);
-	sv->command = strdup(cmd);
-	tr->nservers++;
-	if (sv->name == NULL || sv->command == NULL) {
-		art_tools_env_free(env);
-		art_mcp_argv_free(argv);
-		art_err_set(err, "nomem", "out of memory");
-		sv->m = NULL;
-		goto fail;
 	}
 	sv->m = art_mcp_start((const char *const *)argv,
 	    (const char *const *)env, tr->c.cwd, MCP_START_MS, err);
 	art_tools_env_free(env);
 	art_mcp_argv_free(argv);
-	if (sv->m == NULL || art_mcp_wait_ready(sv->m, err) == -1) {
+	if (sv->m == NULL) {
 		if (!art_err_is(err, "nomem"))
 			art_err_prefix(err, "mcp server '%s'", name);
-		/* Not kept: the next ask tries again. */
-fail:
-		art_mcp_free(sv->m);
-		jv_free(sv->names);
-		jv_free(sv->subs);
-		free(sv->name);
-		free(sv->command);
-		tr->nservers--;
+		drop_last_server(tr);	/* the next ask tries again */
 		return NULL;
 	}
-	sv->gen = art_mcp_tools_generation(sv->m);
 	return sv;
 }
 
@@ -1170,12 +1174,102 @@ listed(const struct server *sv, const char *sid, const char *id,
 	return line;
 }
 
+/* The tools.listed line saying why the list of server name is not. */
+static jv
+not_listed(const char *name, const char *sid, const char *id,
+    const char *why)
+{
+	jv line = begin_line("tools.listed", sid);
+	char pre[ART_TOOLS_NAME_MAX + 20];
+
+	line = jv_object_set(line, jv_string("id"), jv_string(id));
+	line = jv_object_set(line, jv_string("server"), jv_string(name));
+	/* The line names the server: its error need not. */
+	snprintf(pre, sizeof(pre), "mcp server '%s': ", name);
+	return jv_object_set(line, jv_string("error"), jv_string(
+	    strncmp(why, pre, strlen(pre)) == 0 ? why + strlen(pre) : why));
+}
+
+/* sid is told of sv's list when it changes, once; globs borrowed. */
+static void
+subscribe(struct server *sv, const char *sid, const jv *globs)
+{
+	bool known = false;
+
+	jv_array_foreach(sv->subs, i, s) {
+		const char *x = art_json_str(&s, "session_id");
+
+		if (x != NULL && strcmp(x, sid) == 0)
+			known = true;
+		jv_free(s);
+		(void)i;
+	}
+	if (!known)
+		sv->subs = jv_array_append(sv->subs, jv_object_set(
+		    jv_object_set(jv_object(), jv_string("session_id"),
+		    jv_string(sid)), jv_string("tools"), jv_copy(*globs)));
+}
+
+/*
+ * The tools.list lines sv holds, answered once its tools are in (each
+ * kept on the tape when recording), or with why it died.
+ */
+static void
+answer_asks(struct art_toolrun *tr, struct server *sv)
+{
+	struct art_err err;
+	jv asks, globs, line, answer, args;
+	const char *sid;
+	bool ready = art_mcp_is_ready(sv->m);
+
+	if (jv_array_length(jv_copy(sv->asks)) == 0 ||
+	    (!ready && !art_mcp_is_dead(sv->m)))
+		return;
+	if (!ready)
+		art_mcp_wait_ready(sv->m, &err);	/* says why, at once */
+	else
+		sv->gen = art_mcp_tools_generation(sv->m);
+	asks = sv->asks;
+	sv->asks = jv_array();
+	jv_array_foreach(asks, i, a) {
+		sid = art_json_str(&a, "session_id");
+		globs = art_json_field(&a, "tools");
+		if (!ready) {
+			warn(tr, "mcp server '%s': %s", sv->name, err.msg);
+			emit(tr, not_listed(sv->name, sid, art_json_str(&a,
+			    "id"), err.msg));
+		} else {
+			subscribe(sv, sid, &globs);
+			line = listed(sv, sid, art_json_str(&a, "id"), &globs);
+			if (tr->c.record_fd != -1) {
+				answer = jv_object_set(jv_object_set(
+				    jv_object(), jv_string("type"),
+				    jv_string("tool.result")),
+				    jv_string("result"),
+				    art_json_field(&line, "tools"));
+				args = jv_object_set(jv_object(),
+				    jv_string("server"), jv_string(sv->name));
+				tape_answer(tr, jv_array_append(
+				    jv_array_append(jv_array(),
+				    jv_string("tools.list")), args), &answer);
+				jv_free(answer);
+			}
+			emit(tr, line);
+		}
+		jv_free(globs);
+		jv_free(a);
+		(void)i;
+	}
+	jv_free(asks);
+}
+
 /*
  * A tools.list line: {session_id, id, server, command, tools?, env?},
  * the server as an agent's mcp_servers names it.  Answered with
- * tools.listed {session_id, id, server, tools}, or the same with an
- * "error" and no tools; the session is told again when the server's
- * list changes.
+ * tools.listed {session_id, id, server, tools} once the server's tools
+ * are in, or the same with an "error" and no tools; the session is told
+ * again when the server's list changes.  With a tape to replay, the
+ * list recorded answers, and no server starts.
  */
 static void
 tools_list(struct art_toolrun *tr, const jv *rec, const char *raw,
@@ -1184,8 +1278,7 @@ tools_list(struct art_toolrun *tr, const jv *rec, const char *raw,
 	const char *sid, *id, *name;
 	struct art_err err;
 	struct server *sv;
-	jv globs, line, sub, args;
-	char pre[ART_TOOLS_NAME_MAX + 20];
+	jv ask, line, args, t;
 
 	if (art_json_get_str(rec, "session_id", 1, &sid, &err) == -1 ||
 	    art_json_get_str(rec, "id", 1, &id, &err) == -1 ||
@@ -1193,69 +1286,48 @@ tools_list(struct art_toolrun *tr, const jv *rec, const char *raw,
 		bad_request(tr, rec, &err, "tools.list: ", raw, len);
 		return;
 	}
-	globs = art_json_field(rec, "tools");
-	args = jv_object_set(jv_object(), jv_string("server"),
-	    jv_string(name));
 	if (tr->c.replay != NULL) {
-		/* The list as recorded; no server is started. */
-		jv t = art_tooltape_next(tr->c.replay, "tools.list", &args);
-
-		line = begin_line("tools.listed", sid);
-		line = jv_object_set(line, jv_string("id"), jv_string(id));
-		line = jv_object_set(line, jv_string("server"),
+		args = jv_object_set(jv_object(), jv_string("server"),
 		    jv_string(name));
-		line = jv_is_valid(t) && jv_object_has(jv_copy(t),
-		    jv_string("result")) ? jv_object_set(line,
-		    jv_string("tools"), art_json_field(&t, "result")) :
-		    jv_object_set(line, jv_string("error"), jv_string(
-		    "the tape holds no tools list of it"));
-		emit(tr, line);
+		t = art_tooltape_next(tr->c.replay, "tools.list", &args);
+		if (jv_is_valid(t) && jv_object_has(jv_copy(t),
+		    jv_string("result"))) {
+			line = begin_line("tools.listed", sid);
+			line = jv_object_set(line, jv_string("id"),
+			    jv_string(id));
+			line = jv_object_set(line, jv_string("server"),
+			    jv_string(name));
+			emit(tr, jv_object_set(line, jv_string("tools"),
+			    art_json_field(&t, "result")));
+		} else
+			emit(tr, not_listed(name, sid, id, "the tape holds no "
+			    "tools list of it"));
 		jv_free(t);
 		jv_free(args);
-		jv_free(globs);
 		return;
 	}
 	if ((sv = agent_server(tr, name, rec, &err)) == NULL) {
 		if (art_err_is(&err, "nomem")) {
 			fail(tr, &err);
-			jv_free(args);
-			jv_free(globs);
 			return;
 		}
 		warn(tr, "%s:%zu: %s", tr->src, tr->lineno, err.msg);
-		line = begin_line("tools.listed", sid);
-		line = jv_object_set(line, jv_string("id"), jv_string(id));
-		line = jv_object_set(line, jv_string("server"),
-		    jv_string(name));
-		/* The line names the server: its error need not. */
-		snprintf(pre, sizeof(pre), "mcp server '%s': ", name);
-		emit(tr, jv_object_set(line, jv_string("error"),
-		    jv_string(strncmp(err.msg, pre, strlen(pre)) == 0 ?
-		    err.msg + strlen(pre) : err.msg)));
-		jv_free(args);
-		jv_free(globs);
+		emit(tr, not_listed(name, sid, id, err.msg));
 		return;
 	}
-	sub = jv_object_set(jv_object_set(jv_object(),
-	    jv_string("session_id"), jv_string(sid)), jv_string("tools"),
-	    jv_copy(globs));
-	sv->subs = jv_array_append(sv->subs, sub);
-	line = listed(sv, sid, id, &globs);
-	if (tr->c.record_fd != -1) {
-		jv answer = jv_object_set(jv_object_set(jv_object(),
-		    jv_string("type"), jv_string("tool.result")),
-		    jv_string("result"), art_json_field(&line, "tools"));
-
-		tape_answer(tr, jv_array_append(jv_array_append(jv_array(),
-		    jv_string("tools.list")), args), &answer);
-		jv_free(answer);
-	} else
-		jv_free(args);
-	emit(tr, line);
-	jv_free(globs);
+	ask = jv_object_set(jv_object(), jv_string("session_id"),
+	    jv_string(sid));
+	ask = jv_object_set(ask, jv_string("id"), jv_string(id));
+	ask = jv_object_set(ask, jv_string("tools"),
+	    art_json_field(rec, "tools"));
+	sv->asks = jv_array_append(sv->asks, ask);
+	answer_asks(tr, sv);
 }
 
-/* A server whose list changed tells every session that asked for it. */
+/*
+ * The agent servers moved on: the asks of one now ready (or dead) are
+ * answered, and one whose list changed tells every session told of it.
+ */
 static void
 tell_changes(struct art_toolrun *tr)
 {
@@ -1265,10 +1337,17 @@ tell_changes(struct art_toolrun *tr)
 
 	for (i = 0; i < tr->nservers; i++) {
 		sv = &tr->servers[i];
-		if (sv->name == NULL || sv->m == NULL ||
-		    !art_mcp_is_ready(sv->m) ||
+		if (sv->name == NULL)
+			continue;
+		answer_asks(tr, sv);
+		if (!art_mcp_is_ready(sv->m) ||
 		    (gen = art_mcp_tools_generation(sv->m)) == sv->gen)
 			continue;
+		if (sv->gen == 0) {
+			/* Its first list: what the sessions were told. */
+			sv->gen = gen;
+			continue;
+		}
 		sv->gen = gen;
 		jv_array_foreach(sv->subs, k, sub) {
 			jv globs = art_json_field(&sub, "tools");
@@ -1280,6 +1359,19 @@ tell_changes(struct art_toolrun *tr)
 			(void)k;
 		}
 	}
+}
+
+/* tools.list lines waiting for their server. */
+static size_t
+asks_pending(const struct art_toolrun *tr)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < tr->nservers; i++)
+		if (tr->servers[i].name != NULL)
+			n += (size_t)jv_array_length(jv_copy(
+			    tr->servers[i].asks));
+	return n;
 }
 
 /* --- a line ------------------------------------------------------------ */
@@ -1339,9 +1431,12 @@ route_agent_server(struct art_toolrun *tr, const jv *rec, const jv *trig,
 		else
 			respond(tr, sid, did, jv_array_append(jv_array(),
 			    tool_error(err.msg, false)));
-	} else if (claim(tr, rec, trig))
+	} else if (claim(tr, rec, trig)) {
+		/* A later ring's session hears of the list changing too. */
+		subscribe(sv, sid, &globs);
 		run_mcp(tr, rec, trig, sv, name, asked_of(tr, name, trig),
 		    raw, len);
+	}
 	jv_free(globs);
 	jv_free(spec);
 }
@@ -1649,7 +1744,7 @@ size_t
 art_toolrun_active(const struct art_toolrun *tr)
 {
 	return tr->ncalls + tr->nwaiting + mcp_pending(tr) +
-	    (size_t)jv_array_length(jv_copy(tr->watched));
+	    asks_pending(tr) + (size_t)jv_array_length(jv_copy(tr->watched));
 }
 
 size_t
