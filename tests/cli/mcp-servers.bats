@@ -262,3 +262,17 @@ logged() {
 	done
 	assert_eq "$(agentrt-session ls -q)" ""
 }
+
+@test "a server still starting holds only its tools.list: other calls go on" {
+	needs_python
+	echo '"hello"' >"$T/tools/hi.jq"
+	{ jq -nc --arg c "sh -c 'sleep 1; exec $grower'" '{type: "tools.list",
+	    session_id: "s1", id: "l1", server: "g", command: $c}'
+	  jq -nc '{type: "decision.request", session_id: "s1", decision_id: "d1",
+	    trigger: {type: "tool.execute", id: "c1", attempt: 1, name: "hi",
+	    arguments: "{}"}}'; } >"$T/in"
+	timeout 30 agentrt-tool -t "$T/tools" <"$T/in" >"$T/out" 2>"$T/err" ||
+	    fail "$(cat "$T/err")"
+	assert_eq "$(jq -c '[.type, (.actions[0].result // [.tools[].name])]' "$T/out")" \
+	    "$(printf '%s\n' '["decision.response","hello"]' '["tools.listed",["alpha","grow"]]')"
+}
