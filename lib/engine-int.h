@@ -19,6 +19,8 @@
  *	engine-guard.c		what governs a turn: limits, the tools it may
  *				run
  *	engine-scan.c		the security pipeline on what is recorded
+ *	engine-mcp.c		an agent's MCP servers: their tools asked
+ *				for, recorded, layered into its config
  *
  * Naming: a function one engine file defines and another calls is
  * eng_<what> (eng_rec, eng_summary), declared below under the file that
@@ -271,6 +273,10 @@ const char *eng_parent_of(const jv *s);
 int	eng_open_child(struct cx *, const jv *call);
 int	eng_child_done_step(struct cx *, void *done);
 int	eng_cancel_step(struct cx *, void *why);
+
+/* engine-mcp.c */
+int	eng_mcp_ready(struct cx *, const jv *s, const jv *d, jv *file);
+int	eng_mcp_listed(struct cx *, const jv *line);
 
 /* engine-actions.c */
 int	eng_deliver(struct cx *, void *message);

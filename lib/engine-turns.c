@@ -638,6 +638,9 @@ eng_dispatch_input(struct cx *c, const jv *line)
 		return input_unanswered(c, line);
 	if (strcmp(type, "llm.request") == 0)
 		return input_unanswered_llm(c, line);
+	if (strcmp(type, "tools.listed") == 0 ||
+	    strcmp(type, "tools.list") == 0)
+		return eng_mcp_listed(c, line);
 	if (strcmp(type, "llm.token.delta") == 0) {
 		input_delta(c, line);
 		return 0;

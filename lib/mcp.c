@@ -27,6 +27,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,12 @@ struct art_mcp {
 	int64_t		  wait_id;	/* initialize or tools/list in flight */
 	int		  pages;
 	jv		  tools, listing;
+	/* A refresh on tools/list_changed: its request, its pages so far. */
+	int64_t		  relist_id;	/* 0: none in flight */
+	int		  relist_pages;
+	bool		  relist_again;	/* changed again meanwhile */
+	jv		  relisting;
+	unsigned	  generation;	/* lists taken in */
 	struct art_ndjson_reader *rd;
 	struct art_tools_tail tail;
 	struct art_buf	  out;		/* for its stdin, from out_off on */
@@ -699,6 +706,8 @@ become_ready(struct art_mcp *m)
 	m->tools = m->listing;
 	m->listing = jv_array();
 	m->st = ST_READY;
+	m->generation++;
+	m->relist_id = 0;
 	send_waiting(m);
 }
 
@@ -764,6 +773,71 @@ on_list(struct art_mcp *m, const jv *resp)
 	else
 		become_ready(m);
 	jv_free(result);
+}
+
+/*
+ * notifications/tools/list_changed, once ready: the list is asked for
+ * again, and it replaces the old one when its last page is in.  One
+ * that comes while a refresh is in flight asks for one more after it.
+ * An error answer keeps the old list.
+ */
+static void
+relist_page(struct art_mcp *m, const char *cursor)
+{
+	jv p = jv_object();
+
+	if (cursor != NULL)
+		p = jv_object_set(p, jv_string("cursor"), jv_string(cursor));
+	m->relist_pages++;
+	if ((m->relist_id = request(m, "tools/list", p)) == -1)
+		m->relist_id = 0;
+}
+
+static void
+list_changed(struct art_mcp *m)
+{
+	if (m->st != ST_READY)
+		return;		/* the list on its way is the new one */
+	if (m->relist_id != 0) {
+		m->relist_again = true;
+		return;
+	}
+	jv_free(m->relisting);
+	m->relisting = jv_array();
+	m->relist_pages = 0;
+	relist_page(m, NULL);
+}
+
+static void
+on_relist(struct art_mcp *m, const jv *resp)
+{
+	jv result = art_json_field(resp, "result"), tools;
+	const char *cursor;
+
+	m->relist_id = 0;
+	tools = jv_get_kind(result) == JV_KIND_OBJECT ?
+	    art_json_field(&result, "tools") : jv_null();
+	cursor = art_json_str(&result, "nextCursor");
+	if (jv_get_kind(tools) != JV_KIND_ARRAY)
+		jv_free(tools);		/* an error: the old list stays */
+	else {
+		m->relisting = jv_array_concat(m->relisting, tools);
+		if (cursor != NULL && *cursor != '\0' &&
+		    m->relist_pages < ART_MCP_MAX_PAGES) {
+			relist_page(m, cursor);
+			jv_free(result);
+			return;
+		}
+		jv_free(m->tools);
+		m->tools = m->relisting;
+		m->relisting = jv_array();
+		m->generation++;
+	}
+	jv_free(result);
+	if (m->relist_again) {
+		m->relist_again = false;
+		list_changed(m);
+	}
 }
 
 /* --- input ---------------------------------------------------------------- */
@@ -857,11 +931,16 @@ handle_one(struct art_mcp *m, jv msg)
 			server_request(m, method, jv_copy(id));
 		else if (strcmp(method, "notifications/progress") == 0)
 			on_progress(m, &msg);
+		else if (strcmp(method, "notifications/tools/list_changed") ==
+		    0)
+			list_changed(m);
 	} else if ((n = answer_id(&msg)) != -1) {
 		if (m->st == ST_INIT && n == m->wait_id)
 			on_initialize(m, &msg);
 		else if (m->st == ST_LIST && n == m->wait_id)
 			on_list(m, &msg);
+		else if (m->st == ST_READY && n == m->relist_id)
+			on_relist(m, &msg);
 		else if ((c = take_call(m, n)) != NULL)
 			finish(c, &msg);
 	}
@@ -1085,6 +1164,7 @@ art_mcp_start(const char *const *argv, const char *const *envp,
 	m->in_fd = m->out_fd = m->err_fd = -1;
 	m->tools = jv_array();
 	m->listing = jv_array();
+	m->relisting = jv_array();
 	m->next_id = 1;
 	m->startup_ms = timeout_ms > 0 ? timeout_ms : ART_MCP_CALL_TIMEOUT_MS;
 	m->argv = strv_dup(argv);
@@ -1123,6 +1203,7 @@ art_mcp_free(struct art_mcp *m)
 	}
 	jv_free(m->tools);
 	jv_free(m->listing);
+	jv_free(m->relisting);
 	strv_free(m->argv);
 	strv_free(m->envp);
 	free(m->cwd);
@@ -1167,6 +1248,79 @@ jv
 art_mcp_tools(const struct art_mcp *m)
 {
 	return jv_copy(m->tools);
+}
+
+unsigned
+art_mcp_tools_generation(const struct art_mcp *m)
+{
+	return m->generation;
+}
+
+bool
+art_mcp_tool_is_matched(const jv *globs, const char *name)
+{
+	bool yes = jv_get_kind(*globs) != JV_KIND_ARRAY;
+
+	if (!yes)
+		jv_array_foreach(*globs, i, g) {
+			if (!yes && jv_get_kind(g) == JV_KIND_STRING &&
+			    fnmatch(jv_string_value(g), name, 0) == 0)
+				yes = true;
+			jv_free(g);
+			(void)i;
+		}
+	return yes;
+}
+
+/* t's member from (a schema) as to, when it is an object. */
+static jv
+move_schema(jv d, const jv *t, const char *from, const char *to)
+{
+	jv v = art_json_field(t, from);
+
+	if (jv_get_kind(v) == JV_KIND_OBJECT)
+		return jv_object_set(d, jv_string(to), v);
+	jv_free(v);
+	return d;
+}
+
+jv
+art_mcp_declarations(const jv *tools, const jv *globs, const char *server)
+{
+	jv out = jv_array(), d, v;
+	const char *name;
+
+	if (jv_get_kind(*tools) != JV_KIND_ARRAY)
+		return out;
+	jv_array_foreach(*tools, i, t) {
+		name = jv_get_kind(t) == JV_KIND_OBJECT ?
+		    art_json_str(&t, "name") : NULL;
+		if (name != NULL && art_tools_name_is_valid(name) &&
+		    art_mcp_tool_is_matched(globs, name)) {
+			d = jv_object_set(jv_object(), jv_string("name"),
+			    jv_string(name));
+			v = art_json_field(&t, "description");
+			if (jv_get_kind(v) == JV_KIND_STRING)
+				d = jv_object_set(d, jv_string("description"),
+				    v);
+			else
+				jv_free(v);
+			d = move_schema(d, &t, "inputSchema", "input");
+			if (!jv_object_has(jv_copy(d), jv_string("input")))
+				d = jv_object_set(d, jv_string("input"),
+				    jv_object_set(jv_object(),
+				    jv_string("type"), jv_string("object")));
+			d = move_schema(d, &t, "outputSchema", "output");
+			d = move_schema(d, &t, "annotations", "annotations");
+			if (server != NULL)
+				d = jv_object_set(d, jv_string("mcp_server"),
+				    jv_string(server));
+			out = jv_array_append(out, d);
+		}
+		jv_free(t);
+		(void)i;
+	}
+	return out;
 }
 
 /* A new call with its request built (arguments consumed); NULL: nomem. */

@@ -179,6 +179,32 @@ bool	art_mcp_is_dead(const struct art_mcp *);	/* for good */
  * During a restart it is the last server's list until the new one is in.
  */
 jv	art_mcp_tools(const struct art_mcp *);
+/*
+ * How many tool lists have been taken in: 1 once ready, one more each
+ * time the server's notifications/tools/list_changed was followed by a
+ * fresh tools/list (all its pages), and after each restart's list.  A
+ * caller that keeps the last value it saw knows when to look again.
+ */
+unsigned art_mcp_tools_generation(const struct art_mcp *);
+
+/*
+ * Whether the tool name passes globs (borrowed): an array of fnmatch(3)
+ * patterns, any of which may match; anything but an array (null, no
+ * "tools" given) passes every name.
+ */
+bool	art_mcp_tool_is_matched(const jv *globs, const char *name);
+/*
+ * The tools (borrowed; as art_mcp_tools() gives them) that globs pass,
+ * as an agent file declares tools (AgentTool): {name, description?,
+ * input, output?, annotations?, mcp_server?}.  input is inputSchema
+ * ({"type":"object"} when the server gives none), output outputSchema;
+ * annotations (the server's hints) and mcp_server (server, when not
+ * NULL: which of the agent's mcp_servers serves it) are agentrt's
+ * extension members.  A tool whose name art_tools_name_is_valid()
+ * refuses is left out.  A new array; [] when tools is not an array.
+ */
+jv	art_mcp_declarations(const jv *tools, const jv *globs,
+	    const char *server);
 
 /*
  * Calls tool with arguments (an object, or null for {}; consumed),

@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "json.h"
 #include "tap.h"
+#include "testjv.h"
 #include "tools.h"
 
 #define STARTUP_MS	30000
@@ -1028,6 +1029,53 @@ fake_server(const char *mode)
 	return 0;
 }
 
+/* A server's tools/list as an agent's declarations: mapped, narrowed. */
+static void
+test_declarations(void)
+{
+	struct art_err err;
+	jv tools = art_json_parse_str("[{\"name\":\"read_file\","
+	    "\"description\":\"reads\",\"inputSchema\":{\"type\":"
+	    "\"object\",\"properties\":{\"path\":{\"type\":\"string\"}}},"
+	    "\"outputSchema\":{\"type\":\"object\"},\"annotations\":"
+	    "{\"readOnlyHint\":true},\"title\":\"Read\"},"
+	    "{\"name\":\"list_dir\"},{\"name\":\"write_file\","
+	    "\"inputSchema\":{\"type\":\"object\"}},"
+	    "{\"name\":\"bad/name\"},{\"description\":\"no name\"},7]",
+	    &err);
+	jv globs = art_json_parse_str("[\"read_file\",\"list_*\"]", &err);
+	jv none = jv_null(), notarray = jv_number(3);
+
+	ok(is_json(art_mcp_declarations(&tools, &globs, "fs"),
+	    "[{\"name\":\"read_file\",\"description\":\"reads\","
+	    "\"input\":{\"type\":\"object\",\"properties\":{\"path\":"
+	    "{\"type\":\"string\"}}},\"output\":{\"type\":\"object\"},"
+	    "\"annotations\":{\"readOnlyHint\":true},\"mcp_server\":\"fs\"},"
+	    "{\"name\":\"list_dir\",\"input\":{\"type\":\"object\"},"
+	    "\"mcp_server\":\"fs\"}]"),
+	    "declarations: inputSchema is input, outputSchema output, "
+	    "annotations kept, globs narrow");
+	ok(is_json(art_mcp_declarations(&tools, &none, NULL),
+	    "[{\"name\":\"read_file\",\"description\":\"reads\","
+	    "\"input\":{\"type\":\"object\",\"properties\":{\"path\":"
+	    "{\"type\":\"string\"}}},\"output\":{\"type\":\"object\"},"
+	    "\"annotations\":{\"readOnlyHint\":true}},"
+	    "{\"name\":\"list_dir\",\"input\":{\"type\":\"object\"}},"
+	    "{\"name\":\"write_file\",\"input\":{\"type\":\"object\"}}]"),
+	    "declarations: no globs, every valid name; no server, no "
+	    "mcp_server");
+	ok(is_json(art_mcp_declarations(&notarray, &globs, "fs"), "[]"),
+	    "declarations: not an array, none");
+	ok(art_mcp_tool_is_matched(&globs, "list_files") &&
+	    !art_mcp_tool_is_matched(&globs, "read_files") &&
+	    !art_mcp_tool_is_matched(&globs, "xlist_a") &&
+	    art_mcp_tool_is_matched(&none, "anything") &&
+	    art_mcp_tool_is_matched(&notarray, "anything"),
+	    "globs: fnmatch, whole names; none given passes all");
+	jv_free(tools);
+	jv_free(globs);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -1049,6 +1097,7 @@ main(int argc, char *argv[])
 	    path != NULL ? path : "/usr/bin:/bin");
 	/* The server must not see it: its environment is only what we give. */
 	setenv("OPENAI_API_KEY", SECRET, 1);
+	test_declarations();
 	test_cannot_run();
 	test_silent_server_times_out();
 	test_initialize_error_is_final();
