@@ -439,12 +439,14 @@ in_stream(const jv *p, const char *tc)
  * deltas (consumed) with one stream's fragments redacted: a secret may be
  * split over several, so they are joined and scanned whole, and when
  * that changes anything the first fragment holds all of the redacted
- * text and the rest are emptied.
+ * text and the rest are emptied.  The stream is the deltas' member key
+ * ("text" or "reasoning") when tc is NULL, else tool call tc's arguments.
  */
 static jv
-scan_fragments(const struct art_security *sec, jv deltas, const char *tc)
+scan_fragments(const struct art_security *sec, jv deltas, const char *tc,
+    const char *key)
 {
-	const char *key = tc == NULL ? "text" : "arguments", *bid;
+	const char *bid;
 	jv whole = jv_string(""), red, hits, d, pieces, p;
 	int blocked, n = jv_array_length(jv_copy(deltas)), i, j, first = -1;
 
@@ -479,8 +481,8 @@ scan_fragments(const struct art_security *sec, jv deltas, const char *tc)
 	for (i = first; i < n; i++) {
 		d = jv_array_get(jv_copy(deltas), i);
 		if (tc == NULL) {
-			if (art_json_str(&d, "text") != NULL)
-				d = art_json_set(d, "text", i == first ?
+			if (art_json_str(&d, key) != NULL)
+				d = art_json_set(d, key, i == first ?
 				    jv_copy(red) : jv_string(""));
 		} else if (jv_get_kind(pieces = art_json_field(&d,
 		    "tool_calls")) == JV_KIND_ARRAY) {
@@ -525,8 +527,46 @@ streamed_calls(const jv *deltas)
 }
 
 /*
- * What the model said, as a cassette may keep it: the deltas' text and
- * tool-call arguments, the response's content and tool calls' arguments,
+ * response (consumed) without the thinking blocks whose text a scan
+ * would change: a signature holds only for the text it signed, so a
+ * redacted block could never be sent back (the engine drops them too).
+ */
+static jv
+scan_thinking(const struct art_security *sec, jv response)
+{
+	jv blocks = art_json_field(&response, "thinking_blocks"), kept, t, red;
+	jv hits;
+	const char *bid;
+	int blocked;
+
+	if (jv_get_kind(blocks) != JV_KIND_ARRAY) {
+		jv_free(blocks);
+		return response;
+	}
+	kept = jv_array();
+	jv_array_foreach(blocks, i, b) {
+		t = art_json_field(&b, "thinking");
+		if (jv_get_kind(t) == JV_KIND_STRING) {
+			red = art_security_scan(sec, ART_SEC_OUTPUT,
+			    jv_copy(t), "recorded model reply", &hits,
+			    &blocked, &bid);
+			jv_free(hits);
+			if (!jv_equal(red, t)) {
+				jv_free(b);
+				continue;
+			}
+		} else
+			jv_free(t);
+		kept = jv_array_append(kept, b);
+	}
+	jv_free(blocks);
+	return art_json_set(response, "thinking_blocks", kept);
+}
+
+/*
+ * What the model said, as a cassette may keep it: the deltas' text,
+ * reasoning and tool-call arguments, the response's content, reasoning,
+ * refusal, thinking blocks and tool calls' arguments,
  * scanned as model output (a provider's own body, for a call with a
  * format, is scanned whole).
  */
@@ -547,16 +587,21 @@ redact_exchange(const struct art_security *sec, const struct art_llm_call
 		jv_free(hits);
 		return;
 	}
-	*deltas = scan_fragments(sec, *deltas, NULL);
+	*deltas = scan_fragments(sec, *deltas, NULL, "text");
+	*deltas = scan_fragments(sec, *deltas, NULL, "reasoning");
 	ids = streamed_calls(deltas);
 	jv_array_foreach(ids, i, id) {
-		*deltas = scan_fragments(sec, *deltas, jv_string_value(id));
+		*deltas = scan_fragments(sec, *deltas, jv_string_value(id),
+		    "arguments");
 		jv_free(id);
 	}
 	jv_free(ids);
 	if (jv_get_kind(*response) != JV_KIND_OBJECT)
 		return;
 	*response = scan_member(sec, *response, "content");
+	*response = scan_member(sec, *response, "reasoning");
+	*response = scan_member(sec, *response, "refusal");
+	*response = scan_thinking(sec, *response);
 	tcs = art_json_field(response, "tool_calls");
 	if (jv_get_kind(tcs) == JV_KIND_ARRAY) {
 		jv_array_foreach(tcs, i, tc) {

@@ -179,3 +179,28 @@ req() {
 	assert_eq "$(cat "$BATS_TEST_TMPDIR/replayed")" "$(cat "$BATS_TEST_TMPDIR/live")"
 	assert_eq "$(wc -l <"$srv_log")" 1
 }
+
+@test "a cassette recorded under the security pipeline keeps no secret of the thinking" {
+	local sent="sk-proj-SENTINEL$(printf '%024d' 23)" fx="$BATS_TEST_TMPDIR/fx"
+	mkdir -p "$fx/anthropic"
+	sed "s/I should call add/I see $sent; I should call add/" \
+	    "$top_srcdir/tests/fixtures/anthropic/messages-stream-thinking-tool-use.sse" \
+	    >"$fx/anthropic/leaky.sse"
+	SERVER_FIXTURES=$fx start_server
+	jq -nc '{type: "llm.request", session_id: "s1", id: "r1", attempt: 1,
+	    stream: true, security: {}, request: {model: "anthropic/claude-x",
+	    messages: [{role: "user", content: "1+2?"}]}}' >"$BATS_TEST_TMPDIR/in"
+	ANTHROPIC_BASE_URL="$srv/fixture/anthropic/leaky.sse" \
+	ANTHROPIC_API_KEY=sk-ant-SENTINEL-tape-0002 \
+	    agentrt-llm --record "$BATS_TEST_TMPDIR/tape.ndjson" \
+	    <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out"
+	# The live answer has the secret: only the cassette is screened.
+	grep -q -F "$sent" "$BATS_TEST_TMPDIR/out" || fail "the fixture has no secret"
+	! grep -q -F "$sent" "$BATS_TEST_TMPDIR/tape.ndjson" ||
+	    fail "the secret reached the cassette"
+	grep -q 'redacted:openai_key' "$BATS_TEST_TMPDIR/tape.ndjson" ||
+	    fail "the reasoning was not redacted"
+	# The block it was in cannot be sent back redacted: it is gone.
+	! grep -q -F "$SIG" "$BATS_TEST_TMPDIR/tape.ndjson" ||
+	    fail "the redacted block was kept"
+}
