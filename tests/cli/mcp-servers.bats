@@ -162,14 +162,21 @@ logged() {
 
 @test "list_changed: the tool stage sends a fresh tools.listed unasked" {
 	needs_python
-	{ jq -nc --arg c "$grower" '{type: "tools.list", session_id: "s1",
-	    id: "l1", server: "g", command: $c}'
-	  jq -nc --arg c "$grower" '{type: "decision.request", session_id: "s1",
+	jq -nc --arg c "$grower" '{type: "tools.list", session_id: "s1",
+	    id: "l1", server: "g", command: $c}' >"$T/in1"
+	jq -nc --arg c "$grower" '{type: "decision.request", session_id: "s1",
 	    decision_id: "d1", agent: {model: "m", mcp_servers: {g: {command: $c}},
 	    tools: [{name: "grow", mcp_server: "g"}]},
 	    trigger: {type: "tool.execute", id: "c1", attempt: 1, name: "grow",
-	    arguments: "{}"}}'; } >"$T/in"
-	{ cat "$T/in"; sleep 2; } | timeout 30 agentrt-tool -t "$T/tools" \
+	    arguments: "{}"}}' >"$T/in2"
+	# The call goes in once the list is answered: a call that grew the
+	# list first would make the answer the grown list, and rightly so.
+	{ cat "$T/in1"
+	  for (( i = 0; i < 200; i++ )); do
+		grep -q tools.listed "$T/out" 2>/dev/null && break
+		sleep 0.05
+	  done
+	  cat "$T/in2"; sleep 2; } | timeout 30 agentrt-tool -t "$T/tools" \
 	    >"$T/out" 2>"$T/err" || fail "$(cat "$T/err")"
 	assert_eq "$(jq -c 'select(.type == "tools.listed") | [.id, [.tools[].name]]' "$T/out")" \
 	    "$(printf '%s\n' '["l1",["alpha","grow"]]' '[null,["alpha","grow","beta"]]')"
