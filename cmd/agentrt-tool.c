@@ -274,12 +274,26 @@ add_pass(struct opts *o, const char *name)
 
 /* --- the run ---------------------------------------------------------- */
 
-/* A failed write (the reader gone) ends the run, and the tools with it. */
+/*
+ * A failed write ends the run, and the tools with it.  A reader that is
+ * gone ends it as it ends every other filter: quietly, of SIGPIPE (which
+ * was ignored only so that a dead MCP server cannot kill us).
+ */
 static _Noreturn void
 fatal(struct stage *st, const struct art_err *err)
 {
+	struct sigaction sa;
+
 	if (st->tr != NULL)
 		art_toolrun_stop(st->tr);
+	if (art_err_is(err, "epipe")) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGPIPE, &sa, NULL);
+		raise(SIGPIPE);
+		_exit(128 + SIGPIPE);
+	}
 	art_die(ART_EXIT_FAIL, "%s", art_err_is(err, "nomem") ?
 	    "out of memory" : err->msg);
 }

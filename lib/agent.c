@@ -365,6 +365,74 @@ check_tools(const jv *config, struct art_err *err)
 	return bad;
 }
 
+/*
+ * "mcp_servers": an object of NAME: {command, tools?, env?}, NAME a
+ * tool-name-like word, command a non-empty string, tools an array of
+ * fnmatch(3) patterns, env the names of variables passed through.
+ */
+static int
+check_mcp_servers(const jv *config, struct art_err *err)
+{
+	jv v = art_json_field(config, "mcp_servers"), m;
+	const char *name, *cmd;
+	int bad = 0;
+
+	if (jv_get_kind(v) == JV_KIND_NULL) {
+		jv_free(v);
+		return 0;
+	}
+	if (jv_get_kind(v) != JV_KIND_OBJECT) {
+		jv_free(v);
+		return art_err_set(err, "bad_agent", "field 'mcp_servers': "
+		    "expected an object of NAME: {\"command\": …}");
+	}
+	jv_object_foreach(v, k, sv) {
+		name = jv_string_value(k);
+		if (bad != 0)
+			;
+		else if (!art_tools_name_is_valid(name) ||
+		    strchr(name, '.') != NULL)
+			bad = art_err_set(err, "bad_agent", "field 'mcp_servers':"
+			    " '%.64s': not a server name (letters, digits, '_', "
+			    "'-')", name);
+		else if (jv_get_kind(sv) != JV_KIND_OBJECT)
+			bad = art_err_set(err, "bad_agent", "mcp_servers.%s: "
+			    "expected an object with a \"command\"", name);
+		else if ((cmd = art_json_str(&sv, "command")) == NULL ||
+		    cmd[strspn(cmd, " \t")] == '\0')
+			bad = art_err_set(err, "bad_agent", "mcp_servers.%s."
+			    "command: expected a non-empty string", name);
+		if (bad == 0) {
+			m = art_json_field(&sv, "tools");
+			if (jv_get_kind(m) != JV_KIND_NULL &&
+			    jv_get_kind(m) != JV_KIND_ARRAY)
+				bad = -1;
+			else if (jv_get_kind(m) == JV_KIND_ARRAY)
+				jv_array_foreach(m, i, g) {
+					if (jv_get_kind(g) != JV_KIND_STRING)
+						bad = -1;
+					jv_free(g);
+					(void)i;
+				}
+			jv_free(m);
+			if (bad != 0)
+				art_err_set(err, "bad_agent", "mcp_servers.%s."
+				    "tools: expected an array of glob strings",
+				    name);
+		}
+		if (bad == 0) {
+			char what[96];
+
+			snprintf(what, sizeof(what), "mcp_servers.%s", name);
+			bad = check_tool_env(config, &sv, what, err);
+		}
+		jv_free(k);
+		jv_free(sv);
+	}
+	jv_free(v);
+	return bad;
+}
+
 int
 art_agent_check(const jv *config, struct art_err *err)
 {
@@ -408,7 +476,8 @@ art_agent_check(const jv *config, struct art_err *err)
 	if (bad != 0)
 		return art_err_set(err, "bad_agent", "field 'fallback': "
 		    "expected an array of provider/name models");
-	if (check_limits(config, err) == -1 || check_tools(config, err) == -1)
+	if (check_limits(config, err) == -1 || check_tools(config, err) == -1 ||
+	    check_mcp_servers(config, err) == -1)
 		return -1;
 	/* The seed's RetryPolicy is whole: all four members. */
 	v = art_json_field(config, "retry");
@@ -438,7 +507,7 @@ static const char *const known_keys[] = {
 	"mock", "providers", "fallback", "security", "max_loops",
 	"max_tool_calls", "max_turn_cost", "max_session_cost", "max_turn_ms",
 	"tool_result_max_bytes", "prior_turns", "temperature",
-	"max_completion_tokens", "reasoning", NULL
+	"max_completion_tokens", "reasoning", "mcp_servers", NULL
 };
 
 /* The edit distance of a and b, or more than max once it must be. */

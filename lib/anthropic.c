@@ -12,6 +12,13 @@
  * counts only once its content_block_stop has come: a stream cut short
  * by max_tokens leaves a half-written input, and a call with half its
  * arguments must never run.
+ *
+ * Extended thinking comes as thinking blocks (text and a signature) and
+ * redacted_thinking blocks (opaque data).  Their text is the response's
+ * "reasoning", as for every provider; the blocks themselves, in order and
+ * as they came, are its "thinking_blocks" (agentrt's extension), because
+ * the API takes a tool loop's next request only when the assistant turn
+ * that called the tool starts with them, signatures unchanged.
  */
 #include "wire.h"
 
@@ -40,6 +47,7 @@ static const struct stop {
 	{ "pause_turn",		"stop" },
 	{ "tool_use",		"tool_calls" },
 	{ "max_tokens",		"length" },
+	{ "refusal",		"refusal" },
 };
 #define NSTOPS		(sizeof(stops) / sizeof(stops[0]))
 
@@ -333,11 +341,63 @@ turn(const char *role, jv content)
 	    "content", content);
 }
 
-/* Text (or parts) first, then one tool_use block per tool call. */
+/*
+ * Message i's thinking_blocks, checked: each a thinking block with string
+ * thinking and signature, or a redacted_thinking block with string data.
+ * They go back as they came, so nothing else is kept of them.
+ */
+static jv
+thinking_blocks(const jv *m, int i, struct art_err *err)
+{
+	static const char *const need[][3] = {
+		{ "thinking", "thinking", "signature" },
+		{ "redacted_thinking", "data", NULL },
+	};
+	jv tb = jv_null(), out;
+	const char *type;
+	size_t k;
+	int j, n, good;
+
+	if (art_json_get_kind(m, "thinking_blocks", JV_KIND_ARRAY, 0, &tb,
+	    err) == -1) {
+		art_err_prefix(err, "messages[%d]", i);
+		return bad_request(err);
+	}
+	if (jv_get_kind(tb) != JV_KIND_ARRAY) {
+		jv_free(tb);
+		return jv_array();
+	}
+	n = jv_array_length(jv_copy(tb));
+	for (j = 0; j < n; j++) {
+		out = jv_array_get(jv_copy(tb), j);
+		type = jv_get_kind(out) == JV_KIND_OBJECT ?
+		    art_json_str(&out, "type") : NULL;
+		for (k = 0, good = 0; k < 2 && !good; k++)
+			good = is(type, need[k][0]) &&
+			    art_json_str(&out, need[k][1]) != NULL &&
+			    (need[k][2] == NULL ||
+			    art_json_str(&out, need[k][2]) != NULL);
+		jv_free(out);
+		if (!good) {
+			jv_free(tb);
+			art_err_set(err, "bad_request", "messages[%d]."
+			    "thinking_blocks[%d]: not a thinking block with "
+			    "its signature, nor a redacted_thinking block with "
+			    "its data", i, j);
+			return jv_invalid();
+		}
+	}
+	return tb;
+}
+
+/*
+ * Thinking blocks first (the API wants them before what they led to),
+ * then text (or parts), then one tool_use block per tool call.
+ */
 static jv
 assistant(const jv *m, int i, struct art_err *err)
 {
-	jv calls = jv_null(), c, call, use;
+	jv calls = jv_null(), c, call, use, think;
 	int j, n;
 
 	if (art_json_get_kind(m, "tool_calls", JV_KIND_ARRAY, 0, &calls,
@@ -345,9 +405,17 @@ assistant(const jv *m, int i, struct art_err *err)
 		art_err_prefix(err, "messages[%d]", i);
 		return bad_request(err);
 	}
+	if (!jv_is_valid(think = thinking_blocks(m, i, err))) {
+		jv_free(calls);
+		return think;
+	}
 	c = content(m, i, err);
 	n = jv_get_kind(calls) == JV_KIND_ARRAY ?
 	    jv_array_length(jv_copy(calls)) : 0;
+	if (jv_is_valid(c) && jv_array_length(jv_copy(think)) > 0)
+		c = jv_array_concat(think, as_blocks(c));
+	else
+		jv_free(think);
 	if (n > 0 && jv_is_valid(c))
 		c = as_blocks(c);
 	for (j = 0; j < n && jv_is_valid(c); j++) {
@@ -364,6 +432,23 @@ assistant(const jv *m, int i, struct art_err *err)
 	return turn("assistant", c);
 }
 
+/* Does m's content hold an image_url part? */
+static bool
+has_image(const jv *m)
+{
+	jv c = art_json_field(m, "content");
+	bool yes = false;
+
+	if (jv_get_kind(c) == JV_KIND_ARRAY)
+		jv_array_foreach(c, j, part) {
+			yes = yes || is(art_json_str(&part, "type"),
+			    "image_url");
+			jv_free(part);
+		}
+	jv_free(c);
+	return yes;
+}
+
 static jv
 tool_result(const jv *m, int i, struct art_err *err)
 {
@@ -375,7 +460,9 @@ tool_result(const jv *m, int i, struct art_err *err)
 		    "without a tool_call_id", i);
 		return jv_invalid();
 	}
-	if (!jv_is_valid(text = text_of(m, i, err)))
+	/* tool_result content may hold image blocks: parts go as blocks. */
+	text = has_image(m) ? content(m, i, err) : text_of(m, i, err);
+	if (!jv_is_valid(text))
 		return text;
 	b = art_json_set(jv_object(), "type", jv_string("tool_result"));
 	b = art_json_set(b, "tool_use_id", jv_string(id));
@@ -807,9 +894,11 @@ map_error(long status, const jv *headers, const char *body, size_t len,
 
 /* What an answer is made of, from a whole body or from a stream. */
 struct answer {
+	jv	 id;		/* the message's id, msg_... */
 	jv	 model;
 	jv	 text;		/* null until a text block */
 	jv	 reasoning;	/* null until a thinking block */
+	jv	 thinking;	/* the thinking_blocks, in order */
 	jv	 calls;		/* tool_calls */
 	jv	 stop;		/* the stop_reason */
 	jv	 usage;		/* the provider's */
@@ -857,9 +946,11 @@ tool_call(jv id, jv name, jv arguments)
 static void
 answer_release(struct answer *a)
 {
+	jv_free(a->id);
 	jv_free(a->model);
 	jv_free(a->text);
 	jv_free(a->reasoning);
+	jv_free(a->thinking);
 	jv_free(a->calls);
 	jv_free(a->stop);
 	jv_free(a->usage);
@@ -871,7 +962,10 @@ is_kind(const jv *v, jv_kind kind)
 	return jv_get_kind(*v) == kind;
 }
 
-/* The LlmResponse a adds up to, or the refusal it is; releases a. */
+/*
+ * The LlmResponse a adds up to; releases a.  A refusal is an answer too,
+ * finish_reason "refusal", with whatever was said before it.
+ */
 static int
 finish(struct answer *a, jv *resp, jv *error)
 {
@@ -879,13 +973,9 @@ finish(struct answer *a, jv *resp, jv *error)
 	    jv_string_value(a->stop) : NULL;
 	jv r = jv_object();
 
-	if (is(stop, "refusal")) {
-		jv_free(r);
-		answer_release(a);
-		*error = art_wire_error(jv_string("anthropic: refused"), false,
-		    "refused");
-		return -1;
-	}
+	(void)error;
+	if (is_kind(&a->id, JV_KIND_STRING))
+		r = art_json_set(r, "id", jv_copy(a->id));
 	if (is_kind(&a->model, JV_KIND_STRING))
 		r = art_json_set(r, "model", jv_copy(a->model));
 	if (is_kind(&a->text, JV_KIND_STRING))
@@ -898,6 +988,8 @@ finish(struct answer *a, jv *resp, jv *error)
 		r = art_json_set(r, "usage", usage_of(jv_copy(a->usage)));
 	if (is_kind(&a->reasoning, JV_KIND_STRING))
 		r = art_json_set(r, "reasoning", jv_copy(a->reasoning));
+	if (jv_array_length(jv_copy(a->thinking)) > 0)
+		r = art_json_set(r, "thinking_blocks", jv_copy(a->thinking));
 	answer_release(a);
 	*resp = r;
 	return 0;
@@ -912,9 +1004,12 @@ add_block(struct answer *a, const jv *b)
 
 	if (is(type, "text"))
 		a->text = join(a->text, art_json_field(b, "text"));
-	else if (is(type, "thinking"))
+	else if (is(type, "thinking")) {
 		a->reasoning = join(a->reasoning,
 		    art_json_field(b, "thinking"));
+		a->thinking = jv_array_append(a->thinking, jv_copy(*b));
+	} else if (is(type, "redacted_thinking"))
+		a->thinking = jv_array_append(a->thinking, jv_copy(*b));
 	else if (is(type, "tool_use")) {
 		id = art_json_field(b, "id");
 		name = art_json_field(b, "name");
@@ -957,8 +1052,10 @@ read_response(const char *body, size_t len, jv *resp, jv *error)
 		    "content array"), false, "provider_error");
 		return -1;
 	}
+	a.id = art_json_field(&msg, "id");
 	a.model = art_json_field(&msg, "model");
 	a.text = a.reasoning = jv_null();
+	a.thinking = jv_array();
 	a.calls = jv_array();
 	a.stop = art_json_field(&msg, "stop_reason");
 	a.usage = art_json_field(&msg, "usage");
@@ -998,20 +1095,31 @@ native_tool_use(const jv *call)
 	return art_json_set(b, "input", input);
 }
 
+/* The thinking the response keeps, or its reasoning as one block. */
+static jv
+native_thinking(const jv *resp)
+{
+	jv v = art_json_field(resp, "thinking_blocks"), b;
+
+	if (jv_get_kind(v) == JV_KIND_ARRAY)
+		return v;
+	jv_free(v);
+	if (jv_get_kind(v = art_json_field(resp, "reasoning")) !=
+	    JV_KIND_STRING) {
+		jv_free(v);
+		return jv_array();
+	}
+	b = art_json_set(jv_object(), "type", jv_string("thinking"));
+	b = art_json_set(b, "thinking", v);
+	return JV_ARRAY(art_json_set(b, "signature", jv_string("")));
+}
+
 static jv
 native_content(const jv *resp)
 {
-	jv out = jv_array(), v, calls, b;
+	jv out = native_thinking(resp), v, calls;
 	int i, n;
 
-	if (jv_get_kind(v = art_json_field(resp, "reasoning")) ==
-	    JV_KIND_STRING) {
-		b = art_json_set(jv_object(), "type", jv_string("thinking"));
-		b = art_json_set(b, "thinking", v);
-		out = jv_array_append(out, art_json_set(b, "signature",
-		    jv_string("")));
-	} else
-		jv_free(v);
 	if (jv_get_kind(v = art_json_field(resp, "content")) ==
 	    JV_KIND_STRING)
 		out = jv_array_append(out, text_block(v));
@@ -1071,8 +1179,9 @@ static jv
 make_native(const jv *resp)
 {
 	const char *model = art_json_str(resp, "model");
-	jv out = art_json_set(jv_object(), "id", jv_string("msg_agentrt")),
-	    usage;
+	const char *id = art_json_str(resp, "id");
+	jv out = art_json_set(jv_object(), "id", jv_string(id != NULL ? id :
+	    "msg_agentrt")), usage;
 
 	out = art_json_set(out, "type", jv_string("message"));
 	out = art_json_set(out, "role", jv_string("assistant"));
@@ -1089,20 +1198,23 @@ make_native(const jv *resp)
 
 /* --- streams ---------------------------------------------------------- */
 
-enum kind { OTHER, TEXT, TOOL, THINKING };
+enum kind { OTHER, TEXT, TOOL, THINKING, REDACTED };
 
 struct block {
 	enum kind	 kind;
 	bool		 started;
 	bool		 stopped;	/* content_block_stop came */
 	jv		 id, name;	/* a tool_use block's */
-	jv		 text;		/* the text, thinking or input JSON */
+	jv		 text;		/* the text, thinking, data or input JSON */
+	jv		 sig;		/* a thinking block's signature */
 };
 
 struct art_wire_stream {
+	jv		 id;		/* message_start's message.id */
 	jv		 model;
 	jv		 usage;		/* the provider's, merged as it comes */
 	jv		 stop;		/* message_delta's stop_reason */
+	bool		 ended;		/* message_stop came */
 	struct block	*blocks;
 	size_t		 nblocks;
 };
@@ -1113,8 +1225,9 @@ block_release(struct block *b)
 	jv_free(b->id);
 	jv_free(b->name);
 	jv_free(b->text);
+	jv_free(b->sig);
 	memset(b, 0, sizeof(*b));
-	b->id = b->name = b->text = jv_null();
+	b->id = b->name = b->text = b->sig = jv_null();
 }
 
 static struct art_wire_stream *
@@ -1124,7 +1237,7 @@ stream_new(void)
 
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return NULL;
-	st->model = st->usage = st->stop = jv_null();
+	st->id = st->model = st->usage = st->stop = jv_null();
 	return st;
 }
 
@@ -1138,6 +1251,7 @@ stream_free(struct art_wire_stream *st)
 	for (i = 0; i < st->nblocks; i++)
 		block_release(&st->blocks[i]);
 	free(st->blocks);
+	jv_free(st->id);
 	jv_free(st->model);
 	jv_free(st->usage);
 	jv_free(st->stop);
@@ -1220,6 +1334,8 @@ on_message_start(struct art_wire_stream *st, const jv *data, jv *deltas,
 
 	(void)deltas;
 	(void)error;
+	jv_free(st->id);
+	st->id = art_json_field(&msg, "id");
 	jv_free(st->model);
 	st->model = art_json_field(&msg, "model");
 	if (jv_get_kind(usage = art_json_field(&msg, "usage")) ==
@@ -1254,7 +1370,16 @@ on_block_start(struct art_wire_stream *st, const jv *data, jv *deltas,
 	} else if (is(type, "thinking")) {
 		b->kind = THINKING;
 		b->text = join(jv_null(), art_json_field(&cb, "thinking"));
+		b->sig = join(jv_null(), art_json_field(&cb, "signature"));
 		*deltas = text_delta(*deltas, "reasoning", jv_copy(b->text));
+	} else if (is(type, "redacted_thinking")) {
+		b->kind = REDACTED;
+		b->text = art_json_field(&cb, "data");
+		if (jv_get_kind(b->text) != JV_KIND_STRING) {
+			jv_free(cb);
+			return malformed(error, "content_block_start",
+			    "has a redacted_thinking block without its data");
+		}
 	} else if (is(type, "tool_use")) {
 		b->kind = TOOL;
 		b->id = art_json_field(&cb, "id");
@@ -1292,6 +1417,8 @@ on_block_delta(struct art_wire_stream *st, const jv *data, jv *deltas,
 	} else if (is(type, "thinking_delta") && b->kind == THINKING) {
 		piece = art_json_field(&d, "thinking");
 		*deltas = text_delta(*deltas, "reasoning", jv_copy(piece));
+	} else if (is(type, "signature_delta") && b->kind == THINKING) {
+		b->sig = join(b->sig, art_json_field(&d, "signature"));
 	} else if (is(type, "input_json_delta") && b->kind == TOOL) {
 		piece = art_json_field(&d, "partial_json");
 		if (jv_get_kind(piece) == JV_KIND_STRING &&
@@ -1365,10 +1492,10 @@ static int
 on_message_stop(struct art_wire_stream *st, const jv *data, jv *deltas,
     jv *error)
 {
-	(void)st;
 	(void)data;
 	(void)deltas;
 	(void)error;
+	st->ended = true;
 	return 1;
 }
 
@@ -1435,6 +1562,25 @@ stream_arguments(const jv *text)
 	return jv_dump_string(v, 0);
 }
 
+/* A thinking block as the response keeps it: what came, in its shape. */
+static jv
+thinking_block(const struct block *b)
+{
+	jv out = art_json_set(jv_object(), "type", jv_string(b->kind ==
+	    THINKING ? "thinking" : "redacted_thinking"));
+
+	if (b->kind == REDACTED)
+		return art_json_set(out, "data", jv_copy(b->text));
+	out = art_json_set(out, "thinking", jv_copy(b->text));
+	return art_json_set(out, "signature", jv_get_kind(b->sig) ==
+	    JV_KIND_STRING ? jv_copy(b->sig) : jv_string(""));
+}
+
+/*
+ * A message_stop with no message_delta before it is a whole message
+ * that gives no stop reason; only a stream that got to neither ended
+ * early.
+ */
 static int
 stream_result(struct art_wire_stream *st, jv *resp, jv *error)
 {
@@ -1442,13 +1588,15 @@ stream_result(struct art_wire_stream *st, jv *resp, jv *error)
 	struct block *b;
 	size_t i;
 
-	if (jv_get_kind(st->stop) != JV_KIND_STRING) {
+	if (jv_get_kind(st->stop) != JV_KIND_STRING && !st->ended) {
 		*error = art_wire_error(jv_string("anthropic: stream ended early"),
 		    true, "provider_error");
 		return -1;
 	}
+	a.id = jv_copy(st->id);
 	a.model = jv_copy(st->model);
 	a.text = a.reasoning = jv_null();
+	a.thinking = jv_array();
 	a.calls = jv_array();
 	a.stop = jv_copy(st->stop);
 	a.usage = jv_copy(st->usage);
@@ -1456,9 +1604,13 @@ stream_result(struct art_wire_stream *st, jv *resp, jv *error)
 		b = &st->blocks[i];
 		if (b->kind == TEXT)
 			a.text = join(a.text, jv_copy(b->text));
-		else if (b->kind == THINKING)
-			a.reasoning = join(a.reasoning, jv_copy(b->text));
-		else if (b->kind == TOOL && b->stopped)
+		else if (b->kind == THINKING || b->kind == REDACTED) {
+			if (b->kind == THINKING)
+				a.reasoning = join(a.reasoning,
+				    jv_copy(b->text));
+			a.thinking = jv_array_append(a.thinking,
+			    thinking_block(b));
+		} else if (b->kind == TOOL && b->stopped)
 			a.calls = jv_array_append(a.calls, tool_call(
 			    jv_copy(b->id), jv_copy(b->name),
 			    stream_arguments(&b->text)));
@@ -1474,6 +1626,7 @@ const struct art_wire art_anthropic_wire = {
 	.path = "/v1/messages",
 	.key_header = "x-api-key",
 	.key_prefix = "",
+	.token_env = "ANTHROPIC_AUTH_TOKEN",
 	.version_header = "anthropic-version",
 	.version_default = "2023-06-01",
 	.request = make_request,

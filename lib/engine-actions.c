@@ -518,12 +518,44 @@ act_send(struct cx *c, const jv *a)
 	return r;
 }
 
+/*
+ * done ends the turn with data; agentrt's error (and code, a word for
+ * it) make the end a failure that still shows the data, as a refused
+ * reply or a model that cannot be called ends.
+ */
+static int
+act_done(struct cx *c, const jv *a)
+{
+	jv data = art_json_field(a, "data"), error = art_json_field(a,
+	    "error"), code = art_json_field(a, "code");
+	char why[512];
+	int r;
+
+	if (jv_get_kind(error) == JV_KIND_NULL) {
+		jv_free(error);
+		jv_free(code);
+		return eng_end_turn(c, data, jv_null());
+	}
+	if (jv_get_kind(error) != JV_KIND_STRING || (jv_get_kind(code) !=
+	    JV_KIND_NULL && jv_get_kind(code) != JV_KIND_STRING)) {
+		jv_free(data);
+		jv_free(error);
+		jv_free(code);
+		return eng_reject(c, "done: error and code must be strings");
+	}
+	snprintf(why, sizeof(why), "%s", jv_string_value(error));
+	r = eng_stop_turn(c, jv_get_kind(code) == JV_KIND_STRING ?
+	    jv_string_value(code) : NULL, data, why);
+	jv_free(error);
+	jv_free(code);
+	return r;
+}
+
 static int
 act(struct cx *c, const jv *a, const jv *live, const jv *cfg)
 {
 	const char *type = art_json_str(a, "type");
 	char h[ART_ID_MAX + 1];
-	jv data;
 
 	if (eng_head(c, h, sizeof(h)) == -1)
 		return -1;
@@ -537,10 +569,8 @@ act(struct cx *c, const jv *a, const jv *live, const jv *cfg)
 	    0 || strcmp(type, "llm.result") == 0 ||
 	    strcmp(type, "llm.error") == 0)
 		return act_settle(c, a, type, live);
-	if (strcmp(type, "done") == 0) {
-		data = art_json_field(a, "data");
-		return eng_end_turn(c, data, jv_null());
-	}
+	if (strcmp(type, "done") == 0)
+		return act_done(c, a);
 	if (strcmp(type, "interrupt") == 0)
 		return act_interrupt(c, a, h);
 	if (strcmp(type, "sub_agent.spawn") == 0)

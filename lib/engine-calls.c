@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "parts.h"
 #include "request.h"
 #include "schema.h"
 #include "security.h"
@@ -423,7 +424,7 @@ int
 eng_tool_done(struct cx *c, const jv *call, const jv *value)
 {
 	char h[ART_ID_MAX + 1];
-	jv p, fin = eng_finished_for(call), cfg, text;
+	jv p, fin = eng_finished_for(call), cfg, text, parts;
 	const char *block;
 	int off;
 
@@ -450,8 +451,19 @@ eng_tool_done(struct cx *c, const jv *call, const jv *value)
 		jv_free(fin);
 		return -1;
 	}
-	text = scan_result(c, call, &cfg, eng_as_text(jv_copy(*value)),
-	    &block);
+	/*
+	 * A ContentPart[] with an image (parts.h): its texts are scanned, its
+	 * images are not (a data URL is no text, and a redaction would break
+	 * it), and the message shows the parts; the result is their text.
+	 */
+	parts = art_parts_is(value) ? jv_copy(*value) : jv_null();
+	text = jv_get_kind(parts) == JV_KIND_ARRAY ? scan_result(c, call, &cfg,
+	    art_parts_texts(&parts), &block) : scan_result(c, call, &cfg,
+	    eng_as_text(jv_copy(*value)), &block);
+	if (jv_is_valid(text) && jv_get_kind(parts) == JV_KIND_ARRAY) {
+		parts = eng_guard_parts(&cfg, art_parts_set_texts(parts, text));
+		text = art_parts_text(&parts);
+	}
 	if (jv_is_valid(text) && block != NULL) {
 		/* Never shown to the model: a tool error saying why. */
 		struct settle no = { art_json_str(call, "id"), 0, 0,
@@ -461,26 +473,31 @@ eng_tool_done(struct cx *c, const jv *call, const jv *value)
 
 		eng_settle_release(&no);
 		jv_free(text);
+		jv_free(parts);
 		jv_free(cfg);
 		return r;
 	}
-	if (jv_is_valid(text))
+	if (jv_is_valid(text) && jv_get_kind(parts) != JV_KIND_ARRAY)
 		text = eng_guard_result(&cfg, text);
 	jv_free(cfg);
 	if (!jv_is_valid(text)) {
+		jv_free(parts);
 		jv_free(fin);
 		return -1;
 	}
 	p = eng_call_event(call, "completed");
 	p = set(p, "name", art_json_field(call, "name"));
 	p = set(p, "result", jv_copy(text));
+	p = set_some(p, "content", jv_copy(parts));
 	if (eng_rec(c, p) == -1) {
 		jv_free(text);
+		jv_free(parts);
 		jv_free(fin);
 		return -1;
 	}
 	fin = set(fin, "ok", jv_true());
 	fin = set(fin, "result", text);
+	fin = set_some(fin, "content", parts);
 	return eng_queue_decision(c, fin, 1, jv_null());
 }
 
@@ -522,7 +539,11 @@ settle_tool(struct cx *c, struct settle *st, const jv *line)
 	return r;
 }
 
-/* The assistant message a model reply records, under the call's id. */
+/*
+ * The assistant message a model reply records, under the call's id; an
+ * Anthropic reply's thinking_blocks go with it (agentrt's extension), so
+ * the next request can send them back.
+ */
 static jv
 assistant(const char *id, const jv *resp)
 {
@@ -530,6 +551,8 @@ assistant(const char *id, const jv *resp)
 
 	m = set(m, "role", jv_string("assistant"));
 	m = set_some(m, "content", art_json_field(resp, "content"));
+	m = set_some(m, "thinking_blocks", art_json_field(resp,
+	    "thinking_blocks"));
 	tc = art_json_field(resp, "tool_calls");
 	if (jv_get_kind(tc) == JV_KIND_ARRAY &&
 	    jv_array_length(jv_copy(tc)) > 0)
@@ -598,6 +621,7 @@ blocked_reply(struct cx *c, jv call, struct settle *st, jv fin,
 	jv_free(fin);
 	resp = jv_object_delete(jv_copy(st->value), jv_string("tool_calls"));
 	resp = jv_object_delete(resp, jv_string("reasoning"));
+	resp = jv_object_delete(resp, jv_string("thinking_blocks"));
 	resp = set(resp, "content", jv_copy(text));
 	resp = set(resp, "finish_reason", jv_string("content_filter"));
 	p = set(eng_call_event(&call, "completed"), "response", resp);
@@ -607,6 +631,30 @@ blocked_reply(struct cx *c, jv call, struct settle *st, jv fin,
 		return -1;
 	}
 	return eng_stop_turn(c, "blocked", text, why);
+}
+
+/*
+ * fin (consumed) for a reply the model or the provider's filter refused
+ * (finish_reason "refusal" or "content_filter", whichever provider):
+ * code refused and why in error, beside the message that keeps what
+ * was said, so the proposal ends the turn showing both.
+ */
+static jv
+refused(jv fin, const jv *resp)
+{
+	const char *fr = art_json_str(resp, "finish_reason");
+	const char *words = art_json_str(resp, "refusal");
+
+	if (fr == NULL || (strcmp(fr, "refusal") != 0 &&
+	    strcmp(fr, "content_filter") != 0))
+		return fin;
+	fin = set(fin, "code", jv_string("refused"));
+	if (words != NULL && *words != '\0')
+		return set(fin, "error", jv_string_fmt("the model refused: %s",
+		    words));
+	return set(fin, "error", jv_string(strcmp(fr, "refusal") == 0 ?
+	    "the model refused" : "the provider's content filter stopped "
+	    "the reply"));
 }
 
 static int
@@ -630,6 +678,9 @@ settle_llm(struct cx *c, struct settle *st, const jv *line)
 
 		fin = set(fin, "truncated", jv_false());
 		fin = set_some(fin, "code", jv_copy(st->code));
+		/* A configuration error says so in detail: see propose.c. */
+		fin = set_some(fin, "detail", line != NULL ?
+		    art_json_field(line, "detail") : jv_null());
 		r = eng_call_failed(c, &call, st, fin);
 		jv_free(call);
 		return r;
@@ -671,7 +722,7 @@ settle_llm(struct cx *c, struct settle *st, const jv *line)
 	    jv_true() : jv_false());
 	fin = set_some(fin, "usage", art_json_field(&st->value, "usage"));
 	fin = set_some(fin, "cost", art_json_field(&st->value, "cost"));
-	return eng_queue_decision(c, fin, 1, jv_null());
+	return eng_queue_decision(c, refused(fin, &st->value), 1, jv_null());
 }
 
 /* Reads a settle from a line or an action; -1 when it is malformed. */

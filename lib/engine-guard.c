@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parts.h"
 #include "propose.h"
 #include "utf8.h"
 
@@ -254,6 +255,19 @@ eng_guard_result(const jv *cfg, jv text)
 	    "%lld]", n - keep, n, (long long)cap));
 	jv_free(text);
 	return out;
+}
+
+jv
+eng_guard_parts(const jv *cfg, jv parts)
+{
+	int64_t cap = result_cap(cfg);
+	char why[64];
+
+	if (cap < 0)
+		return parts;
+	snprintf(why, sizeof(why), "tool_result_max_bytes %lld",
+	    (long long)cap);
+	return art_parts_cap(parts, (size_t)cap, why);
 }
 
 /* The security config's schema_validation_mode: block unless it says. */

@@ -19,6 +19,8 @@
  *	engine-guard.c		what governs a turn: limits, the tools it may
  *				run
  *	engine-scan.c		the security pipeline on what is recorded
+ *	engine-mcp.c		an agent's MCP servers: their tools asked
+ *				for, recorded, layered into its config
  *
  * Naming: a function one engine file defines and another calls is
  * eng_<what> (eng_rec, eng_summary), declared below under the file that
@@ -203,6 +205,8 @@ int	eng_guard_stopped(struct cx *);
 int	eng_guard_clock(struct cx *, const jv *s);
 int	eng_guard_execute(struct cx *, const jv *live, const jv *cfg);
 jv	eng_guard_result(const jv *cfg, jv text);
+/* parts (a ContentPart[], consumed) held to the same cap (parts.h). */
+jv	eng_guard_parts(const jv *cfg, jv parts);
 int	eng_guard_blocks(const jv *cfg);
 int	eng_guard_schema(struct cx *, const jv *cfg, const char *name,
 	    const char *which, const char *why);
@@ -270,6 +274,10 @@ const char *eng_parent_of(const jv *s);
 int	eng_open_child(struct cx *, const jv *call);
 int	eng_child_done_step(struct cx *, void *done);
 int	eng_cancel_step(struct cx *, void *why);
+
+/* engine-mcp.c */
+int	eng_mcp_ready(struct cx *, const jv *s, const jv *d, jv *file);
+int	eng_mcp_listed(struct cx *, const jv *line);
 
 /* engine-actions.c */
 int	eng_deliver(struct cx *, void *message);

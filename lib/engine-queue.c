@@ -540,7 +540,8 @@ eng_dispatch_decision(struct cx *c, const jv *s)
 {
 	struct queue_scan q = { jv_null(), jv_invalid(), 0 };
 	char h[ART_ID_MAX + 1];
-	jv live = art_json_field(s, "live"), d;
+	jv live = art_json_field(s, "live"), d, file;
+	int r;
 
 	if (jv_get_kind(live) != JV_KIND_NULL) {
 		jv_free(live);
@@ -556,12 +557,19 @@ eng_dispatch_decision(struct cx *c, const jv *s)
 		jv_free(q.first);
 		return -1;
 	}
+	/* An agent file's MCP servers list their tools first (engine-mcp.c). */
+	file = art_json_field(&q.first, "agent_file");
+	if ((r = eng_mcp_ready(c, s, &q.first, &file)) != 1) {
+		jv_free(file);
+		jv_free(q.first);
+		return r;
+	}
 	d = set(jv_object(), "id", art_json_field(&q.first, "id"));
 	d = set(d, "attempts", jv_number(1));
 	d = set(d, "trigger", compose(c, h, art_json_field(&q.first,
 	    "trigger")));
 	d = set_some(d, "turn_id", art_json_field(&q.first, "turn_id"));
-	d = set_some(d, "agent_file", art_json_field(&q.first, "agent_file"));
+	d = set_some(d, "agent_file", file);
 	d = set_some(d, "interrupt", art_json_field(&q.first, "interrupt"));
 	jv_free(q.first);
 	return send_decision(c, d);

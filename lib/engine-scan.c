@@ -275,8 +275,65 @@ eng_scan_input(struct cx *c, jv in, const char **block)
 }
 
 /*
+ * resp's thinking_blocks (Anthropic's, signed) scanned: the API checks a
+ * block's signature against its text, so a block the scan would change
+ * cannot go back redacted and is dropped whole, which its hit's event
+ * says ("model thinking block (dropped)"); its text is never kept.
+ * A redacted_thinking block is opaque data, kept as it came.
+ */
+static jv
+scan_thinking(struct cx *c, const struct art_security *sec, jv resp,
+    const char **block)
+{
+	jv tb = art_json_field(&resp, "thinking_blocks"), out = jv_array();
+	const char *b = NULL;
+
+	if (jv_get_kind(tb) != JV_KIND_ARRAY) {
+		jv_free(tb);
+		jv_free(out);
+		return resp;
+	}
+	jv_array_foreach(tb, i, tk) {
+		jv text = art_json_field(&tk, "thinking"), was, v;
+
+		if (!jv_is_valid(out) || jv_get_kind(text) != JV_KIND_STRING) {
+			jv_free(text);
+			out = jv_is_valid(out) ? jv_array_append(out, tk) :
+			    (jv_free(tk), out);
+			continue;
+		}
+		was = jv_copy(text);
+		v = eng_scan(c, sec, ART_SEC_OUTPUT, text,
+		    "model thinking block (dropped)", &b);
+		if (*block == NULL)
+			*block = b;
+		if (!jv_is_valid(v)) {
+			jv_free(was);
+			jv_free(tk);
+			jv_free(out);
+			out = v;
+			continue;
+		}
+		out = jv_equal(v, was) ? jv_array_append(out, tk) :
+		    (jv_free(tk), out);
+		(void)i;
+	}
+	jv_free(tb);
+	if (!jv_is_valid(out)) {
+		jv_free(resp);
+		return out;
+	}
+	if (jv_array_length(jv_copy(out)) == 0) {
+		jv_free(out);
+		return jv_object_delete(resp, jv_string("thinking_blocks"));
+	}
+	return set(resp, "thinking_blocks", out);
+}
+
+/*
  * A model's response (consumed) as it may be kept: its content,
- * reasoning and tool-call arguments scanned at ART_SEC_OUTPUT.  jv_invalid()
+ * reasoning, thinking blocks and tool-call arguments scanned at
+ * ART_SEC_OUTPUT.  jv_invalid()
  * when the store fails; *block as for eng_scan().
  */
 jv
@@ -308,6 +365,11 @@ eng_scan_reply(struct cx *c, const struct art_security *sec, jv resp,
 		if (*block == NULL)
 			*block = b;
 		resp = set(resp, texts[i][0], v);
+	}
+	resp = scan_thinking(c, sec, resp, block);
+	if (!jv_is_valid(resp)) {
+		jv_free(out);
+		return resp;
 	}
 	calls = art_json_field(&resp, "tool_calls");
 	if (jv_get_kind(calls) != JV_KIND_ARRAY) {

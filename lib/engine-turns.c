@@ -609,6 +609,30 @@ foreign_agent(struct cx *c, const jv *line, const char *type)
 	return eng_rec_error(c, "agent_mismatch", msg, line) == -1 ? -1 : 1;
 }
 
+/*
+ * A tool.progress line: published on --events as it came, never recorded,
+ * as a token delta is not: it is news while the call runs, and the
+ * call's result is what the log keeps.  Its message is redacted first.
+ */
+static void
+input_progress(struct cx *c, const jv *line)
+{
+	static const char *const keys[] = { "id", "progress", "total", NULL };
+	jv ce = obj("tool.progress"), v, msg;
+	int i;
+
+	for (i = 0; keys[i] != NULL; i++) {
+		v = art_json_field(line, keys[i]);
+		ce = set_some(ce, keys[i], v);
+	}
+	msg = art_json_field(line, "message");
+	if (jv_get_kind(msg) == JV_KIND_STRING)
+		ce = set_some(ce, "message", eng_scan_quiet(c, msg));
+	else
+		jv_free(msg);
+	eng_publish(c, NULL, ce);
+}
+
 int
 eng_dispatch_input(struct cx *c, const jv *line)
 {
@@ -644,8 +668,15 @@ eng_dispatch_input(struct cx *c, const jv *line)
 		return input_unanswered(c, line);
 	if (strcmp(type, "llm.request") == 0)
 		return input_unanswered_llm(c, line);
+	if (strcmp(type, "tools.listed") == 0 ||
+	    strcmp(type, "tools.list") == 0)
+		return eng_mcp_listed(c, line);
 	if (strcmp(type, "llm.token.delta") == 0) {
 		input_delta(c, line);
+		return 0;
+	}
+	if (strcmp(type, "tool.progress") == 0) {
+		input_progress(c, line);
 		return 0;
 	}
 	if (strcmp(type, "error") == 0) {

@@ -12,6 +12,8 @@
  * callbacks, and a data callback runs there; a transfer started then waits
  * on a queue until art_curl.multi_socket_action() has returned.
  */
+#include <config.h>
+
 #include "http.h"
 
 #include <limits.h>
@@ -313,6 +315,8 @@ setup(struct xfer *x, const struct art_http_req *req)
 	SET(CURLOPT_WRITEFUNCTION, on_data);
 	SET(CURLOPT_WRITEDATA, (void *)x);
 	SET(CURLOPT_HTTPHEADER, x->hdrs);
+	/* Every request names us; a User-Agent header of the caller's wins. */
+	SET(CURLOPT_USERAGENT, "agentrt/" PACKAGE_VERSION);
 	if (req->timeout_ms > 0)
 		SET(CURLOPT_TIMEOUT_MS, req->timeout_ms > LONG_MAX ? LONG_MAX :
 		    (long)req->timeout_ms);

@@ -17,6 +17,8 @@
  * art_http_pollfds() gives, for at most art_http_timeout() ms, and then
  * calls art_http_work(), which moves every transfer on and calls back.
  * Connections are kept alive and reused between requests to one host.
+ * Every request says "User-Agent: agentrt/VERSION" unless its headers
+ * name another.
  * The first art_http_new() loads libcurl (lib/libcurl.h); the process
  * calls art_curl_unload() before it exits.
  */

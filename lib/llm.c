@@ -1,6 +1,7 @@
 /* llm.c - model calls: read off the bus, dispatched by provider, answered */
 #include "llm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -438,12 +439,14 @@ in_stream(const jv *p, const char *tc)
  * deltas (consumed) with one stream's fragments redacted: a secret may be
  * split over several, so they are joined and scanned whole, and when
  * that changes anything the first fragment holds all of the redacted
- * text and the rest are emptied.
+ * text and the rest are emptied.  The stream is the deltas' member key
+ * ("text" or "reasoning") when tc is NULL, else tool call tc's arguments.
  */
 static jv
-scan_fragments(const struct art_security *sec, jv deltas, const char *tc)
+scan_fragments(const struct art_security *sec, jv deltas, const char *tc,
+    const char *key)
 {
-	const char *key = tc == NULL ? "text" : "arguments", *bid;
+	const char *bid;
 	jv whole = jv_string(""), red, hits, d, pieces, p;
 	int blocked, n = jv_array_length(jv_copy(deltas)), i, j, first = -1;
 
@@ -478,8 +481,8 @@ scan_fragments(const struct art_security *sec, jv deltas, const char *tc)
 	for (i = first; i < n; i++) {
 		d = jv_array_get(jv_copy(deltas), i);
 		if (tc == NULL) {
-			if (art_json_str(&d, "text") != NULL)
-				d = art_json_set(d, "text", i == first ?
+			if (art_json_str(&d, key) != NULL)
+				d = art_json_set(d, key, i == first ?
 				    jv_copy(red) : jv_string(""));
 		} else if (jv_get_kind(pieces = art_json_field(&d,
 		    "tool_calls")) == JV_KIND_ARRAY) {
@@ -524,8 +527,46 @@ streamed_calls(const jv *deltas)
 }
 
 /*
- * What the model said, as a cassette may keep it: the deltas' text and
- * tool-call arguments, the response's content and tool calls' arguments,
+ * response (consumed) without the thinking blocks whose text a scan
+ * would change: a signature holds only for the text it signed, so a
+ * redacted block could never be sent back (the engine drops them too).
+ */
+static jv
+scan_thinking(const struct art_security *sec, jv response)
+{
+	jv blocks = art_json_field(&response, "thinking_blocks"), kept, t, red;
+	jv hits;
+	const char *bid;
+	int blocked;
+
+	if (jv_get_kind(blocks) != JV_KIND_ARRAY) {
+		jv_free(blocks);
+		return response;
+	}
+	kept = jv_array();
+	jv_array_foreach(blocks, i, b) {
+		t = art_json_field(&b, "thinking");
+		if (jv_get_kind(t) == JV_KIND_STRING) {
+			red = art_security_scan(sec, ART_SEC_OUTPUT,
+			    jv_copy(t), "recorded model reply", &hits,
+			    &blocked, &bid);
+			jv_free(hits);
+			if (!jv_equal(red, t)) {
+				jv_free(b);
+				continue;
+			}
+		} else
+			jv_free(t);
+		kept = jv_array_append(kept, b);
+	}
+	jv_free(blocks);
+	return art_json_set(response, "thinking_blocks", kept);
+}
+
+/*
+ * What the model said, as a cassette may keep it: the deltas' text,
+ * reasoning and tool-call arguments, the response's content, reasoning,
+ * refusal, thinking blocks and tool calls' arguments,
  * scanned as model output (a provider's own body, for a call with a
  * format, is scanned whole).
  */
@@ -546,16 +587,21 @@ redact_exchange(const struct art_security *sec, const struct art_llm_call
 		jv_free(hits);
 		return;
 	}
-	*deltas = scan_fragments(sec, *deltas, NULL);
+	*deltas = scan_fragments(sec, *deltas, NULL, "text");
+	*deltas = scan_fragments(sec, *deltas, NULL, "reasoning");
 	ids = streamed_calls(deltas);
 	jv_array_foreach(ids, i, id) {
-		*deltas = scan_fragments(sec, *deltas, jv_string_value(id));
+		*deltas = scan_fragments(sec, *deltas, jv_string_value(id),
+		    "arguments");
 		jv_free(id);
 	}
 	jv_free(ids);
 	if (jv_get_kind(*response) != JV_KIND_OBJECT)
 		return;
 	*response = scan_member(sec, *response, "content");
+	*response = scan_member(sec, *response, "reasoning");
+	*response = scan_member(sec, *response, "refusal");
+	*response = scan_thinking(sec, *response);
 	tcs = art_json_field(response, "tool_calls");
 	if (jv_get_kind(tcs) == JV_KIND_ARRAY) {
 		jv_array_foreach(tcs, i, tc) {
@@ -611,33 +657,98 @@ record(struct art_llm_job *job, const struct art_llm_outcome *out)
 	jv_free(resp);
 }
 
+/*
+ * What usage cost: at the served model's price when the table knows it
+ * (served, the provider's own name, is priced under model's provider
+ * prefix), else at model's; null when neither has a price.
+ */
+static jv
+cost_of(const struct art_prices *prices, const char *model,
+    const char *served, const jv *usage)
+{
+	const char *slash = strchr(model, '/');
+	jv cost = jv_null();
+	char *name;
+
+	if (served != NULL && slash != NULL && (name = malloc((size_t)(slash -
+	    model) + strlen(served) + 2)) != NULL) {
+		sprintf(name, "%.*s/%s", (int)(slash - model), model, served);
+		cost = art_prices_cost(prices, name, usage);
+		free(name);
+	}
+	if (jv_get_kind(cost) == JV_KIND_STRING)
+		return cost;
+	jv_free(cost);
+	return art_prices_cost(prices, model, usage);
+}
+
+/*
+ * A provider's response names the model that served it in its own words
+ * ("gpt-4.1-nano-2025-04-14" for "openai/gpt-4o"): that becomes
+ * served_model, and model says which "provider/name" of the chain
+ * answered, the name every other member of the protocol routes and
+ * prices by.
+ */
+static jv
+settle_response(const struct art_llm *llm, const char *model, jv resp)
+{
+	jv served = art_json_field(&resp, "model"), usage, cost;
+	const char *s = jv_get_kind(served) == JV_KIND_STRING &&
+	    *jv_string_value(served) != '\0' &&
+	    strcmp(jv_string_value(served), model) != 0 ?
+	    jv_string_value(served) : NULL;
+
+	resp = jv_object_set(resp, jv_string("model"), jv_string(model));
+	if (s != NULL)
+		resp = jv_object_set(resp, jv_string("served_model"),
+		    jv_string(s));
+	usage = art_json_field(&resp, "usage");
+	cost = cost_of(llm->opts.prices, model, s, &usage);
+	if (jv_get_kind(cost) == JV_KIND_STRING)
+		resp = jv_object_set(resp, jv_string("cost"), cost);
+	else
+		jv_free(cost);
+	jv_free(usage);
+	jv_free(served);
+	return resp;
+}
+
 /* The call is answered: out goes back, and the job ends. */
 static void
 answer(struct art_llm_job *job, struct art_llm_outcome *out, bool asked)
 {
 	struct art_llm *llm = job->llm;
-	const char *model = job_model(job);
-	jv usage, cost;
 
 	if (asked && jv_get_kind(out->response) == JV_KIND_OBJECT &&
-	    job->call.format == NULL) {
-		/* Which model of the chain answered, and what it cost. */
-		out->response = jv_object_set(out->response,
-		    jv_string("model"), jv_string(model));
-		usage = art_json_field(&out->response, "usage");
-		cost = art_prices_cost(llm->opts.prices, model, &usage);
-		if (jv_get_kind(cost) == JV_KIND_STRING)
-			out->response = jv_object_set(out->response,
-			    jv_string("cost"), cost);
-		else
-			jv_free(cost);
-		jv_free(usage);
-	}
+	    job->call.format == NULL)
+		out->response = settle_response(llm, job_model(job),
+		    out->response);
 	if (llm->opts.record_fd >= 0)
 		record(job, out);
 	llm->emit(llm->ctx, art_llm_lines(&job->call, out), out->delay_ms);
 	art_llm_outcome_release(out);
 	job_free(job);
+}
+
+/*
+ * A call the provider cannot make (-1 from answer or start): final.  One
+ * the setup forbids (no such model or provider, no key, no script) says
+ * so in its detail, {"config": err's code}, since no retry or resume can
+ * help until someone changes the setup.
+ */
+static void
+cannot_call(struct art_llm_outcome *out, const struct art_err *err)
+{
+	static const char *const setup[] = { "bad_model", "no_api_key",
+	    "no_script", NULL };
+	size_t i;
+
+	art_llm_outcome_fail(out, err->msg, false, NULL);
+	for (i = 0; setup[i] != NULL; i++)
+		if (art_err_is(err, setup[i]))
+			out->error = jv_object_set(out->error,
+			    jv_string("detail"), jv_object_set(jv_object(),
+			    jv_string("config"), jv_string(setup[i])));
 }
 
 /* Asks the chain's model at job->at; an answer may come before return. */
@@ -662,7 +773,7 @@ ask(struct art_llm_job *job)
 	r = i == -1 ? -1 : art_providers[i]->answer(llm->state[i], &job->call,
 	    model, &out, &err);
 	if (r == -1)
-		art_llm_outcome_fail(&out, err.msg, false, NULL);
+		cannot_call(&out, &err);
 	art_llm_job_done(job, &out);
 }
 

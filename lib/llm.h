@@ -29,7 +29,13 @@
  * one callback either way.
  *
  * A call may name fallback models: when the model fails, the next is
- * asked at once, and the result's "model" says which one answered.  With
+ * asked at once, and the result's "model" says which one answered; the
+ * provider's own name for it, when it gives another, is "served_model",
+ * and the call is priced by that under the same prefix when the price
+ * table knows it, else by "model".  A call a provider cannot make (-1
+ * from answer or start) whose err code says the setup forbids it
+ * ("bad_model", "no_api_key", "no_script") is an llm.error with detail
+ * {"config": code}.  With
  * a cassette to replay, no provider is asked at all; with one to record,
  * every settled exchange is appended to it.
  */

@@ -27,6 +27,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,12 +78,19 @@ struct art_mcp {
 	int64_t		  wait_id;	/* initialize or tools/list in flight */
 	int		  pages;
 	jv		  tools, listing;
+	/* A refresh on tools/list_changed: its request, its pages so far. */
+	int64_t		  relist_id;	/* 0: none in flight */
+	int		  relist_pages;
+	bool		  relist_again;	/* changed again meanwhile */
+	jv		  relisting;
+	unsigned	  generation;	/* lists taken in */
 	struct art_ndjson_reader *rd;
 	struct art_tools_tail tail;
 	struct art_buf	  out;		/* for its stdin, from out_off on */
 	size_t		  out_off;
 	struct call	 *calls;
 	int64_t		  next_id;
+	art_mcp_progress_fn *progress;
 	int		  deaths;
 	size_t		  nbad;
 	char		  doom[MSG_MAX];	/* give up after this read */
@@ -392,7 +400,8 @@ send_initialize(struct art_mcp *m)
 static int
 launch(struct art_mcp *m, struct art_err *err)
 {
-	if ((m->rd = art_ndjson_reader_new(-1, "mcp", ART_MCP_MAX_LINE, 0)) ==
+	if ((m->rd = art_ndjson_reader_new(-1, "mcp", ART_MCP_MAX_LINE,
+	    ART_NDJSON_ARRAYS)) ==
 	    NULL)
 		return art_err_set(err, "nomem", "out of memory");
 	art_tools_tail_init(&m->tail);
@@ -421,7 +430,7 @@ call_free(struct call *c)
 
 static void
 call_back_n(struct call *c, enum art_mcp_outcome outcome, bool retryable,
-    const char *text, size_t len, const jv *result)
+    const char *text, size_t len, const jv *result, const jv *parts)
 {
 	struct art_mcp_done d;
 	jv null = jv_null();
@@ -432,6 +441,7 @@ call_back_n(struct call *c, enum art_mcp_outcome outcome, bool retryable,
 	d.text = text;
 	d.len = len;
 	d.result = result != NULL ? result : &null;
+	d.parts = parts != NULL ? parts : &null;
 	c->done(c->ctx, &d);
 }
 
@@ -439,7 +449,7 @@ static void
 call_back(struct call *c, enum art_mcp_outcome outcome, bool retryable,
     const char *text, const jv *result)
 {
-	call_back_n(c, outcome, retryable, text, strlen(text), result);
+	call_back_n(c, outcome, retryable, text, strlen(text), result, NULL);
 }
 
 /* Calls back each call of list with one message, and frees them. */
@@ -546,6 +556,52 @@ block_text(const jv *block)
 	return jv_string_fmt("[%s block]", type);
 }
 
+/* An image block as an image_url part with a data URL. */
+static jv
+image_part(const jv *block)
+{
+	jv url = jv_string_fmt("data:%s;base64,", str_or(block, "mimeType",
+	    "application/octet-stream")), img;
+
+	url = jv_string_append_str(url, str_or(block, "data", ""));
+	img = jv_object_set(jv_object(), jv_string("url"), url);
+	return jv_object_set(jv_object_set(jv_object(), jv_string("type"),
+	    jv_string("image_url")), jv_string("image_url"), img);
+}
+
+/* A result's content as ContentPart[] when it holds an image; else null. */
+static jv
+result_parts(const jv *result)
+{
+	jv content = art_json_field(result, "content"), out = jv_array(), p;
+	const char *type;
+	int images = 0;
+
+	if (jv_get_kind(content) != JV_KIND_ARRAY) {
+		jv_free(content);
+		jv_free(out);
+		return jv_null();
+	}
+	jv_array_foreach(content, i, b) {
+		type = str_or(&b, "type", "");
+		if (strcmp(type, "image") == 0 &&
+		    art_json_str(&b, "data") != NULL) {
+			p = image_part(&b);
+			images++;
+		} else
+			p = jv_object_set(jv_object_set(jv_object(),
+			    jv_string("type"), jv_string("text")),
+			    jv_string("text"), block_text(&b));
+		out = jv_array_append(out, p);
+		jv_free(b);
+	}
+	jv_free(content);
+	if (images > 0)
+		return out;
+	jv_free(out);
+	return jv_null();
+}
+
 /* A tools/call result's text (mcp.h says how). */
 static jv
 result_text(const jv *result)
@@ -597,7 +653,7 @@ static void
 finish(struct call *c, const jv *resp)
 {
 	jv error = art_json_field(resp, "error");
-	jv result = art_json_field(resp, "result"), text;
+	jv result = art_json_field(resp, "result"), text, parts;
 	char buf[MSG_MAX], rpc[MSG_MAX - 8];
 	int is_error = 0;
 
@@ -610,10 +666,13 @@ finish(struct call *c, const jv *resp)
 		    "result object", NULL);
 	} else {
 		text = result_text(&result);
+		parts = result_parts(&result);
 		art_json_get_bool(&result, "isError", 0, &is_error, NULL);
 		call_back_n(c, is_error ? ART_MCP_TOOL_ERROR : ART_MCP_OK,
 		    false, jv_string_value(text),
-		    (size_t)jv_string_length_bytes(jv_copy(text)), &result);
+		    (size_t)jv_string_length_bytes(jv_copy(text)), &result,
+		    &parts);
+		jv_free(parts);
 		jv_free(text);
 	}
 	jv_free(error);
@@ -647,6 +706,8 @@ become_ready(struct art_mcp *m)
 	m->tools = m->listing;
 	m->listing = jv_array();
 	m->st = ST_READY;
+	m->generation++;
+	m->relist_id = 0;
 	send_waiting(m);
 }
 
@@ -714,6 +775,71 @@ on_list(struct art_mcp *m, const jv *resp)
 	jv_free(result);
 }
 
+/*
+ * notifications/tools/list_changed, once ready: the list is asked for
+ * again, and it replaces the old one when its last page is in.  One
+ * that comes while a refresh is in flight asks for one more after it.
+ * An error answer keeps the old list.
+ */
+static void
+relist_page(struct art_mcp *m, const char *cursor)
+{
+	jv p = jv_object();
+
+	if (cursor != NULL)
+		p = jv_object_set(p, jv_string("cursor"), jv_string(cursor));
+	m->relist_pages++;
+	if ((m->relist_id = request(m, "tools/list", p)) == -1)
+		m->relist_id = 0;
+}
+
+static void
+list_changed(struct art_mcp *m)
+{
+	if (m->st != ST_READY)
+		return;		/* the list on its way is the new one */
+	if (m->relist_id != 0) {
+		m->relist_again = true;
+		return;
+	}
+	jv_free(m->relisting);
+	m->relisting = jv_array();
+	m->relist_pages = 0;
+	relist_page(m, NULL);
+}
+
+static void
+on_relist(struct art_mcp *m, const jv *resp)
+{
+	jv result = art_json_field(resp, "result"), tools;
+	const char *cursor;
+
+	m->relist_id = 0;
+	tools = jv_get_kind(result) == JV_KIND_OBJECT ?
+	    art_json_field(&result, "tools") : jv_null();
+	cursor = art_json_str(&result, "nextCursor");
+	if (jv_get_kind(tools) != JV_KIND_ARRAY)
+		jv_free(tools);		/* an error: the old list stays */
+	else {
+		m->relisting = jv_array_concat(m->relisting, tools);
+		if (cursor != NULL && *cursor != '\0' &&
+		    m->relist_pages < ART_MCP_MAX_PAGES) {
+			relist_page(m, cursor);
+			jv_free(result);
+			return;
+		}
+		jv_free(m->tools);
+		m->tools = m->relisting;
+		m->relisting = jv_array();
+		m->generation++;
+	}
+	jv_free(result);
+	if (m->relist_again) {
+		m->relist_again = false;
+		list_changed(m);
+	}
+}
+
 /* --- input ---------------------------------------------------------------- */
 
 /* A request from the server: ping is answered, anything else refused. */
@@ -732,11 +858,11 @@ server_request(struct art_mcp *m, const char *method, jv id)
 	respond(m, id, jv_null(), e);
 }
 
-/* Our id in an answer, or -1 when it is not one of ours. */
+/* Our id in obj's key (an answer's "id"), or -1 when it is not one. */
 static int64_t
-answer_id(const jv *msg)
+answer_id_of(const jv *obj, const char *key)
 {
-	jv id = art_json_field(msg, "id");
+	jv id = art_json_field(obj, key);
 	double d = jv_get_kind(id) == JV_KIND_NUMBER ? jv_number_value(id) :
 	    -1;
 
@@ -745,8 +871,54 @@ answer_id(const jv *msg)
 	    (int64_t)d : -1;
 }
 
+static int64_t
+answer_id(const jv *msg)
+{
+	return answer_id_of(msg, "id");
+}
+
+/* The call in flight (sent) whose id is n; NULL when none. */
+static struct call *
+find_sent(struct art_mcp *m, int64_t n)
+{
+	struct call *c;
+
+	for (c = m->calls; c != NULL; c = c->next)
+		if (c->id == n && jv_get_kind(c->req) == JV_KIND_NULL)
+			return c;
+	return NULL;
+}
+
+/* A notifications/progress: to the callback, for a call in flight. */
 static void
-handle(struct art_mcp *m, jv msg)
+on_progress(struct art_mcp *m, const jv *msg)
+{
+	jv params = art_json_field(msg, "params"), v;
+	struct art_mcp_progress p = { 0, false, 0, NULL };
+	struct call *c;
+	int64_t tok;
+
+	tok = jv_get_kind(params) == JV_KIND_OBJECT ? answer_id_of(&params,
+	    "progressToken") : -1;
+	v = art_json_field(&params, "progress");
+	if (tok != -1 && m->progress != NULL &&
+	    jv_get_kind(v) == JV_KIND_NUMBER &&
+	    (c = find_sent(m, tok)) != NULL) {
+		p.progress = jv_number_value(v);
+		jv_free(v);
+		v = art_json_field(&params, "total");
+		if ((p.has_total = jv_get_kind(v) == JV_KIND_NUMBER))
+			p.total = jv_number_value(v);
+		p.message = art_json_str(&params, "message");
+		m->progress(c->ctx, &p);
+	}
+	jv_free(v);
+	jv_free(params);
+}
+
+/* One message, an object (batch elements come here one by one). */
+static void
+handle_one(struct art_mcp *m, jv msg)
 {
 	const char *method = art_json_str(&msg, "method");
 	jv id = art_json_field(&msg, "id");
@@ -757,15 +929,49 @@ handle(struct art_mcp *m, jv msg)
 		/* With an id it is a request; without, a notification. */
 		if (jv_get_kind(id) != JV_KIND_NULL)
 			server_request(m, method, jv_copy(id));
+		else if (strcmp(method, "notifications/progress") == 0)
+			on_progress(m, &msg);
+		else if (strcmp(method, "notifications/tools/list_changed") ==
+		    0)
+			list_changed(m);
 	} else if ((n = answer_id(&msg)) != -1) {
 		if (m->st == ST_INIT && n == m->wait_id)
 			on_initialize(m, &msg);
 		else if (m->st == ST_LIST && n == m->wait_id)
 			on_list(m, &msg);
+		else if (m->st == ST_READY && n == m->relist_id)
+			on_relist(m, &msg);
 		else if ((c = take_call(m, n)) != NULL)
 			finish(c, &msg);
 	}
 	jv_free(id);
+	jv_free(msg);
+}
+
+/*
+ * A line: one message, or a JSON-RPC batch of them.  Our answers to a
+ * batch's requests go out one by one, which a server must accept.
+ */
+static void
+handle(struct art_mcp *m, jv msg)
+{
+	bool bad;
+
+	if (jv_get_kind(msg) != JV_KIND_ARRAY) {
+		handle_one(m, msg);
+		return;
+	}
+	bad = jv_array_length(jv_copy(msg)) == 0;
+	jv_array_foreach(msg, i, e) {
+		if (m->doom[0] != '\0' || jv_get_kind(e) != JV_KIND_OBJECT) {
+			bad = true;
+			jv_free(e);
+			continue;
+		}
+		handle_one(m, e);
+	}
+	/* A line is counted once, however many of its elements are bad. */
+	m->nbad += bad && m->doom[0] == '\0';
 	jv_free(msg);
 }
 
@@ -958,6 +1164,7 @@ art_mcp_start(const char *const *argv, const char *const *envp,
 	m->in_fd = m->out_fd = m->err_fd = -1;
 	m->tools = jv_array();
 	m->listing = jv_array();
+	m->relisting = jv_array();
 	m->next_id = 1;
 	m->startup_ms = timeout_ms > 0 ? timeout_ms : ART_MCP_CALL_TIMEOUT_MS;
 	m->argv = strv_dup(argv);
@@ -996,6 +1203,7 @@ art_mcp_free(struct art_mcp *m)
 	}
 	jv_free(m->tools);
 	jv_free(m->listing);
+	jv_free(m->relisting);
 	strv_free(m->argv);
 	strv_free(m->envp);
 	free(m->cwd);
@@ -1042,6 +1250,79 @@ art_mcp_tools(const struct art_mcp *m)
 	return jv_copy(m->tools);
 }
 
+unsigned
+art_mcp_tools_generation(const struct art_mcp *m)
+{
+	return m->generation;
+}
+
+bool
+art_mcp_tool_is_matched(const jv *globs, const char *name)
+{
+	bool yes = jv_get_kind(*globs) != JV_KIND_ARRAY;
+
+	if (!yes)
+		jv_array_foreach(*globs, i, g) {
+			if (!yes && jv_get_kind(g) == JV_KIND_STRING &&
+			    fnmatch(jv_string_value(g), name, 0) == 0)
+				yes = true;
+			jv_free(g);
+			(void)i;
+		}
+	return yes;
+}
+
+/* t's member from (a schema) as to, when it is an object. */
+static jv
+move_schema(jv d, const jv *t, const char *from, const char *to)
+{
+	jv v = art_json_field(t, from);
+
+	if (jv_get_kind(v) == JV_KIND_OBJECT)
+		return jv_object_set(d, jv_string(to), v);
+	jv_free(v);
+	return d;
+}
+
+jv
+art_mcp_declarations(const jv *tools, const jv *globs, const char *server)
+{
+	jv out = jv_array(), d, v;
+	const char *name;
+
+	if (jv_get_kind(*tools) != JV_KIND_ARRAY)
+		return out;
+	jv_array_foreach(*tools, i, t) {
+		name = jv_get_kind(t) == JV_KIND_OBJECT ?
+		    art_json_str(&t, "name") : NULL;
+		if (name != NULL && art_tools_name_is_valid(name) &&
+		    art_mcp_tool_is_matched(globs, name)) {
+			d = jv_object_set(jv_object(), jv_string("name"),
+			    jv_string(name));
+			v = art_json_field(&t, "description");
+			if (jv_get_kind(v) == JV_KIND_STRING)
+				d = jv_object_set(d, jv_string("description"),
+				    v);
+			else
+				jv_free(v);
+			d = move_schema(d, &t, "inputSchema", "input");
+			if (!jv_object_has(jv_copy(d), jv_string("input")))
+				d = jv_object_set(d, jv_string("input"),
+				    jv_object_set(jv_object(),
+				    jv_string("type"), jv_string("object")));
+			d = move_schema(d, &t, "outputSchema", "output");
+			d = move_schema(d, &t, "annotations", "annotations");
+			if (server != NULL)
+				d = jv_object_set(d, jv_string("mcp_server"),
+				    jv_string(server));
+			out = jv_array_append(out, d);
+		}
+		jv_free(t);
+		(void)i;
+	}
+	return out;
+}
+
 /* A new call with its request built (arguments consumed); NULL: nomem. */
 static struct call *
 call_new(struct art_mcp *m, const char *tool, jv arguments,
@@ -1059,6 +1340,9 @@ call_new(struct art_mcp *m, const char *tool, jv arguments,
 	c->deadline = now_ms() + c->timeout_ms;
 	p = jv_object_set(jv_object(), jv_string("name"), jv_string(tool));
 	p = jv_object_set(p, jv_string("arguments"), arguments);
+	/* The call's id is unique among calls in flight, as a token must be. */
+	p = jv_object_set(p, jv_string("_meta"), jv_object_set(jv_object(),
+	    jv_string("progressToken"), jv_number((double)c->id)));
 	c->req = jv_object_set(message("tools/call", p), jv_string("id"),
 	    jv_number((double)c->id));
 	return c;
@@ -1104,6 +1388,12 @@ art_mcp_call(struct art_mcp *m, const char *tool, jv arguments,
 		return art_err_set(err, "nomem", "out of memory");
 	}
 	return 0;
+}
+
+void
+art_mcp_set_progress(struct art_mcp *m, art_mcp_progress_fn *fn)
+{
+	m->progress = fn;
 }
 
 size_t

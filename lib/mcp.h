@@ -34,8 +34,15 @@
  * answers with is accepted.
  *
  * Messages are matched by id, integers this client assigns.  A line that
- * is not a JSON object is counted (art_mcp_bad_lines()) and ignored, as
- * are notifications and answers to unknown ids (a call that timed out).
+ * is a JSON array is a JSON-RPC batch: each element is taken as if it had
+ * come on a line of its own.  A line that is not a JSON object or array,
+ * and a batch that is empty or holds anything but objects, is counted
+ * once (art_mcp_bad_lines()); what is not an object is ignored, as are
+ * notifications other than notifications/progress and answers to unknown
+ * ids (a call that timed out).  Each tools/call carries
+ * params._meta.progressToken, the call's own id, and a
+ * notifications/progress naming the token of a call in flight goes to the
+ * progress callback (art_mcp_set_progress()).
  * The server's own requests get error -32601 (method not found), except
  * "ping", which gets an empty result.  A call that times out is dropped
  * and the server is sent notifications/cancelled for it.  What we send
@@ -93,6 +100,12 @@ enum art_mcp_outcome {
  * block, and the text is what a model is meant to read.)  Otherwise text
  * is the error message, one line.
  *
+ * parts, when the content holds an image block, is that content as
+ * ContentPart[] (the seed's shape), block for block: an image as
+ * {"type":"image_url","image_url":{"url":"data:MIME;base64,DATA"}}, and
+ * any other block as a text part holding its text above.  Otherwise (no
+ * image, not a result) parts is null, and text is all there is.
+ *
  * retryable is true for ART_MCP_TIMEOUT, and for ART_MCP_EXITED when the
  * server is being started again; false otherwise.
  */
@@ -103,9 +116,26 @@ struct art_mcp_done {
 	const char		*text;		/* UTF-8, NUL-terminated */
 	size_t			 len;		/* of text, in bytes */
 	const jv		*result;	/* the raw result; else null */
+	const jv		*parts;		/* ContentPart[], or null */
 };
 
 typedef void art_mcp_done_fn(void *ctx, const struct art_mcp_done *done);
+
+/*
+ * A notifications/progress for a call in flight; borrowed for the
+ * callback's duration.  A notification whose progress is not a number,
+ * or whose token names no call in flight, is dropped.
+ */
+struct art_mcp_progress {
+	double		 progress;
+	bool		 has_total;
+	double		 total;		/* when has_total */
+	const char	*message;	/* NULL when none */
+};
+
+/* ctx is the ctx that call's art_mcp_call() was given. */
+typedef void art_mcp_progress_fn(void *ctx,
+	    const struct art_mcp_progress *progress);
 
 /*
  * Starts the server: argv[0] is run as it is when it holds a '/', else
@@ -149,6 +179,32 @@ bool	art_mcp_is_dead(const struct art_mcp *);	/* for good */
  * During a restart it is the last server's list until the new one is in.
  */
 jv	art_mcp_tools(const struct art_mcp *);
+/*
+ * How many tool lists have been taken in: 1 once ready, one more each
+ * time the server's notifications/tools/list_changed was followed by a
+ * fresh tools/list (all its pages), and after each restart's list.  A
+ * caller that keeps the last value it saw knows when to look again.
+ */
+unsigned art_mcp_tools_generation(const struct art_mcp *);
+
+/*
+ * Whether the tool name passes globs (borrowed): an array of fnmatch(3)
+ * patterns, any of which may match; anything but an array (null, no
+ * "tools" given) passes every name.
+ */
+bool	art_mcp_tool_is_matched(const jv *globs, const char *name);
+/*
+ * The tools (borrowed; as art_mcp_tools() gives them) that globs pass,
+ * as an agent file declares tools (AgentTool): {name, description?,
+ * input, output?, annotations?, mcp_server?}.  input is inputSchema
+ * ({"type":"object"} when the server gives none), output outputSchema;
+ * annotations (the server's hints) and mcp_server (server, when not
+ * NULL: which of the agent's mcp_servers serves it) are agentrt's
+ * extension members.  A tool whose name art_tools_name_is_valid()
+ * refuses is left out.  A new array; [] when tools is not an array.
+ */
+jv	art_mcp_declarations(const jv *tools, const jv *globs,
+	    const char *server);
 
 /*
  * Calls tool with arguments (an object, or null for {}; consumed),
@@ -163,6 +219,14 @@ jv	art_mcp_tools(const struct art_mcp *);
 int	art_mcp_call(struct art_mcp *, const char *tool, jv arguments,
 	    int64_t timeout_ms, art_mcp_done_fn *done, void *ctx,
 	    struct art_err *);
+
+/*
+ * Sets the callback that notifications/progress go to (NULL: none, the
+ * default; they are dropped).  It runs from art_mcp_work() or
+ * art_mcp_wait_ready(), before the call's done, and must not free the
+ * client.
+ */
+void	art_mcp_set_progress(struct art_mcp *, art_mcp_progress_fn *);
 
 /* Calls made and not yet called back. */
 size_t	art_mcp_pending(const struct art_mcp *);

@@ -553,7 +553,7 @@ find_script(struct art_mock *m, const struct art_llm_call *call, jv *out,
 	if (jv_get_kind(*out) == JV_KIND_ARRAY)
 		return 0;
 	if (file == NULL)
-		return art_err_set(err, "mock", "mock/script has no script: "
+		return art_err_set(err, "no_script", "mock/script has no script: "
 		    "set mock.script or mock.script_file in the agent, or "
 		    "give --script");
 	s = jv_object_get(jv_copy(m->files), jv_string(file));

@@ -250,7 +250,9 @@ take_line(struct art_ndjson_reader *rd, char *s, size_t n, jv *out,
 	v = art_json_parse(s, n, err);
 	if (!jv_is_valid(v))
 		return ART_NDJSON_BAD;
-	if (jv_get_kind(v) != JV_KIND_OBJECT) {
+	if (jv_get_kind(v) != JV_KIND_OBJECT &&
+	    !(jv_get_kind(v) == JV_KIND_ARRAY &&
+	    (rd->flags & ART_NDJSON_ARRAYS))) {
 		art_err_set(err, "not_object", "line is not a JSON object "
 		    "(it is %s)", jv_kind_name(jv_get_kind(v)));
 		jv_free(v);

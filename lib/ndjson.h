@@ -25,6 +25,8 @@ enum art_ndjson_status {
 
 /* Every line must also carry a string "type" (the bus rule). */
 #define ART_NDJSON_REQUIRE_TYPE	0x1
+/* A line may also be a JSON array (a JSON-RPC batch); *out is that array. */
+#define ART_NDJSON_ARRAYS	0x2
 
 struct art_ndjson_reader;
 

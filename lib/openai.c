@@ -24,6 +24,7 @@
 #define MAX_DELAY_MS	1e15	/* some 30000 years: a delay past it is noise */
 
 struct art_wire_stream {
+	jv	 id;		/* the chunks' id, or null */
 	jv	 model;		/* the chunks' model, or null */
 	jv	 usage;		/* the usage chunk's object, or null */
 	jv	 text;		/* delta.content, joined */
@@ -212,7 +213,11 @@ copy_tool_calls(jv *out, const jv *msg, int i, struct art_err *err)
 	return 0;
 }
 
-/* A DraftMessage as a Chat Completions message: our "id" stays behind. */
+/*
+ * A DraftMessage as a Chat Completions message: our "id" stays behind,
+ * and so do Anthropic's signed "thinking_blocks", which no other
+ * provider can read (a fallback after an Anthropic reply goes on).
+ */
 static jv
 message_out(const jv *msg, int i, struct art_err *err)
 {
@@ -236,25 +241,108 @@ message_out(const jv *msg, int i, struct art_err *err)
 }
 
 static jv
+text_part(jv text)
+{
+	return art_json_set(art_json_set(jv_object(), "type",
+	    jv_string("text")), "text", text);
+}
+
+/*
+ * A tool message takes text only on this wire, so each image part of
+ * out's content (a tool message's) moves to *images, to go in a user
+ * message after the tool messages, and the tool message says where it
+ * went.  Its content becomes one string.  n counts images so far.
+ */
+static jv
+tool_images_out(jv out, jv *images, int *n)
+{
+	jv c = art_json_field(&out, "content"), text = jv_string(""), img;
+	const char *id = art_json_str(&out, "tool_call_id");
+	int k = 0;
+
+	if (jv_get_kind(c) != JV_KIND_ARRAY) {
+		jv_free(c);
+		jv_free(text);
+		return out;
+	}
+	jv_array_foreach(c, j, part) {
+		if (k++ > 0)
+			text = jv_string_append_str(text, "\n");
+		if (is(art_json_str(&part, "type"), "image_url")) {
+			++*n;
+			text = jv_string_concat(text, jv_string_fmt("[image %d: "
+			    "in the user message after the tool results]", *n));
+			img = text_part(jv_string_fmt("[image %d, from tool call "
+			    "%s]", *n, id != NULL ? id : "?"));
+			*images = jv_array_append(jv_array_append(*images, img),
+			    part);
+			continue;
+		}
+		text = jv_string_concat(text, art_json_field(&part, "text"));
+		jv_free(part);
+	}
+	jv_free(c);
+	return art_json_set(out, "content", text);
+}
+
+static bool
+has_image(const jv *msg)
+{
+	jv c = art_json_field(msg, "content");
+	bool yes = false;
+
+	if (jv_get_kind(c) == JV_KIND_ARRAY)
+		jv_array_foreach(c, j, part) {
+			yes = yes || is(art_json_str(&part, "type"),
+			    "image_url");
+			jv_free(part);
+		}
+	jv_free(c);
+	return yes;
+}
+
+/* The user message carrying images, if any; *images is emptied. */
+static jv
+flush_images(jv out, jv *images)
+{
+	if (jv_array_length(jv_copy(*images)) == 0)
+		return out;
+	out = jv_array_append(out, art_json_set(art_json_set(jv_object(),
+	    "role", jv_string("user")), "content", *images));
+	*images = jv_array();
+	return out;
+}
+
+static jv
 messages_out(const jv *req, struct art_err *err)
 {
-	jv msgs = art_json_field(req, "messages"), out, m;
+	jv msgs = art_json_field(req, "messages"), out, m, images;
+	int n = 0;
 
 	if (jv_get_kind(msgs) != JV_KIND_ARRAY) {
 		jv_free(msgs);
 		return bad(err, "request has no 'messages' array");
 	}
 	out = jv_array();
+	images = jv_array();
 	jv_array_foreach(msgs, i, msg) {
 		m = message_out(&msg, i, err);
-		jv_free(msg);
 		if (!jv_is_valid(m)) {
+			jv_free(msg);
 			jv_free(out);
 			out = m;
 			break;
 		}
+		if (!is(art_json_str(&msg, "role"), "tool"))
+			out = flush_images(out, &images);
+		else if (has_image(&msg))
+			m = tool_images_out(m, &images, &n);
+		jv_free(msg);
 		out = jv_array_append(out, m);
 	}
+	if (jv_is_valid(out))
+		out = flush_images(out, &images);
+	jv_free(images);
 	jv_free(msgs);
 	return out;
 }
@@ -554,18 +642,28 @@ missing(const jv *body)
 	return what;
 }
 
-/* The LlmResponse for a choice's message; the caller checked refusals. */
+/*
+ * The LlmResponse for a choice's message.  A refusal is an answer, not a
+ * failure: what was said before it stays in content, the model's words
+ * go in refusal (agentrt's member), and finish_reason says "refusal";
+ * content_filter comes as sent.  The engine ends the turn on either.
+ */
 static jv
 response_of(const jv *body, const jv *choice, const jv *msg)
 {
-	jv r = jv_object(), v;
+	jv r = jv_object(), v, refusal = nonempty(msg, "refusal");
 
+	r = art_json_set_some(r, "id", nonempty(body, "id"));
 	r = art_json_set_some(r, "model", nonempty(body, "model"));
 	r = art_json_set_some(r, "content", nonempty(msg, "content"));
 	r = art_json_set_some(r, "reasoning", reasoning_of(msg));
 	r = art_json_set_some(r, "tool_calls", tool_calls(msg));
-	r = art_json_set_some(r, "finish_reason", nonempty(choice,
-	    "finish_reason"));
+	if (!is_null(&refusal))
+		r = art_json_set(r, "finish_reason", jv_string("refusal"));
+	else
+		r = art_json_set_some(r, "finish_reason", nonempty(choice,
+		    "finish_reason"));
+	r = art_json_set_some(r, "refusal", refusal);
 	v = art_json_field(body, "usage");
 	if (jv_get_kind(v) == JV_KIND_OBJECT)
 		r = art_json_set(r, "usage", usage_in(&v));
@@ -580,9 +678,8 @@ response_of(const jv *body, const jv *choice, const jv *msg)
 static int
 completion_in(const jv *body, jv *resp, jv *error)
 {
-	const char *what, *finish;
+	const char *what;
 	jv choice, msg, v;
-	int rc = -1;
 
 	if (jv_get_kind(*body) != JV_KIND_OBJECT) {
 		*error = fail(false, "provider_error", "openai: response is "
@@ -603,22 +700,10 @@ completion_in(const jv *body, jv *resp, jv *error)
 	}
 	choice = first_choice(body);
 	msg = art_json_field(&choice, "message");
-	finish = art_json_str(&choice, "finish_reason");
-	v = nonempty(&msg, "refusal");
-	if (!is_null(&v))
-		*error = fail(false, "refused", "openai: refused: %s",
-		    jv_string_value(v));
-	else if (is(finish, "content_filter"))
-		*error = fail(false, "refused", "openai: refused: "
-		    "content_filter");
-	else {
-		*resp = response_of(body, &choice, &msg);
-		rc = 0;
-	}
-	jv_free(v);
+	*resp = response_of(body, &choice, &msg);
 	jv_free(msg);
 	jv_free(choice);
-	return rc;
+	return 0;
 }
 
 static int
@@ -640,13 +725,13 @@ openai_response(const char *body, size_t len, jv *resp, jv *error)
 
 /* {id, object, model, choices: [{index, message, finish_reason}], usage?} */
 static jv
-completion_body(jv model, jv msg, jv finish, jv usage)
+completion_body(jv id, jv model, jv msg, jv finish, jv usage)
 {
 	jv c = art_json_set(jv_object(), "index", jv_number(0)), b;
 
 	c = art_json_set(c, "message", msg);
 	c = art_json_set(c, "finish_reason", finish);
-	b = art_json_set(jv_object(), "id", jv_string("chatcmpl-agentrt"));
+	b = art_json_set(jv_object(), "id", id);
 	b = art_json_set(b, "object", jv_string("chat.completion"));
 	b = art_json_set(b, "model", model);
 	b = art_json_set(b, "choices", jv_array_append(jv_array(), c));
@@ -689,13 +774,19 @@ openai_native(const jv *resp)
 {
 	jv msg = art_json_set(jv_object(), "role", jv_string("assistant"));
 	jv content = art_json_field(resp, "content");
-	jv calls = tool_calls(resp), v, finish, usage;
+	jv calls = tool_calls(resp), v, finish, usage, id;
 
 	msg = art_json_set(msg, "content",
 	    jv_get_kind(content) == JV_KIND_STRING ?
 	    content : (jv_free(content), jv_null()));
 	msg = art_json_set_some(msg, "reasoning_content", reasoning_of(resp));
+	msg = art_json_set_some(msg, "refusal", nonempty(resp, "refusal"));
 	finish = nonempty(resp, "finish_reason");
+	/* "refusal" is agentrt's word: OpenAI ends a refusal with "stop". */
+	if (is(art_json_str(resp, "finish_reason"), "refusal")) {
+		jv_free(finish);
+		finish = jv_string("stop");
+	}
 	if (is_null(&finish)) {
 		jv_free(finish);
 		finish = jv_string(is_null(&calls) ? "stop" : "tool_calls");
@@ -705,8 +796,14 @@ openai_native(const jv *resp)
 	usage = usage_out(&v);
 	jv_free(v);
 	v = art_json_field(resp, "model");
-	return completion_body(jv_get_kind(v) == JV_KIND_STRING ? v :
-	    (jv_free(v), jv_string("")), msg, finish, usage);
+	id = nonempty(resp, "id");
+	if (is_null(&id)) {
+		jv_free(id);
+		id = jv_string("chatcmpl-agentrt");	/* the API always has one */
+	}
+	return completion_body(id, jv_get_kind(v) ==
+	    JV_KIND_STRING ? v : (jv_free(v), jv_string("")), msg, finish,
+	    usage);
 }
 
 /* --- errors ---------------------------------------------------------- */
@@ -889,6 +986,7 @@ openai_stream_new(void)
 
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return NULL;
+	st->id = jv_null();
 	st->model = jv_null();
 	st->usage = jv_null();
 	st->text = jv_string("");
@@ -904,6 +1002,7 @@ openai_stream_free(struct art_wire_stream *st)
 {
 	if (st == NULL)
 		return;
+	jv_free(st->id);
 	jv_free(st->model);
 	jv_free(st->usage);
 	jv_free(st->text);
@@ -1083,6 +1182,7 @@ take_chunk(struct art_wire_stream *st, const jv *chunk, jv *d)
 		jv_free(choice);
 		choice = jv_null();
 	}
+	keep(&st->id, art_json_field(chunk, "id"), JV_KIND_STRING);
 	keep(&st->model, art_json_field(chunk, "model"), JV_KIND_STRING);
 	keep(&st->usage, art_json_field(chunk, "usage"), JV_KIND_OBJECT);
 	delta = art_json_field(&choice, "delta");
@@ -1192,8 +1292,8 @@ openai_stream_result(struct art_wire_stream *st, jv *resp, jv *error)
 		    "openai: stream ended early");
 		return -1;
 	}
-	body = completion_body(jv_copy(st->model), stream_message(st),
-	    jv_copy(st->finish), jv_copy(st->usage));
+	body = completion_body(jv_copy(st->id), jv_copy(st->model),
+	    stream_message(st), jv_copy(st->finish), jv_copy(st->usage));
 	rc = completion_in(&body, resp, error);
 	jv_free(body);
 	return rc;

@@ -66,8 +66,8 @@ art_outq_flush(struct art_outq *q, struct art_err *err)
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
 		if (n == -1)
-			return art_err_set(err, "io", "write: %s",
-			    strerror(errno));
+			return art_err_set(err, errno == EPIPE ? "epipe" :
+			    "io", "write: %s", strerror(errno));
 		q->start += (size_t)n;
 	}
 	q->start = q->end = 0;

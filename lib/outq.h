@@ -26,14 +26,17 @@ void	art_outq_free(struct art_outq *);
 int	art_outq_fd(const struct art_outq *);
 /*
  * Queues line (consumed) as one compact JSON line and writes what it can
- * at once.  -1 with err code "io" when the reader is gone or the write
- * failed (the line is dropped then: nobody can read it).
+ * at once.  -1 with err code "epipe" when the reader is gone, "io" when
+ * the write failed (the line is dropped then: nobody can read it).
  */
 int	art_outq_push(struct art_outq *, jv line, struct art_err *);
 /* Queues bytes as they are (a line the stage passes on untouched). */
 int	art_outq_push_raw(struct art_outq *, const char *, size_t,
 	    struct art_err *);
-/* Writes what the fd takes now; -1 with err code "io" on failure. */
+/*
+ * Writes what the fd takes now; -1 with err code "io" on failure, "epipe"
+ * when the reader is gone (with SIGPIPE ignored).
+ */
 int	art_outq_flush(struct art_outq *, struct art_err *);
 /* Bytes queued and not yet written. */
 size_t	art_outq_pending(const struct art_outq *);

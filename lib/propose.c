@@ -475,7 +475,7 @@ tool_finished(const struct art_propose_in *in)
 {
 	const char *id = art_json_str(in->trigger, "id");
 	int ok = 0;
-	jv msg = jv_object(), call, tail;
+	jv msg = jv_object(), call, tail, parts;
 
 	art_json_get_bool(in->trigger, "ok", 0, &ok, NULL);
 	if (id == NULL) {
@@ -487,8 +487,11 @@ tool_finished(const struct art_propose_in *in)
 	msg = with_field(msg, "name", art_json_field(in->trigger,
 	    art_json_str(in->trigger, "agent_id") != NULL ? "agent_id" :
 	    "name"));
-	msg = jv_object_set(msg, jv_string("content"), art_json_field(
-	    in->trigger, ok ? "result" : "error"));
+	/* A result with an image shows its parts, not their text. */
+	parts = ok ? art_json_field(in->trigger, "content") : jv_null();
+	msg = jv_object_set(msg, jv_string("content"),
+	    jv_get_kind(parts) == JV_KIND_ARRAY ? parts : (jv_free(parts),
+	    art_json_field(in->trigger, ok ? "result" : "error")));
 	if (in->pending_calls > 0)
 		return after_head(in, jv_array_append(jv_array(), msg),
 		    jv_array());
@@ -506,13 +509,52 @@ tool_finished(const struct art_propose_in *in)
 	    jv_array_append(jv_array(), call));
 }
 
+/*
+ * A done that fails the turn (agentrt's error and code on done), showing
+ * data (consumed) and the trigger's error.
+ */
+static jv
+failed_done(const struct art_propose_in *in, jv data, const char *code)
+{
+	jv a = action("done"), error = art_json_field(in->trigger, "error");
+
+	a = with_field(a, "data", data);
+	a = jv_object_set(a, jv_string("error"), jv_get_kind(error) ==
+	    JV_KIND_STRING ? error : (jv_free(error),
+	    jv_string("llm call failed")));
+	return jv_object_set(a, jv_string("code"), jv_string(code));
+}
+
+/* Does a failed call's detail (agentrt-llm's) say it can never be made? */
+static int
+is_config_error(const jv *trigger)
+{
+	jv d = art_json_field(trigger, "detail"), v;
+	int yes;
+
+	v = art_json_field(&d, "config");
+	yes = jv_get_kind(v) == JV_KIND_STRING;
+	jv_free(v);
+	jv_free(d);
+	return yes;
+}
+
 static jv
 llm_failed(const struct art_propose_in *in, int truncated)
 {
-	jv a = action("interrupt"), p = jv_object();
+	jv a, p = jv_object();
 	jv error = art_json_field(in->trigger, "error");
 	const char *e = jv_get_kind(error) == JV_KIND_STRING ?
 	    jv_string_value(error) : NULL;
+
+	/* No resume can help a model that is not set up: fail the turn. */
+	if (!truncated && is_config_error(in->trigger)) {
+		jv_free(error);
+		jv_free(p);
+		return after_head(in, jv_array(), jv_array_append(jv_array(),
+		    failed_done(in, jv_null(), "config")));
+	}
+	a = action("interrupt");
 
 	a = jv_object_set(a, jv_string("reason"), truncated ?
 	    jv_string("llm call truncated") : e != NULL ?
@@ -605,6 +647,7 @@ static jv
 llm_finished(const struct art_propose_in *in)
 {
 	int ok = 0, truncated = 0;
+	const char *code;
 	jv msg, calls, actions;
 
 	art_json_get_bool(in->trigger, "ok", 0, &ok, NULL);
@@ -612,6 +655,14 @@ llm_finished(const struct art_propose_in *in)
 	if (!ok || truncated)
 		return llm_failed(in, truncated);
 	msg = art_json_field(in->trigger, "message");
+	/* A refused reply ends the turn showing what was said, and why. */
+	code = art_json_str(in->trigger, "code");
+	if (code != NULL && strcmp(code, "refused") == 0) {
+		actions = jv_array_append(jv_array(), failed_done(in,
+		    art_json_field(&msg, "content"), "refused"));
+		return after_head(in, jv_array_append(jv_array(), msg),
+		    actions);
+	}
 	calls = art_json_field(&msg, "tool_calls");
 	actions = jv_array();
 	if (jv_get_kind(calls) == JV_KIND_ARRAY &&

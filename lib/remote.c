@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "buf.h"
 #include "clock.h"
@@ -53,6 +54,7 @@ struct xfer {
 	struct art_buf		 body;		/* a body that is not a stream */
 	jv			 error;		/* the stream's error, once */
 	char			*key;		/* to redact from errors */
+	char			*token;		/* the bearer token, likewise */
 	int64_t			 deadline_ms;	/* -1: none */
 	int64_t			 timeout_ms;
 };
@@ -130,6 +132,7 @@ xfer_free(struct xfer *x)
 	art_buf_release(&x->body);
 	jv_free(x->error);
 	free(x->key);
+	free(x->token);
 	free(x);
 }
 
@@ -363,7 +366,7 @@ on_done(void *ctx, const struct art_http_done *d)
 	if (jv_get_kind(out.error) == JV_KIND_OBJECT) {
 		jv_free(out.response);
 		out.response = jv_null();
-		out.error = redact(out.error, x->key);
+		out.error = redact(redact(out.error, x->key), x->token);
 	}
 	xfer_free(x);
 	art_llm_job_done(job, &out);
@@ -441,15 +444,35 @@ free_headers(struct hdrs *h)
 		free(h->line[i]);
 }
 
-/* The headers: content, auth, the format's, then the block's own. */
+/*
+ * Headers the built-in provider of a format takes from the environment,
+ * as that provider's own SDK does (openai-python reads OPENAI_ORG_ID and
+ * OPENAI_PROJECT_ID).  Never sent to another server of the same format.
+ */
+static const struct {
+	const char	*wire;
+	const char	*var;
+	const char	*header;
+} env_headers[] = {
+	{ "openai", "OPENAI_ORG_ID", "OpenAI-Organization" },
+	{ "openai", "OPENAI_PROJECT_ID", "OpenAI-Project" },
+};
+
+/*
+ * The headers: content, auth (the key, then the format's bearer token
+ * as Authorization, each when set, as the official SDKs send them), the
+ * format's, the environment's for the built-in provider, then the
+ * block's own.
+ */
 static int
 build_headers(const struct remote *r, const jv *block, const char *key,
-    bool stream, struct hdrs *h, struct art_err *err)
+    const char *token, bool stream, bool builtin, struct hdrs *h,
+    struct art_err *err)
 {
 	const struct art_wire *w = r->wire;
 	jv extra = art_json_field(block, "headers");
 	char member[64], *auth, *v;
-	const char *version;
+	const char *version, *ev;
 	size_t i, len;
 	int bad = 0;
 
@@ -468,6 +491,15 @@ build_headers(const struct remote *r, const jv *block, const char *key,
 			free(auth);
 		}
 	}
+	if (token != NULL) {
+		if ((auth = malloc(strlen(token) + 8)) == NULL)
+			bad = -1;
+		else {
+			snprintf(auth, strlen(token) + 8, "Bearer %s", token);
+			bad |= add_header(h, "Authorization", auth);
+			free(auth);
+		}
+	}
 	if (w->version_header != NULL &&
 	    strlen(w->version_header) < sizeof(member)) {
 		for (i = 0; w->version_header[i] != '\0'; i++)
@@ -478,6 +510,11 @@ build_headers(const struct remote *r, const jv *block, const char *key,
 		bad |= add_header(h, w->version_header, version != NULL ?
 		    version : w->version_default);
 	}
+	for (i = 0; builtin && i < sizeof(env_headers) /
+	    sizeof(env_headers[0]); i++)
+		if (strcmp(env_headers[i].wire, w->name) == 0 &&
+		    (ev = env(r, env_headers[i].var)) != NULL)
+			bad |= add_header(h, env_headers[i].header, ev);
 	if (jv_get_kind(extra) == JV_KIND_OBJECT)
 		jv_object_foreach(extra, k, val) {
 			if (jv_get_kind(val) == JV_KIND_STRING &&
@@ -623,6 +660,46 @@ body_text(struct remote *r, const struct xfer *x,
 	return out;
 }
 
+/*
+ * Does the call carry a credential: the key, a header of the block's in
+ * the key's place (or Authorization), or Anthropic's bearer token?
+ */
+static bool
+has_credential(const struct remote *r, const struct xfer *x,
+    const jv *block)
+{
+	jv extra = art_json_field(block, "headers");
+	const char *name;
+	bool yes = x->key != NULL || x->token != NULL;
+
+	if (!yes && jv_get_kind(extra) == JV_KIND_OBJECT)
+		jv_object_foreach(extra, k, v) {
+			name = jv_string_value(k);
+			yes |= strcasecmp(name, r->wire->key_header) == 0 ||
+			    strcasecmp(name, "Authorization") == 0;
+			jv_free(k);
+			jv_free(v);
+		}
+	jv_free(extra);
+	return yes;
+}
+
+/*
+ * A call to the provider's own servers without a key would only be
+ * refused (or, offline, retried over a host it cannot resolve): say at
+ * once which variable is missing.  A base URL of one's own may go
+ * keyless.
+ */
+static int
+no_key(const struct remote *r, const char *keyvar, const char *base,
+    struct art_err *err)
+{
+	return art_err_set(err, "no_api_key", "%s is not set%s: a call to %s "
+	    "needs a key (a server of your own: set %s)", keyvar,
+	    strcmp(r->wire->name, "anthropic") == 0 ? " (nor "
+	    "ANTHROPIC_AUTH_TOKEN)" : "", base, r->wire->base_url_env);
+}
+
 static int
 remote_start(void *state, struct art_llm_job *job, const char *model,
     struct art_err *err)
@@ -630,7 +707,7 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 	struct remote *r = state;
 	const struct art_llm_call *call = art_llm_job_call(job);
 	const char *slash = strchr(model, '/'), *base, *keyvar, *path;
-	bool builtin;
+	bool builtin, remote;
 	char prefix[128], *url = NULL, *text = NULL;
 	struct art_http_req req = { 0 };
 	struct hdrs h = { .n = 0 };
@@ -673,7 +750,7 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 	base = art_json_str(&block, "base_url");
 	if (base == NULL && builtin)
 		base = env(r, r->wire->base_url_env);
-	if (base == NULL && builtin)
+	if ((remote = base == NULL && builtin))
 		base = r->wire->base_url;
 	if (base == NULL) {
 		art_err_set(err, "bad_model", "provider '%s' has no base_url",
@@ -686,6 +763,15 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 	if (env(r, keyvar) != NULL && (x->key = strdup(env(r, keyvar))) ==
 	    NULL) {
 		art_err_set(err, "nomem", "out of memory");
+		goto out;
+	}
+	if (builtin && env(r, r->wire->token_env) != NULL &&
+	    (x->token = strdup(env(r, r->wire->token_env))) == NULL) {
+		art_err_set(err, "nomem", "out of memory");
+		goto out;
+	}
+	if (remote && keyvar != NULL && !has_credential(r, x, &block)) {
+		no_key(r, keyvar, base, err);
 		goto out;
 	}
 	text = body_text(r, x, call, slash + 1, &blen, &failed, err);
@@ -703,7 +789,8 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 	while (len > 0 && base[len - 1] == '/')
 		len--;
 	if (text == NULL || (url = malloc(len + strlen(path) + 1)) == NULL ||
-	    build_headers(r, &block, x->key, x->stream, &h, err) == -1) {
+	    build_headers(r, &block, x->key, x->token, x->stream, builtin,
+	    &h, err) == -1) {
 		if (text == NULL || url == NULL)
 			art_err_set(err, "nomem", "out of memory");
 		goto out;

@@ -109,10 +109,45 @@ art_replay_cassette(const jv *lines)
 	return answers(lines, "llm.");
 }
 
+/*
+ * out (consumed) with a tape line for each MCP server's tools list the
+ * recording holds (tools.listed with tools), as agentrt-tool --replay
+ * answers a tools.list: name "tools.list", arguments {"server": NAME}.
+ */
+static jv
+tools_lists(jv out, const jv *lines)
+{
+	jv p, args, answer, line;
+	const char *t, *server;
+
+	jv_array_foreach(*lines, i, l) {
+		p = art_json_field(&l, "payload");
+		t = art_json_str(&p, "type");
+		server = art_json_str(&p, "server");
+		if (t != NULL && strcmp(t, "tools.listed") == 0 &&
+		    server != NULL && jv_object_has(jv_copy(p),
+		    jv_string("tools"))) {
+			args = jv_object_set(jv_object(), jv_string("server"),
+			    jv_string(server));
+			answer = jv_object_set(jv_object_set(jv_object(),
+			    jv_string("type"), jv_string("tool.result")),
+			    jv_string("result"), art_json_field(&p, "tools"));
+			line = art_tooltape_line("tools.list", &args, &answer);
+			out = jv_array_append(out, line);
+			jv_free(args);
+			jv_free(answer);
+		}
+		jv_free(p);
+		jv_free(l);
+		(void)i;
+	}
+	return out;
+}
+
 jv
 art_replay_tape(const jv *lines)
 {
-	return answers(lines, "tool.");
+	return tools_lists(answers(lines, "tool."), lines);
 }
 
 jv

@@ -27,6 +27,7 @@
 #include "mcp.h"
 #include "ndjson.h"
 #include "outbox.h"
+#include "parts.h"
 #include "request.h"
 #include "session.h"
 #include "store.h"
@@ -37,12 +38,20 @@
 /* How often another live stage's attempt is looked for in the outbox. */
 #define WATCH_MS	100
 
-/* An MCP server whose tools this stage serves. */
+/*
+ * An MCP server whose tools this stage serves: one of --mcp, or one an
+ * agent's "mcp_servers" names (started by a tools.list line, or by the
+ * first call to one of its tools), known by its name and command.
+ */
 struct server {
 	char		*prefix;	/* NAME of NAME=; NULL: none */
 	struct art_mcp	*m;
 	jv		 names;		/* served name -> the server's */
 	size_t		 nfds;		/* pollfds filled last */
+	char		*name, *command;	/* an agent's; else NULL */
+	jv		 subs;		/* [{session_id, tools}] told of it */
+	jv		 asks;		/* tools.list lines to answer */
+	unsigned	 gen;		/* the list they were told of */
 };
 
 /* An MCP call in flight: where its settle goes. */
@@ -842,6 +851,8 @@ run_tool(struct art_toolrun *tr, const jv *rec, const jv *trig,
 
 /* --- MCP servers ------------------------------------------------------ */
 
+static art_mcp_progress_fn mcp_progress;
+
 /* Starts server i and waits for its tools; -1 with err. */
 static int
 open_server(struct art_toolrun *tr, size_t i, struct art_err *err)
@@ -852,6 +863,8 @@ open_server(struct art_toolrun *tr, size_t i, struct art_err *err)
 	jv tools;
 
 	sv->names = jv_object();
+	sv->subs = jv_array();
+	sv->asks = jv_array();
 	if ((argv = art_mcp_argv(spec, &sv->prefix, err)) == NULL)
 		return -1;	/* its message names the spec */
 	/* The server's environment is a tool's: no provider key. */
@@ -866,6 +879,7 @@ open_server(struct art_toolrun *tr, size_t i, struct art_err *err)
 	if (sv->m == NULL || art_mcp_wait_ready(sv->m, err) == -1)
 		return art_err_is(err, "nomem") ? -1 :
 		    art_err_prefix(err, "--mcp '%s'", spec);
+	art_mcp_set_progress(sv->m, mcp_progress);
 	tools = art_mcp_tools(sv->m);
 	jv_array_foreach(tools, k, t) {
 		const char *name = art_json_str(&t, "name");
@@ -890,7 +904,11 @@ close_servers(struct art_toolrun *tr)
 	for (i = 0; i < tr->nservers; i++) {
 		art_mcp_free(tr->servers[i].m);
 		jv_free(tr->servers[i].names);
+		jv_free(tr->servers[i].subs);
+		jv_free(tr->servers[i].asks);
 		free(tr->servers[i].prefix);
+		free(tr->servers[i].name);
+		free(tr->servers[i].command);
 	}
 	free(tr->servers);
 	tr->servers = NULL;
@@ -946,6 +964,19 @@ mcp_text(const struct art_mcp_done *d, size_t max)
 	    (int)len, d->text, max);
 }
 
+/*
+ * An MCP result with an image: its ContentPart[] (toolrun.h), held to
+ * max bytes as text is.
+ */
+static jv
+mcp_parts(const struct art_mcp_done *d, size_t max)
+{
+	char why[64];
+
+	snprintf(why, sizeof(why), "--max-output %zu", max);
+	return art_parts_cap(jv_copy(*d->parts), max, why);
+}
+
 /* The settle of an MCP call, as an executable's would be. */
 static void
 mcp_done(void *ctx, const struct art_mcp_done *d)
@@ -955,7 +986,11 @@ mcp_done(void *ctx, const struct art_mcp_done *d)
 	jv line = begin_settle(d->ok, mc->session_id, mc->call_id,
 	    mc->attempt), text = mcp_text(d, tr->c.max_output);
 
-	if (d->ok)
+	if (d->ok && jv_get_kind(*d->parts) == JV_KIND_ARRAY) {
+		jv_free(text);
+		line = jv_object_set(line, jv_string("result"),
+		    mcp_parts(d, tr->c.max_output));
+	} else if (d->ok)
 		line = jv_object_set(line, jv_string("result"), text);
 	else {
 		line = jv_object_set(line, jv_string("error"), text);
@@ -965,6 +1000,25 @@ mcp_done(void *ctx, const struct art_mcp_done *d)
 	tape_answer(tr, mc->asked, &line);
 	emit(tr, line);
 	mcp_call_free(mc);
+}
+
+/* A notifications/progress of an MCP call, as a tool.progress line. */
+static void
+mcp_progress(void *ctx, const struct art_mcp_progress *p)
+{
+	struct mcp_call *mc = ctx;
+	jv line = begin_line("tool.progress", mc->session_id);
+
+	line = jv_object_set(line, jv_string("id"), jv_string(mc->call_id));
+	line = jv_object_set(line, jv_string("progress"),
+	    jv_number(p->progress));
+	if (p->has_total)
+		line = jv_object_set(line, jv_string("total"),
+		    jv_number(p->total));
+	if (p->message != NULL)
+		line = jv_object_set(line, jv_string("message"),
+		    jv_string(p->message));
+	emit(mc->tr, line);
 }
 
 /*
@@ -1051,6 +1105,315 @@ run_mcp(struct art_toolrun *tr, const jv *rec, const jv *trig,
 	respond(tr, sid, did, jv_array());
 }
 
+
+/* --- an agent's MCP servers (its "mcp_servers") ----------------------- */
+
+/* Ends the last server, one just added that could not start. */
+static void
+drop_last_server(struct art_toolrun *tr)
+{
+	struct server *sv = &tr->servers[tr->nservers - 1];
+
+	art_mcp_free(sv->m);
+	jv_free(sv->names);
+	jv_free(sv->subs);
+	jv_free(sv->asks);
+	free(sv->name);
+	free(sv->command);
+	tr->nservers--;
+}
+
+/*
+ * The agent server name running command, started now when there is
+ * none (its tools come later: art_mcp_call() waits for them, and so do
+ * the tools.list lines in its asks); spec (borrowed) is its mcp_servers
+ * entry, whose "env" names what it is passed beside --env's.  One that
+ * died stays, so later asks fail at once saying why.  NULL with err, the
+ * message naming the server, when it cannot even be started.
+ */
+static struct server *
+agent_server(struct art_toolrun *tr, const char *name, const jv *spec,
+    struct art_err *err)
+{
+	const char *cmd = art_json_str(spec, "command");
+	struct server *sv, *grown;
+	char **argv, **env, *prefix = NULL;
+	const char **pass;
+	jv penv;
+	size_t i;
+
+	if (cmd == NULL) {
+		art_err_set(err, "bad_mcp", "mcp server '%s': no command",
+		    name);
+		return NULL;
+	}
+	for (i = 0; i < tr->nservers; i++) {
+		sv = &tr->servers[i];
+		if (sv->name != NULL && strcmp(sv->name, name) == 0 &&
+		    strcmp(sv->command, cmd) == 0)
+			return sv;
+	}
+	if ((argv = art_mcp_argv(cmd, &prefix, err)) == NULL) {
+		art_err_prefix(err, "mcp server '%s'", name);
+		return NULL;
+	}
+	free(prefix);	/* a "NAME=" in an agent's command is its own */
+	penv = art_json_field(spec, "env");
+	pass = pass_names(tr, &penv);
+	env = pass != NULL ? art_tools_env(tr->c.env, pass, "", "", 0) : NULL;
+	free(pass);
+	jv_free(penv);
+	grown = env != NULL ? realloc(tr->servers, (tr->nservers + 1) *
+	    sizeof(*tr->servers)) : NULL;
+	if (grown != NULL) {
+		tr->servers = grown;
+		sv = &tr->servers[tr->nservers++];
+		memset(sv, 0, sizeof(*sv));
+		sv->names = jv_object();
+		sv->subs = jv_array();
+		sv->asks = jv_array();
+		sv->name = strdup(name);
+		sv->command = strdup(cmd);
+	}
+	if (grown == NULL || sv->name == NULL || sv->command == NULL) {
+		if (grown != NULL)
+			drop_last_server(tr);
+		art_tools_env_free(env);
+		art_mcp_argv_free(argv);
+		art_err_set(err, "nomem", "out of memory");
+		return NULL;
+	}
+	sv->m = art_mcp_start((const char *const *)argv,
+	    (const char *const *)env, tr->c.cwd, MCP_START_MS, err);
+	art_tools_env_free(env);
+	art_mcp_argv_free(argv);
+	if (sv->m == NULL) {
+		if (!art_err_is(err, "nomem"))
+			art_err_prefix(err, "mcp server '%s'", name);
+		drop_last_server(tr);	/* the next ask tries again */
+		return NULL;
+	}
+	return sv;
+}
+
+/* The tools.listed line telling sid of sv's tools that globs pass. */
+static jv
+listed(const struct server *sv, const char *sid, const char *id,
+    const jv *globs)
+{
+	jv line = begin_line("tools.listed", sid), tools;
+
+	if (id != NULL)
+		line = jv_object_set(line, jv_string("id"), jv_string(id));
+	line = jv_object_set(line, jv_string("server"),
+	    jv_string(sv->name));
+	tools = art_mcp_tools(sv->m);
+	line = jv_object_set(line, jv_string("tools"),
+	    art_mcp_declarations(&tools, globs, sv->name));
+	jv_free(tools);
+	return line;
+}
+
+/* The tools.listed line saying why the list of server name is not. */
+static jv
+not_listed(const char *name, const char *sid, const char *id,
+    const char *why)
+{
+	jv line = begin_line("tools.listed", sid);
+	char pre[ART_TOOLS_NAME_MAX + 20];
+
+	line = jv_object_set(line, jv_string("id"), jv_string(id));
+	line = jv_object_set(line, jv_string("server"), jv_string(name));
+	/* The line names the server: its error need not. */
+	snprintf(pre, sizeof(pre), "mcp server '%s': ", name);
+	return jv_object_set(line, jv_string("error"), jv_string(
+	    strncmp(why, pre, strlen(pre)) == 0 ? why + strlen(pre) : why));
+}
+
+/* sid is told of sv's list when it changes, once; globs borrowed. */
+static void
+subscribe(struct server *sv, const char *sid, const jv *globs)
+{
+	bool known = false;
+
+	jv_array_foreach(sv->subs, i, s) {
+		const char *x = art_json_str(&s, "session_id");
+
+		if (x != NULL && strcmp(x, sid) == 0)
+			known = true;
+		jv_free(s);
+		(void)i;
+	}
+	if (!known)
+		sv->subs = jv_array_append(sv->subs, jv_object_set(
+		    jv_object_set(jv_object(), jv_string("session_id"),
+		    jv_string(sid)), jv_string("tools"), jv_copy(*globs)));
+}
+
+/*
+ * The tools.list lines sv holds, answered once its tools are in (each
+ * kept on the tape when recording), or with why it died.
+ */
+static void
+answer_asks(struct art_toolrun *tr, struct server *sv)
+{
+	struct art_err err;
+	jv asks, globs, line, answer, args;
+	const char *sid;
+	bool ready = art_mcp_is_ready(sv->m);
+
+	if (jv_array_length(jv_copy(sv->asks)) == 0 ||
+	    (!ready && !art_mcp_is_dead(sv->m)))
+		return;
+	if (!ready)
+		art_mcp_wait_ready(sv->m, &err);	/* says why, at once */
+	else
+		sv->gen = art_mcp_tools_generation(sv->m);
+	asks = sv->asks;
+	sv->asks = jv_array();
+	jv_array_foreach(asks, i, a) {
+		sid = art_json_str(&a, "session_id");
+		globs = art_json_field(&a, "tools");
+		if (!ready) {
+			warn(tr, "mcp server '%s': %s", sv->name, err.msg);
+			emit(tr, not_listed(sv->name, sid, art_json_str(&a,
+			    "id"), err.msg));
+		} else {
+			subscribe(sv, sid, &globs);
+			line = listed(sv, sid, art_json_str(&a, "id"), &globs);
+			if (tr->c.record_fd != -1) {
+				answer = jv_object_set(jv_object_set(
+				    jv_object(), jv_string("type"),
+				    jv_string("tool.result")),
+				    jv_string("result"),
+				    art_json_field(&line, "tools"));
+				args = jv_object_set(jv_object(),
+				    jv_string("server"), jv_string(sv->name));
+				tape_answer(tr, jv_array_append(
+				    jv_array_append(jv_array(),
+				    jv_string("tools.list")), args), &answer);
+				jv_free(answer);
+			}
+			emit(tr, line);
+		}
+		jv_free(globs);
+		jv_free(a);
+		(void)i;
+	}
+	jv_free(asks);
+}
+
+/*
+ * A tools.list line: {session_id, id, server, command, tools?, env?},
+ * the server as an agent's mcp_servers names it.  Answered with
+ * tools.listed {session_id, id, server, tools} once the server's tools
+ * are in, or the same with an "error" and no tools; the session is told
+ * again when the server's list changes.  With a tape to replay, the
+ * list recorded answers, and no server starts.
+ */
+static void
+tools_list(struct art_toolrun *tr, const jv *rec, const char *raw,
+    size_t len)
+{
+	const char *sid, *id, *name;
+	struct art_err err;
+	struct server *sv;
+	jv ask, line, args, t;
+
+	if (art_json_get_str(rec, "session_id", 1, &sid, &err) == -1 ||
+	    art_json_get_str(rec, "id", 1, &id, &err) == -1 ||
+	    art_json_get_str(rec, "server", 1, &name, &err) == -1) {
+		bad_request(tr, rec, &err, "tools.list: ", raw, len);
+		return;
+	}
+	if (tr->c.replay != NULL) {
+		args = jv_object_set(jv_object(), jv_string("server"),
+		    jv_string(name));
+		t = art_tooltape_next(tr->c.replay, "tools.list", &args);
+		if (jv_is_valid(t) && jv_object_has(jv_copy(t),
+		    jv_string("result"))) {
+			line = begin_line("tools.listed", sid);
+			line = jv_object_set(line, jv_string("id"),
+			    jv_string(id));
+			line = jv_object_set(line, jv_string("server"),
+			    jv_string(name));
+			emit(tr, jv_object_set(line, jv_string("tools"),
+			    art_json_field(&t, "result")));
+		} else
+			emit(tr, not_listed(name, sid, id, "the tape holds no "
+			    "tools list of it"));
+		jv_free(t);
+		jv_free(args);
+		return;
+	}
+	if ((sv = agent_server(tr, name, rec, &err)) == NULL) {
+		if (art_err_is(&err, "nomem")) {
+			fail(tr, &err);
+			return;
+		}
+		warn(tr, "%s:%zu: %s", tr->src, tr->lineno, err.msg);
+		emit(tr, not_listed(name, sid, id, err.msg));
+		return;
+	}
+	ask = jv_object_set(jv_object(), jv_string("session_id"),
+	    jv_string(sid));
+	ask = jv_object_set(ask, jv_string("id"), jv_string(id));
+	ask = jv_object_set(ask, jv_string("tools"),
+	    art_json_field(rec, "tools"));
+	sv->asks = jv_array_append(sv->asks, ask);
+	answer_asks(tr, sv);
+}
+
+/*
+ * The agent servers moved on: the asks of one now ready (or dead) are
+ * answered, and one whose list changed tells every session told of it.
+ */
+static void
+tell_changes(struct art_toolrun *tr)
+{
+	struct server *sv;
+	unsigned gen;
+	size_t i;
+
+	for (i = 0; i < tr->nservers; i++) {
+		sv = &tr->servers[i];
+		if (sv->name == NULL)
+			continue;
+		answer_asks(tr, sv);
+		if (!art_mcp_is_ready(sv->m) ||
+		    (gen = art_mcp_tools_generation(sv->m)) == sv->gen)
+			continue;
+		if (sv->gen == 0) {
+			/* Its first list: what the sessions were told. */
+			sv->gen = gen;
+			continue;
+		}
+		sv->gen = gen;
+		jv_array_foreach(sv->subs, k, sub) {
+			jv globs = art_json_field(&sub, "tools");
+
+			emit(tr, listed(sv, art_json_str(&sub, "session_id"),
+			    NULL, &globs));
+			jv_free(globs);
+			jv_free(sub);
+			(void)k;
+		}
+	}
+}
+
+/* tools.list lines waiting for their server. */
+static size_t
+asks_pending(const struct art_toolrun *tr)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < tr->nservers; i++)
+		if (tr->servers[i].name != NULL)
+			n += (size_t)jv_array_length(jv_copy(
+			    tr->servers[i].asks));
+	return n;
+}
+
 /* --- a line ------------------------------------------------------------ */
 
 /*
@@ -1076,6 +1439,46 @@ declared_env(const struct art_toolrun *tr, const jv *decl, const char *path,
 	env = art_json_field(&d, "env");
 	jv_free(d);
 	return env;
+}
+
+/*
+ * A tool an agent's MCP server declared (decl borrowed, with the
+ * server's mcp_servers entry as "mcp_spec"): to that server, started
+ * now if this stage has not yet; refused when the entry's globs do not
+ * pass it (a list the server changed may have brought it).
+ */
+static void
+route_agent_server(struct art_toolrun *tr, const jv *rec, const jv *trig,
+    const char *name, const jv *decl, const char *raw, size_t len)
+{
+	const char *server = art_json_str(decl, "mcp_server");
+	const char *sid = art_json_str(rec, "session_id");
+	const char *did = art_json_str(rec, "decision_id");
+	jv spec = art_json_field(decl, "mcp_spec"), globs;
+	struct art_err err;
+	struct server *sv;
+
+	globs = art_json_field(&spec, "tools");
+	if (jv_get_kind(spec) != JV_KIND_OBJECT ||
+	    !art_mcp_tool_is_matched(&globs, name)) {
+		respond(tr, sid, did, jv_array_append(jv_array(),
+		    tool_refusal(jv_string_fmt("unknown tool: %s (mcp server "
+		    "'%s' does not serve it to this agent)", name, server),
+		    "unknown_tool")));
+	} else if ((sv = agent_server(tr, server, &spec, &err)) == NULL) {
+		if (art_err_is(&err, "nomem"))
+			fail(tr, &err);
+		else
+			respond(tr, sid, did, jv_array_append(jv_array(),
+			    tool_error(err.msg, false)));
+	} else if (claim(tr, rec, trig)) {
+		/* A later ring's session hears of the list changing too. */
+		subscribe(sv, sid, &globs);
+		run_mcp(tr, rec, trig, sv, name, asked_of(tr, name, trig),
+		    raw, len);
+	}
+	jv_free(globs);
+	jv_free(spec);
 }
 
 /*
@@ -1107,6 +1510,9 @@ route(struct art_toolrun *tr, const jv *rec, const jv *trig,
 			    asked_of(tr, name, trig), raw, len);
 		jv_free(pass);
 		free(path);
+	} else if (jv_get_kind(*decl) == JV_KIND_OBJECT &&
+	    art_json_str(decl, "mcp_server") != NULL) {
+		route_agent_server(tr, rec, trig, name, decl, raw, len);
 	} else if ((sv = find_server(tr, name, &tool)) != NULL) {
 		if (claim(tr, rec, trig))
 			run_mcp(tr, rec, trig, sv, jv_string_value(tool),
@@ -1259,6 +1665,16 @@ is_declared(struct art_toolrun *tr, const jv *rec, const char *sid,
 		}
 	}
 	*decl = declaration_of(&config, name);
+	if (jv_get_kind(*decl) == JV_KIND_OBJECT &&
+	    art_json_str(decl, "mcp_server") != NULL) {
+		/* Which server, as the agent names it, goes with the call. */
+		jv servers = art_json_field(&config, "mcp_servers");
+		jv spec = art_json_field(&servers,
+		    art_json_str(decl, "mcp_server"));
+
+		*decl = jv_object_set(*decl, jv_string("mcp_spec"), spec);
+		jv_free(servers);
+	}
 	jv_free(config);
 	if (jv_is_valid(*decl))
 		return true;
@@ -1336,8 +1752,9 @@ int
 art_toolrun_wants(const char *type, const char *trigger, void *ctx)
 {
 	(void)ctx;
-	return strcmp(type, "decision.request") == 0 &&
-	    strcmp(trigger, "tool.execute") == 0;
+	return (strcmp(type, "decision.request") == 0 &&
+	    strcmp(trigger, "tool.execute") == 0) ||
+	    strcmp(type, "tools.list") == 0;
 }
 
 int
@@ -1352,6 +1769,8 @@ art_toolrun_line(struct art_toolrun *tr, jv rec, const char *raw,
 	    jv_get_kind(trig) == JV_KIND_OBJECT &&
 	    strcmp(art_ndjson_type(&trig), "tool.execute") == 0)
 		answer(tr, &rec, &trig, raw, len);
+	else if (strcmp(art_ndjson_type(&rec), "tools.list") == 0)
+		tools_list(tr, &rec, raw, len);
 	else
 		emit_raw(tr, raw, len);
 	jv_free(trig);
@@ -1365,7 +1784,7 @@ size_t
 art_toolrun_active(const struct art_toolrun *tr)
 {
 	return tr->ncalls + tr->nwaiting + mcp_pending(tr) +
-	    (size_t)jv_array_length(jv_copy(tr->watched));
+	    asks_pending(tr) + (size_t)jv_array_length(jv_copy(tr->watched));
 }
 
 size_t
@@ -1476,6 +1895,7 @@ art_toolrun_work(struct art_toolrun *tr, const struct pollfd *pfd, size_t n,
 		pfd = NULL;
 	/* Servers first: step_calls() renumbers the calls. */
 	step_servers(tr, pfd);
+	tell_changes(tr);
 	step_calls(tr, pfd);
 	if (jv_array_length(jv_copy(tr->watched)) > 0)
 		step_watched(tr);

@@ -48,11 +48,29 @@
  * cannot say is the same, code bad_request.  A line with no agent that is
  * not by reference (one written by hand) is not checked.
  *
+ * An agent's own MCP servers (its "mcp_servers", agent.c): a tools.list
+ * line {session_id, id, server, command, tools?, env?} starts the server
+ * it names, or finds the one already running with that name and
+ * command, without waiting for it; once its tools are in, it is answered
+ * with tools.listed {session_id, id, server, tools}, the tools that the
+ * line's globs pass as art_mcp_declarations() makes them, or, when the
+ * server cannot start or list them, {session_id, id, server, error}.
+ * When the server's list changes (tools/list_changed), each session
+ * told of it is sent a fresh tools.listed with no id.  A tool.execute
+ * whose declaration names an "mcp_server" goes to that server of the
+ * agent's mcp_servers (started then when need be) under its own name,
+ * and is refused (unknown_tool) when the entry's globs do not pass it.
+ * With a tape to replay, a tools.list is answered from the tape (the
+ * exchange "tools.list" of {"server": NAME}) and no server starts; with
+ * one to record, each list answered is appended to it.
+ *
  * An executable tool's environment is art_tools_env()'s: the allow-list,
  * then the conf's pass, then the names its declaration's "env" lists
  * (the agent's declaration, or the declaration file beside the tool when
- * the agent gives only the name or there is no agent).  MCP servers get
- * the conf's pass only.  A provider key never gets through.
+ * the agent gives only the name or there is no agent).  --mcp servers
+ * get the conf's pass only; an agent's server the conf's pass and the
+ * names its mcp_servers entry's "env" lists.  A provider key never gets
+ * through.
  *
  * The caller's poll loop drives it, as with art_llm: the descriptors of
  * art_toolrun_pollfds(), a timeout of art_toolrun_timeout(), then
@@ -114,7 +132,8 @@ void	art_toolrun_stop(struct art_toolrun *);
 
 /*
  * The lines a toolrun answers, as an ndjson reader's filter
- * (art_ndjson_set_filter()): decision.request lines for tool.execute.
+ * (art_ndjson_set_filter()): decision.request lines for tool.execute,
+ * and tools.list lines.
  * Every other well-formed line can be passed on as it came.
  */
 int	art_toolrun_wants(const char *type, const char *trigger, void *ctx);
@@ -130,7 +149,10 @@ int	art_toolrun_wants(const char *type, const char *trigger, void *ctx);
 int	art_toolrun_line(struct art_toolrun *, jv line, const char *raw,
 	    size_t len, const char *src, size_t lineno, struct art_err *);
 
-/* Calls not yet settled: running, waiting for a slot, or at a server. */
+/*
+ * Calls not yet settled: running, waiting for a slot, or at a server;
+ * and tools.list lines waiting for their server's tools.
+ */
 size_t	art_toolrun_active(const struct art_toolrun *);
 /* Of those, the calls waiting for a job slot. */
 size_t	art_toolrun_waiting(const struct art_toolrun *);

@@ -506,6 +506,62 @@ interrupts_apply(jv *s, const jv *ev, const jv *p, int opened)
 	return 0;
 }
 
+/*
+ * The summary's "mcp": per server an agent's mcp_servers names, what
+ * the log says of its tools: {decision, deadline} once tools.requested
+ * asked for them, then {decision, tools} or {decision, error} as its
+ * tools.listed answered (engine-mcp.c).  A later tools.listed (the
+ * server's list changed) replaces the tools.
+ */
+static int
+mcp_apply(jv *s, const jv *p, const char *type)
+{
+	jv mcp = art_json_field(s, "mcp"), e, servers;
+	const char *server;
+
+	if (jv_get_kind(mcp) != JV_KIND_OBJECT) {
+		jv_free(mcp);
+		mcp = jv_object();
+	}
+	if (strcmp(type, "tools.requested") == 0) {
+		servers = art_json_field(p, "servers");
+		if (jv_get_kind(servers) == JV_KIND_ARRAY)
+			jv_array_foreach(servers, i, k) {
+				e = jv_object_set(jv_object(),
+				    jv_string("decision"),
+				    art_json_field(p, "decision"));
+				e = jv_object_set(e, jv_string("deadline"),
+				    art_json_field(p, "deadline"));
+				if (jv_get_kind(k) == JV_KIND_STRING)
+					mcp = jv_object_set(mcp, k, e);
+				else {
+					jv_free(k);
+					jv_free(e);
+				}
+				(void)i;
+			}
+		jv_free(servers);
+	} else if ((server = art_json_str(p, "server")) != NULL) {
+		e = art_json_field(&mcp, server);
+		if (jv_get_kind(e) != JV_KIND_OBJECT) {
+			jv_free(e);
+			e = jv_object();
+		}
+		e = jv_object_delete(e, jv_string("deadline"));
+		e = jv_object_delete(e, jv_string("tools"));
+		e = jv_object_delete(e, jv_string("error"));
+		if (jv_object_has(jv_copy(*p), jv_string("error")))
+			e = jv_object_set(e, jv_string("error"),
+			    art_json_field(p, "error"));
+		else
+			e = jv_object_set(e, jv_string("tools"),
+			    art_json_field(p, "tools"));
+		mcp = jv_object_set(mcp, jv_string(server), e);
+	}
+	*s = jv_object_set(*s, jv_string("mcp"), mcp);
+	return 0;
+}
+
 static int
 fold(struct art_txn *t, const char *sid, jv *s, const jv *ev, const jv *p,
     const char *type, struct art_err *err)
@@ -523,6 +579,9 @@ fold(struct art_txn *t, const char *sid, jv *s, const jv *ev, const jv *p,
 	    strcmp(type, "decision.errored") == 0 ||
 	    strcmp(type, "decision.dropped") == 0)
 		return decision_ended(t, sid, s, p, err);
+	if (strcmp(type, "tools.requested") == 0 ||
+	    strcmp(type, "tools.listed") == 0)
+		return mcp_apply(s, p, type);
 	if (strcmp(type, "session.interrupted") == 0)
 		return interrupts_apply(s, ev, p, 1);
 	if (strcmp(type, "session.interrupt_resumed") == 0 ||

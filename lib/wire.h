@@ -41,6 +41,12 @@
  *	  "output": N, "total": input + output,
  *	  "provider": <the provider's usage object, as it came> }
  *
+ * Anthropic's thinking comes back as "reasoning" (its text) and as
+ * "thinking_blocks" (agentrt's extension: the thinking and
+ * redacted_thinking blocks as the API gave them, signatures and data
+ * included, in order), which request() sends back first in that
+ * assistant message's content; other formats drop them.
+ *
  * OpenAI's prompt_tokens already holds the cached tokens
  * (prompt_tokens_details.cached_tokens); Anthropic's input_tokens does not
  * (input = input_tokens + cache_read_input_tokens +
@@ -65,6 +71,11 @@ struct art_wire {
 	const char	*path;		/* appended to the base URL */
 	const char	*key_header;	/* the header the key goes in */
 	const char	*key_prefix;	/* before the key in it: "Bearer " */
+	/*
+	 * The variable of a bearer token the built-in provider also sends,
+	 * as "Authorization: Bearer TOKEN" ("ANTHROPIC_AUTH_TOKEN"), or NULL.
+	 */
+	const char	*token_env;
 	/*
 	 * A header every request carries, its value from the provider
 	 * block's member of the same name with '-' as '_', else the default
@@ -97,9 +108,12 @@ struct art_wire {
 	jv	 (*message)(const jv *msg, int i, struct art_err *);
 
 	/*
-	 * A 2xx response body (bytes, not yet parsed) as an LlmResponse.
+	 * A 2xx response body (bytes, not yet parsed) as an LlmResponse,
+	 * with the provider's "id" and its own "model" name.  A refusal is
+	 * a response: the partial "content", the model's words in
+	 * "refusal", finish_reason "refusal" (or "content_filter" as sent).
 	 * Returns 0 with *resp set, or -1 with *error set to an error object
-	 * (a refusal, a body that is not JSON, JSON of the wrong shape).
+	 * (a body that is not JSON, JSON of the wrong shape).
 	 * Exactly one of the two is set, and the caller owns it.
 	 */
 	int	 (*response)(const char *body, size_t len, jv *resp, jv *error);
@@ -145,7 +159,7 @@ struct art_wire {
 	 * with *resp, or -1 with *error: the stream did not get as far as
 	 * its finish (no finish_reason, no message_delta stop_reason), which
 	 * is a retryable provider_error ("stream ended early"), never a
-	 * truncated success; or the model refused.
+	 * truncated success.  A refusal is a response, as for response().
 	 */
 	int	 (*stream_result)(struct art_wire_stream *, jv *resp,
 		    jv *error);

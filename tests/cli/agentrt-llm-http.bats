@@ -121,6 +121,85 @@ last() {
 	    '["llm.result","length"]'
 }
 
+@test "openai: a refusal is an answer that keeps the text, the words and the reason" {
+	req r1 openai/gpt-4o | input
+	llm fixture/openai/chat-nonstream-refusal.json
+	assert_eq "$(last '[.type, .response.finish_reason, .response.refusal,
+	    (.response | has("content")), .response.id]')" \
+	    '["llm.result","refusal","I'"'"'m sorry, I can'"'"'t help with that.",false,"chatcmpl-AGRefusal0000000000000000002"]'
+	req r1 openai/gpt-4o '.stream = true' | input
+	llm fixture/openai/chat-stream-refusal.sse
+	# The text said before the refusal streamed, and stays in content.
+	assert_eq "$(head -n -1 "$out" | jq -j '.delta.text // empty')" 'Here is the'
+	assert_eq "$(last '[.type, .response.content, .response.finish_reason,
+	    .response.refusal, .response.id, .response.served_model]')" \
+	    '["llm.result","Here is the","refusal","I'"'"'m sorry, I can'"'"'t help with that.","chatcmpl-AGRefusal0000000000000000001","gpt-4o-2024-08-06"]'
+	req r1 openai/gpt-4o | input
+	llm fixture/openai/chat-nonstream-content-filter.json
+	assert_eq "$(last '[.type, .response.content, .response.finish_reason,
+	    (.response | has("refusal"))]')" \
+	    '["llm.result","The first step is","content_filter",false]'
+}
+
+@test "every call says User-Agent agentrt/VERSION; openai's gets OPENAI_ORG_ID and OPENAI_PROJECT_ID" {
+	version=$(agentrt-llm --version | awk '{print $2}')
+	{ req r1 openai/gpt-4o
+	  req r2 anthropic/claude-x
+	  req r3 local/qwen ".providers = {local: {format: \"openai\",
+	      base_url: \"$srv/echo/v1\"}}"; } | input
+	OPENAI_ORG_ID=org-SENTINEL0000 OPENAI_PROJECT_ID=proj_SENTINEL0000 \
+	    llm echo
+	[ "$rc" -eq 0 ]
+	assert_eq "$(jq -c 'select(.path | endswith("/chat/completions")) |
+	    [.body.model, .headers["user-agent"], .headers["openai-organization"],
+	    .headers["openai-project"]]' "$srv_log" | sort | tr '\n' ' ')" \
+	    "[\"gpt-4o\",\"agentrt/$version\",\"org-SENTINEL0000\",\"proj_SENTINEL0000\"] [\"qwen\",\"agentrt/$version\",null,null] "
+	assert_eq "$(jq -c 'select(.path | endswith("/messages")) |
+	    [.headers["user-agent"], .headers["openai-organization"]]' "$srv_log")" \
+	    "[\"agentrt/$version\",null]"
+	# A block's own User-Agent wins.
+	req r1 local/qwen ".providers = {local: {format: \"openai\",
+	    base_url: \"$srv/echo/v1\", headers: {\"User-Agent\": \"mine/1\"}}}" |
+	    input
+	llm echo
+	assert_eq "$(tail -1 "$srv_log" | jq -r '.headers["user-agent"]')" mine/1
+}
+
+@test "no key for the provider's own server fails at once, naming the variable" {
+	{ req r1 openai/gpt-4o
+	  req r2 anthropic/claude-x; } | input
+	rc=0
+	timeout 10 agentrt-llm <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out" \
+	    2>"$BATS_TEST_TMPDIR/err" || rc=$?
+	out=$BATS_TEST_TMPDIR/out
+	[ "$rc" -eq 0 ]
+	assert_eq "$(jq -c 'select(.id == "r1") | [.type, .error, .retryable,
+	    .detail]' "$out")" \
+	    '["llm.error","OPENAI_API_KEY is not set: a call to https://api.openai.com/v1 needs a key (a server of your own: set OPENAI_BASE_URL)",false,{"config":"no_api_key"}]'
+	assert_eq "$(jq -c 'select(.id == "r2") | [.error, .detail]' "$out")" \
+	    '["ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN): a call to https://api.anthropic.com needs a key (a server of your own: set ANTHROPIC_BASE_URL)",{"config":"no_api_key"}]'
+	# A provider block's key variable is the one named.
+	req r1 openai/gpt-4o '.providers = {openai: {api_key_env: "TEAM_KEY"}}' |
+	    input
+	agentrt-llm <"$BATS_TEST_TMPDIR/in" >"$out"
+	[[ "$(tail -1 "$out" | jq -r .error)" == "TEAM_KEY is not set: "* ]]
+	# A base URL of one's own may go keyless.
+	req r1 openai/gpt-4o | input
+	llm fixture/openai/chat-nonstream-text.json
+	assert_eq "$(last '[.type, (.request // null)]')" '["llm.result",null]'
+	assert_eq "$(jq -c '.headers | has("authorization")' "$srv_log")" false
+	# So may the provider's own, with the key in a block header instead.
+	export MY_TOKEN=sk-proj-SENTINELsecret0000000000000000
+	req r1 openai/gpt-4o ".providers = {openai: {headers:
+	    {\"Authorization\": \"Bearer \${MY_TOKEN}\"}}}" | input
+	# (through a proxy that is not there, so nothing leaves the machine)
+	no_proxy= NO_PROXY= https_proxy=http://127.0.0.1:9 \
+	    timeout 20 agentrt-llm <"$BATS_TEST_TMPDIR/in" >"$out"
+	assert_eq "$(last '[.type, .retryable]')" '["llm.error",true]'
+	[[ "$(tail -1 "$out" | jq -r .error)" == "openai: cannot connect: "* ]]
+	! grep -q SENTINELsecret "$out" || false
+}
+
 # --- openai: failures ---------------------------------------------------
 
 @test "openai: 429 with Retry-After is rate_limited, retryable, with the delay" {
@@ -396,13 +475,31 @@ last() {
 @test "--prices adds a model's price; an unknown model has no cost" {
 	echo '{"openai/house":{"input":"1","output":"2"}}' >"$BATS_TEST_TMPDIR/p.json"
 	req r1 openai/house | input
-	llm fixture/openai/chat-nonstream-text.json --prices "$BATS_TEST_TMPDIR/p.json"
-	# 16 in at $1 and 363 out at $2 per million.
-	assert_eq "$(last '.response.cost')" '"0.000742"'
-	llm fixture/openai/chat-nonstream-text.json
+	# The fixture's served model is unknown to the table: the requested
+	# one's price, 16 in at $1 and 363 out at $2 per million.
+	SERVER_FIXTURES="$BATS_TEST_TMPDIR/fx"
+	mkdir -p "$SERVER_FIXTURES/openai"
+	jq '.model = "ft:gpt-4o-mini:acme::x1"' \
+	    "$fixtures/openai/chat-nonstream-text.json" \
+	    >"$SERVER_FIXTURES/openai/ft.json"
+	stop_server
+	start_server
+	llm fixture/openai/ft.json --prices "$BATS_TEST_TMPDIR/p.json"
+	assert_eq "$(last '.response | [.model, .served_model, .cost]')" \
+	    '["openai/house","ft:gpt-4o-mini:acme::x1","0.000742"]'
+	llm fixture/openai/ft.json
 	assert_eq "$(last '.response | has("cost")')" 'false'
-	AGENTRT_PRICES="$BATS_TEST_TMPDIR/p.json" llm fixture/openai/chat-nonstream-text.json
+	AGENTRT_PRICES="$BATS_TEST_TMPDIR/p.json" llm fixture/openai/ft.json
 	assert_eq "$(last '.response.cost')" '"0.000742"'
+}
+
+@test "a call is priced by the model that served it when the table knows it" {
+	echo '{"openai/house":{"input":"1","output":"2"}}' >"$BATS_TEST_TMPDIR/p.json"
+	req r1 openai/house | input
+	llm fixture/openai/chat-nonstream-text.json --prices "$BATS_TEST_TMPDIR/p.json"
+	# gpt-4.1-nano-2025-04-14 is openai/gpt-4.1-nano: $0.10 in, $0.40 out.
+	assert_eq "$(last '.response | [.model, .served_model, .id, .cost]')" \
+	    '["openai/house","gpt-4.1-nano-2025-04-14","chatcmpl-D8Z5f52zQqikDBEKQMQoYcWMcWPeU","0.0001468"]'
 }
 
 @test "the API key reaches only the request's headers, even when the server quotes it" {

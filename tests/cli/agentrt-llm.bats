@@ -245,13 +245,14 @@ line() {
 
 # --- providers -----------------------------------------------------------
 
-@test "an unknown provider is a terminal llm.error" {
+@test "an unknown provider is a terminal llm.error, marked a config error" {
 	{ request r1 nope/gpt-4o-mini "$user"
 	  request r2 gpt-4o "$user"; } | input
 	llm
 	[ "$rc" -eq 0 ]
-	assert_eq "$(line 1)" '{"type":"llm.error","session_id":"s1","id":"r1","attempt":1,"error":"unknown provider '"'nope'"' in model '"'nope/gpt-4o-mini'"'","retryable":false}'
-	assert_eq "$(line 2 | jq -r .error)" "model 'gpt-4o' is not provider/name"
+	assert_eq "$(line 1)" '{"type":"llm.error","session_id":"s1","id":"r1","attempt":1,"error":"unknown provider '"'nope'"' in model '"'nope/gpt-4o-mini'"'","retryable":false,"detail":{"config":"bad_model"}}'
+	assert_eq "$(line 2 | jq -c '[.error, .detail]')" \
+	    '["model '"'gpt-4o'"' is not provider/name",{"config":"bad_model"}]'
 }
 
 @test "--model runs a request written for another model on the mock" {

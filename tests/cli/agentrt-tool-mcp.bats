@@ -123,3 +123,94 @@ settle() {
 	assert_eq "$(jq -c 'select(.type == "completion") | .text' "$BATS_TEST_TMPDIR/events")" \
 	    '"the server said: The sum of 17 and 25 is 42."'
 }
+
+@test "an MCP image result settles as ContentPart[]: text parts and a data URL" {
+	exec_line c1 get-tiny-image '{}' >"$BATS_TEST_TMPDIR/in"
+	tool --mcp "$server"
+	[ "$rc" -eq 0 ] || fail "$(cat "$err")"
+	assert_eq "$(settle c1 | jq -c '[.result[].type]')" '["text","image_url","text"]'
+	[[ "$(settle c1 | jq -r '.result[1].image_url.url')" == "data:image/png;base64,iVBOR"* ]]
+	# An image over --max-output is a note, as output over it is cut.
+	tool --mcp "$server" --max-output 200
+	assert_eq "$(settle c1 | jq -c '[.result[].type]')" '["text","text","text"]'
+	[[ "$(settle c1 | jq -r '.result[1].text')" == "[image image/png, "*" bytes cut by --max-output 200]" ]]
+}
+
+@test "a plain MCP result stays a plain string" {
+	exec_line c1 echo '{"message":"plain"}' >"$BATS_TEST_TMPDIR/in"
+	tool --mcp "$server"
+	assert_eq "$(settle c1 | jq -c .result)" '"Echo: plain"'
+}
+
+@test "notifications/progress become tool.progress lines before the settle" {
+	exec_line c1 trigger-long-running-operation '{"duration":0.3,"steps":3}' \
+	    >"$BATS_TEST_TMPDIR/in"
+	tool --mcp "$server"
+	[ "$rc" -eq 0 ] || fail "$(cat "$err")"
+	assert_eq "$(jq -c 'select(.type == "tool.progress") | [.session_id, .id, .progress, .total]' "$out" | tr -d '\n')" \
+	    '["s1","c1",1,3]["s1","c1",2,3]["s1","c1",3,3]'
+	assert_eq "$(jq -r '.type' "$out" | tail -1)" 'tool.result'
+}
+
+# A server written here that answers every request in a JSON-RPC batch.
+batch_server() {
+	cat >"$BATS_TEST_TMPDIR/batch.py" <<'PY'
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m["method"] == "initialize":
+        r = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+             "serverInfo": {"name": "batch", "version": "1"}}
+    elif m["method"] == "tools/list":
+        r = {"tools": [{"name": "hi", "inputSchema": {"type": "object"}}]}
+    else:
+        tok = m["params"]["_meta"]["progressToken"]
+        r = {"content": [{"type": "text", "text": "batched hi"}]}
+        print(json.dumps([{"jsonrpc": "2.0", "method": "notifications/progress",
+                           "params": {"progressToken": tok, "progress": 1,
+                                      "message": "half"}},
+                          {"jsonrpc": "2.0", "id": m["id"], "result": r}]),
+              flush=True)
+        continue
+    print(json.dumps([{"jsonrpc": "2.0", "id": m["id"], "result": r}]),
+          flush=True)
+PY
+}
+
+@test "a JSON-RPC batch reply is answered, not left to time out" {
+	command -v python3 >/dev/null || skip "no python3"
+	batch_server
+	exec_line c1 hi '{}' >"$BATS_TEST_TMPDIR/in"
+	SECONDS=0
+	tool --mcp "python3 $BATS_TEST_TMPDIR/batch.py" --timeout 20
+	[ "$rc" -eq 0 ] || fail "$(cat "$err")"
+	assert_eq "$(settle c1 | jq -c .result)" '"batched hi"'
+	assert_eq "$(jq -c 'select(.type == "tool.progress") | [.progress, .message]' "$out")" '[1,"half"]'
+	[ "$SECONDS" -lt 10 ]
+}
+
+@test "a ring: the image reaches the model as parts, progress reaches --events" {
+	fifo=$BATS_TEST_TMPDIR/ring
+	mkfifo "$fifo"
+	run timeout 60 bash -c '
+		agentrt-decide <"$1" |
+		agentrt-llm |
+		agentrt-tool -t "$2" --mcp "ev=$3" |
+		AGENTRT_AGENTS="$4" agentrt-session run -a mcp-image -m look \
+		    --events "$5" >"$1"' ring "$fifo" "$BATS_TEST_TMPDIR" \
+	    "$server" "$top_srcdir/tests/fixtures/agents" "$BATS_TEST_TMPDIR/events"
+	[ "$status" -eq 0 ] || fail "$output"
+	ev=$BATS_TEST_TMPDIR/events
+	assert_eq "$(jq -c 'select(.type == "tool.progress") | [.progress, .total]' "$ev" | tr -d '\n')" '[1,2][2,2]'
+	sid=$(jq -r 'select(.type == "tool.progress") | .session_id' "$ev" | head -1)
+	agentrt-session log "$sid" >"$BATS_TEST_TMPDIR/log"
+	# The second model call saw the image's parts in the tool message.
+	assert_eq "$(jq -c 'select(.payload.type == "llm.call.requested") |
+	    [.payload.request.messages[] | select(.role == "tool") |
+	     if (.content | type) == "array" then [.content[].type] else "text" end]' \
+	    "$BATS_TEST_TMPDIR/log" | sed -n 2p)" '[["text","image_url","text"]]'
+	# Progress is news, not history: the log keeps none of it.
+	assert_eq "$(grep -c 'tool.progress' "$BATS_TEST_TMPDIR/log")" 0
+}

@@ -1071,3 +1071,17 @@ result() {
 		assert_eq "$(cat "$err")" "agentrt-tool: bad --env: '$v': not an environment variable name"
 	done
 }
+
+@test "a reader that goes away ends it quietly, of SIGPIPE, as the other filters" {
+	for i in $(seq 1 20000); do
+		echo '{"type":"note","n":1,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}'
+	done >"$BATS_TEST_TMPDIR/many"
+	agentrt-tool -t "$tools" <"$BATS_TEST_TMPDIR/many" 2>"$err" | head -1 >"$out"
+	st=${PIPESTATUS[0]}
+	agentrt-llm <"$BATS_TEST_TMPDIR/many" 2>/dev/null | head -1 >/dev/null
+	want=${PIPESTATUS[0]}
+	assert_eq "$(jq -r .type "$out")" note
+	assert_eq "$st" "$want"
+	assert_eq "$st" 141
+	assert_eq "$(cat "$err")" ""
+}

@@ -157,7 +157,7 @@ agents heavy 0 "$steps_heavy"
 trial_env() {
 	local t=$1
 	mkdir -p "$t/running"
-	: >"$t/effects"; : >"$t/at-kill"; : >"$t/killed"
+	: >"$t/effects"; : >"$t/at-kill"; : >"$t/killed"; : >"$t/unkept"
 	export AGENTRT_DB="$t/db" AGENTRT_AGENTS="$work/agents"
 	export CRASH_EFFECTS="$t/effects" CRASH_RUNNING="$t/running"
 	export HOME="$t" TMPDIR="$t"
@@ -224,6 +224,20 @@ wait_ring() {
 		[ -z "$(pgrep -g "$ring")" ] && return
 		sleep 0.02
 	done
+}
+
+# note_unkept DIR: the calls the tool outbox holds claimed with no result
+# kept, to DIR/unkept, read from the store once the ring is gone.  Such
+# a call was still running as far as its stage goes (its tool may have
+# exited, but the stage died before it kept the result): the contract
+# lets it be interrupted, so its error is not a result lost.
+note_unkept() {
+	mdb_dump -p -s outbox "$1/db" 2>/dev/null | awk '
+	    /^ / && !val { key = $0; val = 1; next }
+	    /^ / && val { if ($0 ~ /"state":"running"/ &&
+	        match(key, /call_[A-Za-z0-9_]+/))
+	            print substr(key, RSTART, RLENGTH)
+	        val = 0 }' >>"$1/unkept"
 }
 
 # stage NAME: the pid of the ring's stage NAME, or nothing.
@@ -356,7 +370,7 @@ judge() {
 	agentrt-session log "$id" >"$t/log.ndjson" 2>/dev/null
 	jq -n -c --argjson k "$k" --slurpfile p "$t/path.ndjson" \
 	    --rawfile eff "$t/effects" --rawfile atkill "$t/at-kill" \
-	    --rawfile killed "$t/killed" '
+	    --rawfile killed "$t/killed" --rawfile unkept "$t/unkept" '
 	def lines($s): $s | split("\n") | map(select(length > 0));
 	def has($a; $x): $a | index([$x]) != null;
 	[$p[] | select(.role == "tool") | .tool_call_id] as $res
@@ -372,6 +386,7 @@ judge() {
 	| (lines($eff) | map(split(" ")[0])) as $effects
 	| (lines($atkill) | unique) as $running
 	| (lines($killed) | unique) as $killedc
+	| (lines($unkept) | unique) as $unkeptc
 	| [$effects | group_by(.)[] | select(length > 1) | .[0]] as $dups
 	| [$p[] | select(.role == "tool") | {(.tool_call_id): .content}] | add
 	    // {} | . as $content
@@ -379,6 +394,9 @@ judge() {
 	    # A tool still running at the kill had not answered: it was
 	    # interrupted (the contract allows it), not a result lost.
 	    | select(has($running; .) | not)
+	    # Nor was one whose tool had exited but whose result its stage
+	    # had not kept when it died.
+	    | select(has($unkeptc; .) | not)
 	    | select($content[.] != null and
 	      ($content[.] | tostring | startswith("effect ") | not))]
 	    as $rlost
@@ -406,6 +424,7 @@ trial() {
 	start_ring "$t" -s "$id" -m go
 	kill_point "$t" "$point" "$(rand $((dur * 3 / 100)) $((dur * 85 / 100)))"
 	wait_ring 60
+	note_unkept "$t"
 	[ "$(turn_state "$id")" = done ] || cut=true
 	while :; do
 		state=$(turn_state "$id")
@@ -419,6 +438,7 @@ trial() {
 		[ "$point" = recovery ] && [ "$resumes" = 1 ] &&
 		    kill_point "$t" engine "$(rand 10 $((dur / 2)))"
 		wait_ring 60
+		note_unkept "$t"
 	done
 	wait_tools "$t"
 	judge "$t" "$id" "$agent" | jq -c --arg point "$point" --argjson n "$n" \

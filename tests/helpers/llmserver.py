@@ -31,6 +31,9 @@ a client's base URL can be http://127.0.0.1:PORT/<scenario>/v1.
                         "error-NNN-", else 200; .http is a whole raw
                         HTTP/1.1 response, written as it is, then the
                         connection closes
+    seq/<dir>/<f>,<g>   fixture/<dir>/<f> for the first request to this
+                        path, <g> for the second, and so on; the last
+                        answers every request after it
     status/<code>       that status, {"error":{"message":"scripted <code>",
                         "type":"scripted"}}
     garbage             200 application/json "<html>not json</html>"
@@ -453,6 +456,13 @@ class Handler(BaseHTTPRequestHandler):
         t, rest = segs[0], segs[1:]
         if t == "fixture" and len(rest) >= 2:
             return self.fixture(rest[0], rest[1])
+        if t == "seq" and len(rest) >= 2:
+            names = rest[1].split(",")
+            key = "/".join(segs[:3])
+            with self.server.log_lock:
+                n = self.server.seen.get(key, 0)
+                self.server.seen[key] = n + 1
+            return self.fixture(rest[0], names[min(n, len(names) - 1)])
         if t == "status" and rest:
             code = count(rest[0])
             if not 200 <= code <= 599:
@@ -573,6 +583,7 @@ def main():
     srv.fixtures = o.fixtures
     srv.log_path = o.log
     srv.log_lock = threading.Lock()
+    srv.seen = {}
     write_port(o.port_file, srv.server_address[1])
     try:
         srv.serve_forever(poll_interval=0.2)

@@ -343,6 +343,42 @@ test_unknown_keys_are_noted(void)
 	jv_free(c);
 }
 
+static void
+test_mcp_servers_are_checked(void)
+{
+	struct art_err err;
+
+	ok(check("{\"model\":\"m\",\"mcp_servers\":{\"fs\":{\"command\":"
+	    "\"npx -y server /data\",\"tools\":[\"read_file\",\"list_*\"],"
+	    "\"env\":[\"DATA_DIR\"]},\"ev\":{\"command\":\"node ev.js\"}}}",
+	    &err) == 0, "mcp_servers: command, tools globs and env pass");
+	ok(refused("{\"model\":\"m\",\"mcp_servers\":[\"fs\"]}",
+	    "field 'mcp_servers': expected an object of NAME: {\"command\": "
+	    "…}"), "mcp_servers: not an object is refused");
+	ok(refused("{\"model\":\"m\",\"mcp_servers\":{\"fs\":{\"tools\":[]}}}",
+	    "mcp_servers.fs.command: expected a non-empty string"),
+	    "mcp_servers: no command is refused, naming the server");
+	ok(refused("{\"model\":\"m\",\"mcp_servers\":{\"fs\":{\"command\":"
+	    "\"  \"}}}", "mcp_servers.fs.command: expected a non-empty "
+	    "string"), "mcp_servers: a blank command is refused");
+	ok(refused("{\"model\":\"m\",\"mcp_servers\":{\"fs\":{\"command\":"
+	    "\"x\",\"tools\":\"read_*\"}}}", "mcp_servers.fs.tools: expected "
+	    "an array of glob strings"), "mcp_servers: tools not an array");
+	ok(refused("{\"model\":\"m\",\"mcp_servers\":{\"fs\":{\"command\":"
+	    "\"x\",\"tools\":[1]}}}", "mcp_servers.fs.tools: expected an "
+	    "array of glob strings"), "mcp_servers: a glob not a string");
+	ok(refused("{\"model\":\"m\",\"mcp_servers\":{\"fs\":{\"command\":"
+	    "\"x\",\"env\":[\"OPENAI_API_KEY\"]}}}", "mcp_servers.fs: env: "
+	    "'OPENAI_API_KEY': a provider key is never passed to a tool"),
+	    "mcp_servers: a provider key in env is refused");
+	ok(refused("{\"model\":\"m\",\"mcp_servers\":{\"a.b\":{\"command\":"
+	    "\"x\"}}}", "field 'mcp_servers': 'a.b': not a server name "
+	    "(letters, digits, '_', '-')"), "mcp_servers: a bad name");
+	ok(refused("{\"model\":\"m\",\"mcp_servers\":{\"fs\":\"x\"}}",
+	    "mcp_servers.fs: expected an object with a \"command\""),
+	    "mcp_servers: an entry not an object");
+}
+
 int
 main(void)
 {
@@ -355,5 +391,6 @@ main(void)
 	test_a_tools_env_is_checked();
 	test_a_declaration_files_env_is_checked();
 	test_unknown_keys_are_noted();
+	test_mcp_servers_are_checked();
 	return tap_done();
 }

@@ -246,6 +246,37 @@ test_user_parts_become_blocks(void)
 }
 
 static void
+test_tool_result_images_become_blocks(void)
+{
+	ok(request_is("{\"messages\":[{\"role\":\"user\",\"content\":\"draw\"},"
+	    "{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"t1\","
+	    "\"type\":\"function\",\"function\":{\"name\":\"img\","
+	    "\"arguments\":\"{}\"}}]},"
+	    "{\"role\":\"tool\",\"tool_call_id\":\"t1\",\"content\":["
+	    "{\"type\":\"text\",\"text\":\"here\"},"
+	    "{\"type\":\"image_url\",\"image_url\":{\"url\":"
+	    "\"data:image/png;base64,iVBORw0KGgo=\"}}]}]}", false,
+	    "{\"model\":\"claude-sonnet-4\",\"max_tokens\":4096,\"messages\":"
+	    "[{\"role\":\"user\",\"content\":\"draw\"},"
+	    "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\","
+	    "\"id\":\"t1\",\"name\":\"img\",\"input\":{}}]},"
+	    "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+	    "\"tool_use_id\":\"t1\",\"content\":["
+	    "{\"type\":\"text\",\"text\":\"here\"},"
+	    "{\"type\":\"image\",\"source\":{\"type\":\"base64\","
+	    "\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}}]}]}]}"),
+	    "request: a tool result's image parts as image blocks inside "
+	    "its tool_result");
+	ok(request_is("{\"messages\":[{\"role\":\"tool\",\"tool_call_id\":"
+	    "\"t1\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+	    "{\"type\":\"text\",\"text\":\"b\"}]}]}", false,
+	    "{\"model\":\"claude-sonnet-4\",\"max_tokens\":4096,\"messages\":"
+	    "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+	    "\"tool_use_id\":\"t1\",\"content\":\"ab\"}]}]}"),
+	    "request: a tool result of text parts alone stays one string");
+}
+
+static void
 test_bad_requests_are_named(void)
 {
 	static const struct {
@@ -378,7 +409,8 @@ fixture_response(const char *file, jv *resp)
 	"user.\\n</thinking>\\n\\nOkay, I will update the current issue list:"
 
 #define TOOL_USE_RESPONSE \
-	"{\"model\":\"claude-3-opus-20240229\"," \
+	"{\"id\":\"msg_01GCBaV8gyWAYgMVggRqZbuQ\"," \
+	"\"model\":\"claude-3-opus-20240229\"," \
 	"\"content\":\"" TOOL_USE_TEXT "\"," \
 	"\"tool_calls\":[{\"id\":\"toolu_01LRmxn9vGM1d2DZSDBowdZ1\"," \
 	"\"type\":\"function\",\"function\":{\"name\":\"updateIssueList\"," \
@@ -410,7 +442,8 @@ test_response_fixtures(void)
 	    "tool_use is tool_calls, usage normalised");
 	ok(fixture_response("messages-nonstream-tool-use-multi-element-input."
 	    "json", &resp) == 0 && is_json(resp,
-	    "{\"model\":\"claude-haiku-4-5-20251001\",\"tool_calls\":[{\"id\":"
+	    "{\"id\":\"msg_0191iYfpERYfS27xLsdW2nbb\","
+	    "\"model\":\"claude-haiku-4-5-20251001\",\"tool_calls\":[{\"id\":"
 	    "\"toolu_01Q9ExVZnzZj7E2QQYHYtNUa\",\"type\":\"function\","
 	    "\"function\":{\"name\":\"json\",\"arguments\":\""
 	    MULTI_ARGUMENTS "\"}}],\"finish_reason\":\"tool_calls\","
@@ -434,6 +467,8 @@ test_response_reasoning_and_cache_usage(void)
 	    "\"cache_read_input_tokens\":40,\"cache_creation_input_tokens\":7,"
 	    "\"output_tokens\":5}}",
 	    "{\"model\":\"m\",\"content\":\"AB\",\"reasoning\":\"Hmm.\","
+	    "\"thinking_blocks\":[{\"type\":\"thinking\",\"thinking\":"
+	    "\"Hmm.\",\"signature\":\"s\"}],"
 	    "\"finish_reason\":\"length\",\"usage\":{\"input\":50,"
 	    "\"uncached_input\":3,\"cache_read\":40,\"cache_write\":7,"
 	    "\"output\":5,\"total\":55,\"provider\":{\"input_tokens\":3,"
@@ -499,8 +534,9 @@ test_response_failures(void)
 	    "response: a tool_use block without an id");
 	ok(response_is("{\"model\":\"m\",\"content\":[{\"type\":\"text\","
 	    "\"text\":\"I can't\"}],\"stop_reason\":\"refusal\"}",
-	    "{\"error\":\"anthropic: refused\",\"retryable\":false,"
-	    "\"code\":\"refused\"}"), "response: a refusal is an error");
+	    "{\"model\":\"m\",\"content\":\"I can't\",\"finish_reason\":"
+	    "\"refusal\"}"), "response: a refusal keeps what was said, "
+	    "finish_reason refusal");
 }
 
 /* --- native ----------------------------------------------------------- */
@@ -561,16 +597,21 @@ test_native_round_trips(void)
 {
 	jv x;
 
-	round_trips(parse("{\"model\":\"claude-x\",\"content\":\"Two.\","
+	round_trips(parse("{\"id\":\"msg_1\",\"model\":\"claude-x\","
+	    "\"content\":\"Two.\","
 	    "\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
 	    "\"function\":{\"name\":\"a\",\"arguments\":"
 	    "\"{\\\"q\\\":[1,\\\"x\\\"]}\"}},{\"id\":\"c2\",\"type\":"
 	    "\"function\",\"function\":{\"name\":\"b\",\"arguments\":\"{}\"}}],"
 	    "\"finish_reason\":\"tool_calls\"}"), "two tool calls");
-	round_trips(parse("{\"model\":\"m\",\"content\":\"\",\"finish_reason\":"
-	    "\"length\"}"), "empty text, length");
-	round_trips(parse("{\"model\":\"m\",\"reasoning\":\"think\","
-	    "\"content\":\"ok\",\"finish_reason\":\"stop\"}"), "reasoning");
+	round_trips(parse("{\"id\":\"msg_2\",\"model\":\"m\",\"content\":"
+	    "\"\",\"finish_reason\":\"length\"}"), "empty text, length");
+	round_trips(parse("{\"id\":\"msg_3\",\"model\":\"m\",\"reasoning\":"
+	    "\"think\",\"thinking_blocks\":[{\"type\":\"thinking\",\"thinking\":"
+	    "\"think\",\"signature\":\"c2ln\"},{\"type\":"
+	    "\"redacted_thinking\",\"data\":\"ZGF0YQ\"}],"
+	    "\"content\":\"ok\",\"finish_reason\":\"stop\"}"),
+	    "reasoning and its thinking blocks");
 	if (fixture_response("messages-nonstream-tool-use.json", &x) == 0)
 		round_trips(x, "messages-nonstream-tool-use.json, usage too");
 	if (fixture_response("messages-nonstream-tool-use-multi-element-input."
@@ -898,6 +939,24 @@ run_fixture(struct run *r, const char *file, const char *extra,
 	free(s);
 }
 
+/* A stream of tests/fixtures/anthropic, whole. */
+static void
+run_anthropic(struct run *r, const char *file)
+{
+	size_t n;
+	char *s = load(FIXTURES, file, "", &n);
+
+	run_bytes(r, s, n, n);
+	free(s);
+}
+
+#define USAGE_42(out, total) \
+	"{\"input\":42,\"uncached_input\":42,\"cache_read\":0," \
+	"\"cache_write\":0,\"output\":" #out ",\"total\":" #total "," \
+	"\"provider\":{\"input_tokens\":42," \
+	"\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":0," \
+	"\"output_tokens\":" #out "}}"
+
 static void
 run_text(struct run *r, const char *s)
 {
@@ -934,7 +993,8 @@ result_is(struct run *r, int want_rc, const char *want)
 	"[{\"text\":\"Hello\"},{\"text\":\" there\"},{\"text\":\"!\"}," \
 	"{\"finish_reason\":\"stop\"}]"
 #define TEXT_RESULT \
-	"{\"model\":\"claude-3-opus-latest\",\"content\":\"Hello there!\"," \
+	"{\"id\":\"msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK\"," \
+	"\"model\":\"claude-3-opus-latest\",\"content\":\"Hello there!\"," \
 	"\"finish_reason\":\"stop\",\"usage\":{\"input\":11," \
 	"\"uncached_input\":11,\"cache_read\":0,\"cache_write\":0," \
 	"\"output\":6,\"total\":17,\"provider\":{\"input_tokens\":11," \
@@ -971,7 +1031,8 @@ test_stream_text(void)
 	"\"service_tier\":\"standard\"}"
 
 #define WEATHER_BODY \
-	"{\"model\":\"claude-sonnet-4-20250514\",\"type\":\"message\"," \
+	"{\"id\":\"msg_019Q1hrJbZG26Fb9BQhrkHEr\"," \
+	"\"model\":\"claude-sonnet-4-20250514\",\"type\":\"message\"," \
 	"\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":" \
 	"\"I'll check the current weather in Paris for you.\"}," \
 	"{\"type\":\"tool_use\"," TOOLU ",\"name\":\"get_weather\"," \
@@ -996,7 +1057,8 @@ test_stream_tool_use(void)
 	    "{\"finish_reason\":\"tool_calls\"}]"),
 	    "tool stream: the call's name, then each non-empty fragment "
 	    "under its id");
-	ok(result_is(&r, 0, "{\"model\":\"claude-sonnet-4-20250514\","
+	ok(result_is(&r, 0, "{\"id\":\"msg_019Q1hrJbZG26Fb9BQhrkHEr\","
+	    "\"model\":\"claude-sonnet-4-20250514\","
 	    "\"content\":\"I'll check the current weather in Paris for you.\","
 	    "\"tool_calls\":[{" TOOLU ",\"type\":\"function\",\"function\":"
 	    "{\"name\":\"get_weather\",\"arguments\":"
@@ -1040,7 +1102,8 @@ test_stream_max_tokens_drops_the_unfinished_call(void)
 	    "\"\\n\\\"Filing taxes\"}]},"
 	    "{\"finish_reason\":\"length\"}]"),
 	    "max_tokens stream: text, the call's fragments, finish length");
-	ok(result_is(&r, 0, "{\"model\":\"claude-3-7-sonnet-20250219\","
+	ok(result_is(&r, 0, "{\"id\":\"msg_01UdjYBBipA9omjYhicnevgq\","
+	    "\"model\":\"claude-3-7-sonnet-20250219\","
 	    "\"content\":\"I'll create a comprehensive tax guide for someone "
 	    "with multiple W2s and save it in a file called taxes.txt. Let me "
 	    "do that for you now.\",\"finish_reason\":\"length\",\"usage\":"
@@ -1181,7 +1244,9 @@ test_stream_thinking_and_cache_usage(void)
 	    "thinking stream: reasoning deltas; no delta for an empty "
 	    "partial_json; a data-only message_stop still ends it");
 	ok(result_is(&r, 0, "{\"model\":\"claude-x\",\"reasoning\":"
-	    "\"Let me think.\",\"tool_calls\":[{\"id\":\"toolu_1\",\"type\":"
+	    "\"Let me think.\",\"thinking_blocks\":[{\"type\":\"thinking\","
+	    "\"thinking\":\"Let me think.\",\"signature\":\"EqQB\"}],"
+	    "\"tool_calls\":[{\"id\":\"toolu_1\",\"type\":"
 	    "\"function\",\"function\":{\"name\":\"now\",\"arguments\":"
 	    "\"{}\"}}],\"finish_reason\":\"tool_calls\",\"usage\":{\"input\":"
 	    "115,\"uncached_input\":10,\"cache_read\":100,\"cache_write\":5,"
@@ -1203,10 +1268,142 @@ test_stream_refusal(void)
 	    "\"usage\":{\"output_tokens\":3}}\n\nevent: message_stop\ndata: "
 	    "{\"type\":\"message_stop\"}\n\n");
 	ok(r.rc == 1 && is_json(jv_copy(r.deltas),
-	    "[{\"finish_reason\":\"refusal\"}]") && result_is(&r, -1,
-	    "{\"error\":\"anthropic: refused\",\"retryable\":false,\"code\":"
-	    "\"refused\"}"), "refusal stream: the refused error");
+	    "[{\"finish_reason\":\"refusal\"}]") && result_is(&r, 0,
+	    "{\"model\":\"claude-x\",\"finish_reason\":\"refusal\","
+	    "\"usage\":{\"input\":115,\"uncached_input\":10,\"cache_read\":"
+	    "100,\"cache_write\":5,\"output\":3,\"total\":118,\"provider\":"
+	    "{\"input_tokens\":10,\"cache_read_input_tokens\":100,"
+	    "\"cache_creation_input_tokens\":5,\"output_tokens\":3}}}"),
+	    "refusal stream: an answer with finish_reason refusal");
 	run_free(&r);
+
+	run_anthropic(&r, "messages-stream-refusal.sse");
+	ok(r.rc == 1 && result_is(&r, 0, "{\"id\":\"msg_refusal\",\"model\":"
+	    "\"claude-sonnet-4-5-20250929\",\"content\":\"I can help with "
+	    "part of\",\"finish_reason\":\"refusal\",\"usage\":"
+	    USAGE_42(9, 51) "}"),
+	    "refusal stream: the text said before it is kept");
+	run_free(&r);
+}
+
+static void
+test_stream_message_stop_without_message_delta(void)
+{
+	struct run r;
+
+	run_anthropic(&r, "messages-stream-no-message-delta.sse");
+	ok(r.rc == 1 && is_json(jv_copy(r.deltas),
+	    "[{\"text\":\"Hello\"},{\"text\":\" there\"}]") &&
+	    result_is(&r, 0, "{\"id\":\"msg_nodelta\",\"model\":"
+	    "\"claude-sonnet-4-5-20250929\",\"content\":\"Hello there\",\"usage\":" USAGE_42(3, 45) "}"),
+	    "message_stop with no message_delta: a whole message, no "
+	    "finish_reason, not ended early");
+	run_free(&r);
+}
+
+#define SIG	"EqQBCkgIBhABGAIiQFAKEsig0thinking0tool0loop0" \
+	"SENTINEL0000000000000000"
+#define SIG2	"EqQBCkgIBhABGAIiQFAKEsig1second0block0" \
+	"SENTINEL00000000000000000000"
+#define DATA	"EmwKAhgBEgyFAKEredacted0thinking0data0" \
+	"SENTINEL000000000000000000000"
+#define THOUGHT	"The user wants a sum. I should call add with 1 and 2."
+
+/* resp (consumed) as the assistant turn of a request, a tool result after. */
+static jv
+next_request(jv resp, const char *call_id)
+{
+	jv m = jv_object_delete(resp, jv_string("usage")), msgs;
+
+	m = art_json_set(m, "role", jv_string("assistant"));
+	msgs = JV_ARRAY(parse("{\"role\":\"user\",\"content\":\"1+2?\"}"), m,
+	    art_json_set(parse("{\"role\":\"tool\",\"content\":\"3\"}"),
+	    "tool_call_id", jv_string(call_id)));
+	return art_json_set(jv_object(), "messages", msgs);
+}
+
+static void
+test_stream_thinking_blocks_keep_signatures(void)
+{
+	struct art_err err = { NULL, "" };
+	struct run r;
+	jv resp = jv_null(), error = jv_null(), body, req;
+
+	run_anthropic(&r, "messages-stream-thinking-tool-use.sse");
+	ok(r.rc == 1 && W->stream_result(r.st, &resp, &error) == 0,
+	    "thinking stream with a signature_delta settles");
+	ok(is_json(art_json_field(&resp, "thinking_blocks"),
+	    "[{\"type\":\"thinking\",\"thinking\":\"" THOUGHT "\","
+	    "\"signature\":\"" SIG "\"}]") && is_json(art_json_field(&resp,
+	    "reasoning"), "\"" THOUGHT "\""),
+	    "thinking stream: the block keeps its signature; reasoning as "
+	    "before");
+	req = next_request(resp, "toolu_think_1");
+	body = W->request(&req, MODEL, true, &err);
+	ok(is_json(jv_array_get(art_json_field(&body, "messages"), 1),
+	    "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\","
+	    "\"thinking\":\"" THOUGHT "\",\"signature\":\"" SIG "\"},"
+	    "{\"type\":\"text\",\"text\":\"I'll add them.\"},"
+	    "{\"type\":\"tool_use\",\"id\":\"toolu_think_1\",\"name\":"
+	    "\"add\",\"input\":{\"a\":1,\"b\":2}}]}"),
+	    "request: the thinking block goes back first, unchanged, then "
+	    "text, then tool_use");
+	jv_free(body);
+	jv_free(req);
+	jv_free(error);
+	run_free(&r);
+
+	run_anthropic(&r, "messages-stream-redacted-thinking-tool-use.sse");
+	resp = error = jv_null();
+	ok(r.rc == 1 && W->stream_result(r.st, &resp, &error) == 0 &&
+	    is_json(art_json_field(&resp, "thinking_blocks"),
+	    "[{\"type\":\"redacted_thinking\",\"data\":\"" DATA "\"},"
+	    "{\"type\":\"thinking\",\"thinking\":\"Then add.\","
+	    "\"signature\":\"" SIG2 "\"}]") && is_json(art_json_field(&resp,
+	    "reasoning"), "\"Then add.\""),
+	    "redacted_thinking: its data kept in order, no reasoning of it");
+	jv_free(resp);
+	jv_free(error);
+	run_free(&r);
+}
+
+static void
+test_request_thinking_blocks(void)
+{
+	struct art_err err = { NULL, "" };
+	jv body;
+
+	ok(request_is("{\"messages\":[{\"role\":\"user\",\"content\":"
+	    "\"x\"},{\"role\":\"assistant\",\"thinking_blocks\":[{\"type\":"
+	    "\"redacted_thinking\",\"data\":\"D\"},{\"type\":\"thinking\","
+	    "\"thinking\":\"T\",\"signature\":\"S\"}],\"content\":\"Hi\"}]}",
+	    false, "{\"model\":\"" MODEL "\",\"max_tokens\":4096,"
+	    "\"messages\":[{\"role\":\"user\",\"content\":\"x\"},"
+	    "{\"role\":\"assistant\",\"content\":[{\"type\":"
+	    "\"redacted_thinking\",\"data\":\"D\"},{\"type\":\"thinking\","
+	    "\"thinking\":\"T\",\"signature\":\"S\"},{\"type\":\"text\","
+	    "\"text\":\"Hi\"}]}]}"),
+	    "request: thinking blocks before the text, in their order");
+	ok(request_is("{\"messages\":[{\"role\":\"assistant\","
+	    "\"thinking_blocks\":[],\"content\":\"Hi\"}]}", false,
+	    "{\"model\":\"" MODEL "\",\"max_tokens\":4096,\"messages\":"
+	    "[{\"role\":\"assistant\",\"content\":\"Hi\"}]}"),
+	    "request: no thinking blocks, the content as it was");
+	body = request("{\"messages\":[{\"role\":\"assistant\","
+	    "\"thinking_blocks\":[{\"type\":\"thinking\",\"thinking\":"
+	    "\"T\"}]}]}", false, &err);
+	ok(!jv_is_valid(body) && strcmp(err.code, "bad_request") == 0 &&
+	    strcmp(err.msg, "messages[0].thinking_blocks[0]: not a thinking "
+	    "block with its signature, nor a redacted_thinking block with its "
+	    "data") == 0, "request: a thinking block without its signature "
+	    "is named (%s)", err.msg);
+	jv_free(body);
+	body = request("{\"messages\":[{\"role\":\"assistant\","
+	    "\"thinking_blocks\":\"T\"}]}", false, &err);
+	ok(!jv_is_valid(body) && strcmp(err.code, "bad_request") == 0 &&
+	    strncmp(err.msg, "messages[0]", 11) == 0,
+	    "request: thinking_blocks not an array is named (%s)", err.msg);
+	jv_free(body);
 }
 
 /* Byte by byte, every fixture gives what it gives whole. */
@@ -1260,6 +1457,7 @@ main(void)
 	test_minimal_request_gets_defaults();
 	test_reasoning_becomes_thinking();
 	test_user_parts_become_blocks();
+	test_tool_result_images_become_blocks();
 	test_bad_requests_are_named();
 	test_response_fixtures();
 	test_response_reasoning_and_cache_usage();
@@ -1278,6 +1476,9 @@ main(void)
 	test_stream_cut_short();
 	test_stream_thinking_and_cache_usage();
 	test_stream_refusal();
+	test_stream_message_stop_without_message_delta();
+	test_stream_thinking_blocks_keep_signatures();
+	test_request_thinking_blocks();
 	test_stream_chunking_does_not_matter();
 	test_registered_and_stream_free_null();
 	return tap_done();

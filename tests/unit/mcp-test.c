@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "json.h"
 #include "tap.h"
+#include "testjv.h"
 #include "tools.h"
 
 #define STARTUP_MS	30000
@@ -44,6 +45,8 @@ struct got {
 	enum art_mcp_outcome	 outcome;
 	bool			 retryable;
 	char			*text;
+	char			*parts;		/* d->parts as JSON */
+	char			 progress[256];	/* "P/T msg;" each */
 };
 
 static int finished;		/* callbacks so far, over every call */
@@ -62,12 +65,27 @@ on_done(void *ctx, const struct art_mcp_done *d)
 		abort();
 	memcpy(g->text, d->text, d->len);
 	g->text[d->len] = '\0';
+	free(g->parts);
+	if ((g->parts = art_json_dump(d->parts, NULL)) == NULL)
+		abort();
+}
+
+static void
+on_progress(void *ctx, const struct art_mcp_progress *p)
+{
+	struct got *g = ctx;
+	size_t n = strlen(g->progress);
+
+	snprintf(g->progress + n, sizeof(g->progress) - n, "%g/%g %s;",
+	    p->progress, p->has_total ? p->total : -1.0,
+	    p->message != NULL ? p->message : "-");
 }
 
 static void
 got_release(struct got *g)
 {
 	free(g->text);
+	free(g->parts);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -557,6 +575,28 @@ test_fake_answers(struct art_mcp *m)
 	    "[resource file:///b.bin application/octet-stream, 3 bytes]\n"
 	    "[resource link file:///c]\n[weird block]") == 0,
 	    "fake: every kind of content block as text");
+	ok(r && strcmp(g.parts, "[{\"type\":\"text\",\"text\":\"one\"},"
+	    "{\"type\":\"image_url\",\"image_url\":{\"url\":"
+	    "\"data:image/png;base64,AAAA\"}},{\"type\":\"text\",\"text\":"
+	    "\"[audio audio/wav, 4 bytes]\"},{\"type\":\"text\",\"text\":"
+	    "\"inside\"},{\"type\":\"text\",\"text\":\"[resource "
+	    "file:///b.bin application/octet-stream, 3 bytes]\"},{\"type\":"
+	    "\"text\",\"text\":\"[resource link file:///c]\"},{\"type\":"
+	    "\"text\",\"text\":\"[weird block]\"}]") == 0,
+	    "fake: with an image, parts: the image as a data URL, the rest "
+	    "as text (%s)", g.parts);
+	r = call(m, "echo2", "{\"s\":\"plain\"}", 10000, &g);
+	ok(r && strcmp(g.parts, "null") == 0,
+	    "fake: with no image, no parts (%s)", g.parts);
+	art_mcp_set_progress(m, on_progress);
+	r = call(m, "batch", "{}", 2000, &g);
+	ok(r && g.outcome == ART_MCP_OK &&
+	    strcmp(text(&g), "batched") == 0,
+	    "fake: an answer in a JSON-RPC batch is taken (%s)", text(&g));
+	ok(strcmp(g.progress, "1/2 half;3/-1 -;") == 0,
+	    "fake: its progress, with our token, went to the callback, a "
+	    "stranger's token did not (%s)", g.progress);
+	art_mcp_set_progress(m, NULL);
 	r = call(m, "structured", "{}", 10000, &g);
 	ok(r && g.outcome == ART_MCP_OK &&
 	    strcmp(text(&g), "{\"a\":1}") == 0,
@@ -807,6 +847,40 @@ fake_blocks(const jv *id)
 	    "{\"type\":\"weird\"}]}", &err));
 }
 
+/*
+ * One line, a batch: progress for the call's token (and for a token that
+ * is no call's), then its answer.
+ */
+static void
+fake_batch(const jv *id, const jv *params)
+{
+	jv meta = art_json_field(params, "_meta");
+	jv tok = art_json_field(&meta, "progressToken"), b, n;
+	struct art_err err;
+
+	n = art_json_parse_str("{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/progress\",\"params\":{\"progress\":1,"
+	    "\"total\":2,\"message\":\"half\"}}", &err);
+	b = jv_array_append(jv_array(), jv_object_set(n, jv_string("params"),
+	    art_json_set(art_json_field(&n, "params"), "progressToken",
+	    jv_copy(tok))));
+	n = art_json_parse_str("{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/progress\",\"params\":{\"progress\":2,"
+	    "\"progressToken\":424242}}", &err);
+	b = jv_array_append(b, n);
+	n = art_json_parse_str("{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/progress\",\"params\":{\"progress\":3}}",
+	    &err);
+	b = jv_array_append(b, jv_object_set(n, jv_string("params"),
+	    art_json_set(art_json_field(&n, "params"), "progressToken", tok)));
+	b = jv_array_append(b, jv_object_set(jv_object_set(jv_object_set(
+	    jv_object(), jv_string("jsonrpc"), jv_string("2.0")),
+	    jv_string("id"), jv_copy(*id)), jv_string("result"),
+	    text_result("batched")));
+	say_jv(b);
+	jv_free(meta);
+}
+
 /* The descriptors open here, as "0 1 2", or "no /proc". */
 static void
 fake_fds(const jv *id)
@@ -883,6 +957,8 @@ fake_call(struct fake *f, const jv *id, const jv *params)
 		    jv_string("id"), jv_copy(*id)));
 	else if (strcmp(name, "blocks") == 0)
 		fake_blocks(id);
+	else if (strcmp(name, "batch") == 0)
+		fake_batch(id, params);
 	else if (strcmp(name, "structured") == 0)
 		answer(id, art_json_parse_str("{\"content\":[],"
 		    "\"structuredContent\":{\"a\":1}}", &err));
@@ -953,6 +1029,53 @@ fake_server(const char *mode)
 	return 0;
 }
 
+/* A server's tools/list as an agent's declarations: mapped, narrowed. */
+static void
+test_declarations(void)
+{
+	struct art_err err;
+	jv tools = art_json_parse_str("[{\"name\":\"read_file\","
+	    "\"description\":\"reads\",\"inputSchema\":{\"type\":"
+	    "\"object\",\"properties\":{\"path\":{\"type\":\"string\"}}},"
+	    "\"outputSchema\":{\"type\":\"object\"},\"annotations\":"
+	    "{\"readOnlyHint\":true},\"title\":\"Read\"},"
+	    "{\"name\":\"list_dir\"},{\"name\":\"write_file\","
+	    "\"inputSchema\":{\"type\":\"object\"}},"
+	    "{\"name\":\"bad/name\"},{\"description\":\"no name\"},7]",
+	    &err);
+	jv globs = art_json_parse_str("[\"read_file\",\"list_*\"]", &err);
+	jv none = jv_null(), notarray = jv_number(3);
+
+	ok(is_json(art_mcp_declarations(&tools, &globs, "fs"),
+	    "[{\"name\":\"read_file\",\"description\":\"reads\","
+	    "\"input\":{\"type\":\"object\",\"properties\":{\"path\":"
+	    "{\"type\":\"string\"}}},\"output\":{\"type\":\"object\"},"
+	    "\"annotations\":{\"readOnlyHint\":true},\"mcp_server\":\"fs\"},"
+	    "{\"name\":\"list_dir\",\"input\":{\"type\":\"object\"},"
+	    "\"mcp_server\":\"fs\"}]"),
+	    "declarations: inputSchema is input, outputSchema output, "
+	    "annotations kept, globs narrow");
+	ok(is_json(art_mcp_declarations(&tools, &none, NULL),
+	    "[{\"name\":\"read_file\",\"description\":\"reads\","
+	    "\"input\":{\"type\":\"object\",\"properties\":{\"path\":"
+	    "{\"type\":\"string\"}}},\"output\":{\"type\":\"object\"},"
+	    "\"annotations\":{\"readOnlyHint\":true}},"
+	    "{\"name\":\"list_dir\",\"input\":{\"type\":\"object\"}},"
+	    "{\"name\":\"write_file\",\"input\":{\"type\":\"object\"}}]"),
+	    "declarations: no globs, every valid name; no server, no "
+	    "mcp_server");
+	ok(is_json(art_mcp_declarations(&notarray, &globs, "fs"), "[]"),
+	    "declarations: not an array, none");
+	ok(art_mcp_tool_is_matched(&globs, "list_files") &&
+	    !art_mcp_tool_is_matched(&globs, "read_files") &&
+	    !art_mcp_tool_is_matched(&globs, "xlist_a") &&
+	    art_mcp_tool_is_matched(&none, "anything") &&
+	    art_mcp_tool_is_matched(&notarray, "anything"),
+	    "globs: fnmatch, whole names; none given passes all");
+	jv_free(tools);
+	jv_free(globs);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -974,6 +1097,7 @@ main(int argc, char *argv[])
 	    path != NULL ? path : "/usr/bin:/bin");
 	/* The server must not see it: its environment is only what we give. */
 	setenv("OPENAI_API_KEY", SECRET, 1);
+	test_declarations();
 	test_cannot_run();
 	test_silent_server_times_out();
 	test_initialize_error_is_final();

@@ -561,13 +561,15 @@ test_the_dispatcher_finds_the_mock_by_prefix(void)
 	    "\"session_id\":\"s\",\"attempt\":2,\"request\":{\"model\":"
 	    "\"x/y\",\"messages\":[]}}"), "[{\"type\":\"llm.error\","
 	    "\"session_id\":\"s\",\"id\":\"r\",\"attempt\":2,\"error\":"
-	    "\"unknown provider 'x' in model 'x/y'\",\"retryable\":false}]"),
-	    "an unknown provider is a terminal llm.error");
+	    "\"unknown provider 'x' in model 'x/y'\",\"retryable\":false,"
+	    "\"detail\":{\"config\":\"bad_model\"}}]"),
+	    "an unknown provider is a terminal llm.error, a config error");
 	ok(is_json(lines_for(llm, "{\"type\":\"llm.request\",\"id\":\"r\","
 	    "\"request\":{\"model\":\"echo\"}}"), "[{\"type\":\"llm.error\","
 	    "\"id\":\"r\",\"attempt\":1,\"error\":\"model 'echo' is not "
-	    "provider/name\",\"retryable\":false}]"),
-	    "a model without a provider is an llm.error");
+	    "provider/name\",\"retryable\":false,\"detail\":{\"config\":"
+	    "\"bad_model\"}}]"), "a model without a provider is an llm.error, "
+	    "a config error");
 	ok(is_json(lines_for(llm, "{\"type\":\"llm.request\",\"id\":\"r\","
 	    "\"request\":{}}"), "[{\"type\":\"llm.error\",\"id\":\"r\","
 	    "\"attempt\":1,\"error\":\"request has no model\","

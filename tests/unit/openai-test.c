@@ -303,6 +303,41 @@ test_request_leaves_out_what_is_not_there(void)
 	jv_free(req);
 }
 
+static void
+test_tool_images_follow_in_a_user_message(void)
+{
+	struct art_err err;
+	jv req, body;
+
+	req = parse("{\"messages\":[{\"role\":\"assistant\",\"tool_calls\":["
+	    "{\"id\":\"t1\",\"type\":\"function\",\"function\":{\"name\":"
+	    "\"img\",\"arguments\":\"{}\"}},{\"id\":\"t2\",\"type\":"
+	    "\"function\",\"function\":{\"name\":\"n\",\"arguments\":"
+	    "\"{}\"}}]},"
+	    "{\"role\":\"tool\",\"tool_call_id\":\"t1\",\"content\":["
+	    "{\"type\":\"text\",\"text\":\"here\"},{\"type\":\"image_url\","
+	    "\"image_url\":{\"url\":\"data:image/png;base64,AAAA\"}}]},"
+	    "{\"role\":\"tool\",\"tool_call_id\":\"t2\",\"content\":\"2\"},"
+	    "{\"role\":\"user\",\"content\":\"next\"}]}");
+	body = W->request(&req, "m", false, &err);
+	ok(is_json(body, "{\"model\":\"m\",\"messages\":["
+	    "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":["
+	    "{\"id\":\"t1\",\"type\":\"function\",\"function\":{\"name\":"
+	    "\"img\",\"arguments\":\"{}\"}},{\"id\":\"t2\",\"type\":"
+	    "\"function\",\"function\":{\"name\":\"n\",\"arguments\":"
+	    "\"{}\"}}]},"
+	    "{\"role\":\"tool\",\"content\":\"here\\n[image 1: in the user "
+	    "message after the tool results]\",\"tool_call_id\":\"t1\"},"
+	    "{\"role\":\"tool\",\"content\":\"2\",\"tool_call_id\":\"t2\"},"
+	    "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
+	    "\"[image 1, from tool call t1]\"},{\"type\":\"image_url\","
+	    "\"image_url\":{\"url\":\"data:image/png;base64,AAAA\"}}]},"
+	    "{\"role\":\"user\",\"content\":\"next\"}]}"),
+	    "a tool message keeps the text; its image goes in a user message "
+	    "after the run of tool messages");
+	jv_free(req);
+}
+
 /* request() on text fails with bad_request naming want. */
 static bool
 refused_request(const char *text, const char *want)
@@ -388,8 +423,11 @@ test_response_reads_a_text_answer(void)
 	    jv_string("content")));
 	want = jv_setpath(want, parse("[\"usage\",\"provider\"]"),
 	    art_json_field(&raw, "usage"));
-	ok(art_json_equal(&resp, &want), "chat-nonstream-text.json: model, "
-	    "content, finish_reason, usage normalised with the provider's");
+	want = jv_object_set(want, jv_string("id"), art_json_field(&raw,
+	    "id"));
+	ok(art_json_equal(&resp, &want), "chat-nonstream-text.json: id, "
+	    "model, content, finish_reason, usage normalised with the "
+	    "provider's");
 	jv_free(want);
 	jv_free(raw);
 	jv_free(resp);
@@ -417,7 +455,8 @@ test_response_reads_parallel_tool_calls(void)
 {
 	jv resp = response_of_file("chat-nonstream-parallel-tool-calls.json");
 
-	ok(is_json(resp, "{\"model\":\"gpt-4o-2024-08-06\",\"tool_calls\":"
+	ok(is_json(resp, "{\"id\":\"chatcmpl-ABfvyvfNWKcl7Ohqos4UFrmMs1v4C\","
+	    "\"model\":\"gpt-4o-2024-08-06\",\"tool_calls\":"
 	    PARALLEL_CALLS ",\"finish_reason\":\"tool_calls\",\"usage\":"
 	    USAGE_149_60 "}"),
 	    "two tool calls, content null left out, refusal null ignored");
@@ -487,8 +526,9 @@ static void
 test_response_errors(void)
 {
 	const char *refusal = "{\"model\":\"m\",\"choices\":[{\"index\":0,"
-	    "\"message\":{\"role\":\"assistant\",\"content\":null,\"refusal\":"
-	    "\"I can't help with that.\"},\"finish_reason\":\"stop\"}]}";
+	    "\"message\":{\"role\":\"assistant\",\"content\":\"Well\","
+	    "\"refusal\":\"I can't help with that.\"},\"finish_reason\":"
+	    "\"stop\"}]}";
 	const char *filtered = "{\"model\":\"m\",\"choices\":[{\"index\":0,"
 	    "\"message\":{\"role\":\"assistant\",\"content\":\"\"},"
 	    "\"finish_reason\":\"content_filter\"}]}";
@@ -516,12 +556,17 @@ test_response_errors(void)
 	    "{\"error\":\"openai: response has no choices[0].message\","
 	    "\"retryable\":false,\"code\":\"provider_error\"}"),
 	    "a missing choices, choices[0] or message is named");
-	ok(response_error_is(refusal, "{\"error\":\"openai: refused: I can't "
-	    "help with that.\",\"retryable\":false,\"code\":\"refused\"}"),
-	    "a refusal is refused, with the model's words");
-	ok(response_error_is(filtered, "{\"error\":\"openai: refused: "
-	    "content_filter\",\"retryable\":false,\"code\":\"refused\"}"),
-	    "finish_reason content_filter is refused");
+	rc = respond(refusal, strlen(refusal), &resp, &error);
+	ok(rc == 0 && is_json(resp, "{\"model\":\"m\",\"content\":"
+	    "\"Well\",\"finish_reason\":\"refusal\",\"refusal\":"
+	    "\"I can't help with that.\"}"), "a refusal is an answer: the "
+	    "partial content, the model's words, finish_reason refusal");
+	jv_free(error);
+	rc = respond(filtered, strlen(filtered), &resp, &error);
+	ok(rc == 0 && is_json(resp, "{\"model\":\"m\",\"finish_reason\":"
+	    "\"content_filter\"}"), "finish_reason content_filter comes as "
+	    "sent");
+	jv_free(error);
 	ok(response_error_is("{\"error\":{\"message\":\"boom\",\"type\":"
 	    "\"server_error\"}}", "{\"error\":\"openai: error: boom\","
 	    "\"retryable\":true,\"code\":\"provider_error\",\"detail\":"
@@ -557,13 +602,14 @@ round_trips(const jv *x)
 static void
 test_native_writes_a_completion_that_reads_back(void)
 {
-	jv x = parse("{\"model\":\"gpt-4o\",\"content\":\"Hi\","
+	jv x = parse("{\"id\":\"chatcmpl-1\",\"model\":\"gpt-4o\","
+	    "\"content\":\"Hi\","
 	    "\"finish_reason\":\"stop\",\"usage\":{\"input\":3,"
 	    "\"uncached_input\":3,\"cache_read\":0,\"cache_write\":0,"
 	    "\"output\":1,\"total\":4,\"provider\":{\"prompt_tokens\":3,"
 	    "\"completion_tokens\":1,\"total_tokens\":4}}}");
 
-	ok(is_json(W->native(&x), "{\"id\":\"chatcmpl-agentrt\",\"object\":"
+	ok(is_json(W->native(&x), "{\"id\":\"chatcmpl-1\",\"object\":"
 	    "\"chat.completion\",\"model\":\"gpt-4o\",\"choices\":["
 	    "{\"index\":0,"
 	    "\"message\":{\"role\":\"assistant\",\"content\":\"Hi\"},"
@@ -578,9 +624,16 @@ test_native_writes_a_completion_that_reads_back(void)
 	x = response_of_file("chat-nonstream-parallel-tool-calls.json");
 	ok(round_trips(&x), "its tool calls round-trip");
 	jv_free(x);
-	x = parse("{\"model\":\"m\",\"content\":\"4\",\"reasoning\":\"think\","
+	x = parse("{\"id\":\"c-2\",\"model\":\"m\",\"content\":\"4\","
+	    "\"reasoning\":\"think\","
 	    "\"finish_reason\":\"length\"}");
 	ok(round_trips(&x), "reasoning round-trips, and no usage stays none");
+	jv_free(x);
+	x = parse("{\"id\":\"c-3\",\"model\":\"m\",\"content\":\"So\","
+	    "\"finish_reason\":\"refusal\",\"refusal\":\"No.\"}");
+	ok(round_trips(&x) && is_json(jv_getpath(W->native(&x), parse(
+	    "[\"choices\",0,\"finish_reason\"]")), "\"stop\""),
+	    "a refusal round-trips, its finish_reason stop on the wire");
 	jv_free(x);
 	x = parse("{\"model\":\"m\",\"tool_calls\":[{\"id\":\"c\",\"type\":"
 	    "\"function\",\"function\":{\"name\":\"f\",\"arguments\":"
@@ -951,7 +1004,8 @@ text_deltas(size_t n, const char *finish)
 static jv
 text_response(void)
 {
-	jv r = parse("{\"model\":\"gpt-4o-2024-08-06\",\"finish_reason\":"
+	jv r = parse("{\"id\":\"chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL\","
+	    "\"model\":\"gpt-4o-2024-08-06\",\"finish_reason\":"
 	    "\"stop\",\"usage\":{\"input\":14,\"uncached_input\":14,"
 	    "\"cache_read\":0,\"cache_write\":0,\"output\":30,\"total\":44,"
 	    "\"provider\":{\"prompt_tokens\":14,\"completion_tokens\":30,"
@@ -996,10 +1050,11 @@ test_stream_of_text_with_usage(void)
 	jv_free(want_r);
 }
 
-/* resp (consumed) with each tool call's id taken out. */
+/* resp (consumed) with its id and each tool call's id taken out. */
 static jv
 without_ids(jv resp)
 {
+	resp = jv_object_delete(resp, jv_string("id"));
 	jv calls = jv_object_get(jv_copy(resp), jv_string("tool_calls"));
 	jv out = jv_array();
 
@@ -1073,7 +1128,9 @@ test_stream_finish_length(void)
 	run_file("chat-stream-finish-length.sse", 0, &r);
 	ok(is_json(jv_copy(r.deltas), "[{\"text\":\"{\\\"\"},"
 	    "{\"finish_reason\":\"length\"}]"), "one token, then length");
-	ok(is_json(result(r.st, &rc), "{\"model\":\"gpt-4o-2024-08-06\","
+	ok(is_json(result(r.st, &rc), "{\"id\":"
+	    "\"chatcmpl-ABfw3Oqj8RD0z6aJiiX37oTjV2HFh\","
+	    "\"model\":\"gpt-4o-2024-08-06\","
 	    "\"content\":\"{\\\"\",\"finish_reason\":\"length\",\"usage\":"
 	    "{\"input\":79,\"uncached_input\":79,\"cache_read\":0,"
 	    "\"cache_write\":0,\"output\":1,\"total\":80,\"provider\":"
@@ -1193,20 +1250,33 @@ test_stream_refusal_and_content_filter(void)
 	    &error);
 	ok(rc == 0 && jv_array_length(jv_copy(deltas)) == 0,
 	    "refusal deltas are no StreamDelta");
-	ok(is_json(result(st, &rc), "{\"error\":\"openai: refused: I can't "
-	    "help.\",\"retryable\":false,\"code\":\"refused\"}") && rc == -1,
-	    "a refusal makes stream_result refused, even with no finish");
+	ok(is_json(result(st, &rc), "{\"model\":\"m\",\"finish_reason\":"
+	    "\"refusal\",\"refusal\":\"I can't help.\"}") && rc == 0,
+	    "a refusal is an answer: its words in refusal, finish_reason "
+	    "refusal, even with no finish");
 	event(st, CHUNK("{}", "\"stop\""), &deltas, &error);
-	ok(is_json(result(st, &rc), "{\"error\":\"openai: refused: I can't "
-	    "help.\",\"retryable\":false,\"code\":\"refused\"}") && rc == -1,
+	ok(is_json(result(st, &rc), "{\"model\":\"m\",\"finish_reason\":"
+	    "\"refusal\",\"refusal\":\"I can't help.\"}") && rc == 0,
 	    "and with one");
+	W->stream_free(st);
+	st = W->stream_new();
+	rc = event(st, "{\"id\":\"chatcmpl-9\",\"model\":\"m\",\"choices\":"
+	    "[{\"index\":0,\"delta\":{\"content\":\"Here is\"},"
+	    "\"finish_reason\":null}]}", &deltas, &error);
+	rc |= event(st, CHUNK("{\"refusal\":\"Sorry, no.\"}", "\"stop\""),
+	    &deltas, &error);
+	ok(rc == 0 && is_json(result(st, &rc), "{\"id\":\"chatcmpl-9\","
+	    "\"model\":\"m\",\"content\":\"Here is\",\"finish_reason\":"
+	    "\"refusal\",\"refusal\":\"Sorry, no.\"}") && rc == 0,
+	    "the text said before a refusal is kept, with the chunks' id");
 	W->stream_free(st);
 	st = W->stream_new();
 	event(st, CHUNK("{\"content\":\"Sure\"}", "\"content_filter\""),
 	    &deltas, &error);
-	ok(is_json(result(st, &rc), "{\"error\":\"openai: refused: "
-	    "content_filter\",\"retryable\":false,\"code\":\"refused\"}") &&
-	    rc == -1, "finish_reason content_filter is refused");
+	ok(is_json(result(st, &rc), "{\"model\":\"m\",\"content\":\"Sure\","
+	    "\"finish_reason\":\"content_filter\"}") && rc == 0,
+	    "finish_reason content_filter comes as sent, the partial text "
+	    "kept");
 	W->stream_free(st);
 	jv_free(deltas);
 	jv_free(error);
@@ -1323,6 +1393,7 @@ main(void)
 
 	test_request_says_everything_the_seed_can();
 	test_request_leaves_out_what_is_not_there();
+	test_tool_images_follow_in_a_user_message();
 	test_request_refuses_what_it_cannot_say();
 
 	test_response_reads_a_text_answer();

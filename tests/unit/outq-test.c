@@ -103,8 +103,8 @@ test_reader_gone(void)
 	close(p[0]);
 	q = art_outq_new(p[1]);
 	ok(art_outq_push(q, jv_parse("{\"type\":\"x\"}"), &err) == -1 &&
-	    strcmp(err.code, "io") == 0, "a pipe whose reader is gone is io: "
-	    "%s", err.msg);
+	    strcmp(err.code, "epipe") == 0, "a pipe whose reader is gone is "
+	    "epipe: %s", err.msg);
 	art_outq_free(q);
 	close(p[1]);
 	art_outq_free(NULL);	/* does nothing, or the test dies here */

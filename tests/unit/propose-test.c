@@ -461,6 +461,53 @@ test_a_failed_or_truncated_model_call_interrupts(void)
 	    "failed without an error text");
 }
 
+static void
+test_a_refused_reply_fails_the_turn_showing_it(void)
+{
+	ok(is_json(propose("{\"type\":\"llm.finished\",\"id\":\"a2\","
+	    "\"ok\":true,\"truncated\":false,\"code\":\"refused\",\"error\":"
+	    "\"the model refused: No.\",\"message\":{\"id\":\"a2\",\"role\":"
+	    "\"assistant\",\"content\":\"Well\"}}", "[" U1 "]", CONFIG,
+	    "null", 0, NULL), "{\"messages\":[" U1 ",{\"id\":\"a2\","
+	    "\"role\":\"assistant\",\"content\":\"Well\"}],\"actions\":[{"
+	    "\"type\":\"done\",\"data\":\"Well\",\"error\":\"the model "
+	    "refused: No.\",\"code\":\"refused\"}]}"),
+	    "refused: the reply recorded, done with its text, error and code");
+	ok(is_json(propose("{\"type\":\"llm.finished\",\"id\":\"a2\","
+	    "\"ok\":true,\"truncated\":false,\"code\":\"refused\",\"error\":"
+	    "\"f\",\"message\":{\"id\":\"a2\",\"role\":\"assistant\","
+	    "\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
+	    "\"function\":{\"name\":\"add\",\"arguments\":\"{}\"}}]}}",
+	    "[]", CONFIG, "null", 0, NULL), "{\"messages\":[{\"id\":\"a2\","
+	    "\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c1\",\"type\":"
+	    "\"function\",\"function\":{\"name\":\"add\",\"arguments\":"
+	    "\"{}\"}}]}],\"actions\":[{\"type\":\"done\",\"error\":\"f\","
+	    "\"code\":\"refused\"}]}"),
+	    "a refused reply's tool calls are not run");
+}
+
+static void
+test_a_config_error_fails_the_turn_not_parks(void)
+{
+	jv p;
+
+	ok(is_json(propose("{\"type\":\"llm.finished\",\"id\":\"a2\","
+	    "\"ok\":false,\"truncated\":false,\"error\":\"OPENAI_API_KEY is "
+	    "not set\",\"detail\":{\"config\":\"no_api_key\"}}", "[" U1 "]",
+	    CONFIG, "null", 0, NULL), "{\"messages\":[" U1 "],\"actions\":"
+	    "[{\"type\":\"done\",\"error\":\"OPENAI_API_KEY is not set\","
+	    "\"code\":\"config\"}]}"),
+	    "detail.config: a failed done, code config, no interrupt");
+	p = propose("{\"type\":\"llm.finished\",\"id\":\"a2\",\"ok\":false,"
+	    "\"truncated\":false,\"error\":\"x\",\"detail\":{\"status\":500}}",
+	    "[]", CONFIG, "null", 0, NULL);
+	ok(is_json(art_json_field(&p, "actions"), "[{\"type\":\"interrupt\",\"reason\":\"llm call "
+	    "failed: x\",\"payload\":{\"type\":\"llm.failed\",\"id\":\"a2\","
+	    "\"error\":\"x\",\"code\":null,\"truncated\":false}}]"),
+	    "any other detail still interrupts");
+	jv_free(p);
+}
+
 #define RESUMED "{\"type\":\"interrupt.resumed\",\"interrupt_id\":\"i1\"}"
 
 static void
@@ -651,6 +698,8 @@ main(void)
 	test_llm_finished_without_tool_calls_is_done();
 	test_llm_finished_with_tool_calls_calls_the_tools();
 	test_a_failed_or_truncated_model_call_interrupts();
+	test_a_refused_reply_fails_the_turn_showing_it();
+	test_a_config_error_fails_the_turn_not_parks();
 	test_a_resumed_model_failure_calls_the_model_again();
 	test_the_helpers();
 	test_sub_agents_and_ask_user_are_tools();

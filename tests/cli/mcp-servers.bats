@@ -1,0 +1,285 @@
+#!/usr/bin/env bats
+# An agent's "mcp_servers": the tools its MCP servers declare become its
+# tools.  Real servers: @modelcontextprotocol/server-everything (make
+# mcp-server; its tests are skipped, saying why, without it or node) and
+# tests/helpers/mcp-growing.py (python3), whose list grows on demand.
+
+load lib
+
+setup_file() {
+	export MCP_JS="${MCP_SERVER_JS:-}"
+	export MCP_SKIP=
+	if ! command -v node >/dev/null; then
+		MCP_SKIP="no node on this machine"
+	elif ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)'; then
+		MCP_SKIP="node $(node --version) is older than 20, which the server needs"
+	elif [ -z "$MCP_JS" ] || [ ! -f "$MCP_JS" ]; then
+		MCP_SKIP="the MCP server is not installed (make mcp-server)"
+	fi
+}
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	mkdir -p "$T/agents" "$T/tools"
+	server="node $MCP_JS stdio"
+}
+
+needs_everything() {
+	[ -z "$MCP_SKIP" ] || skip "$MCP_SKIP"
+}
+
+needs_python() {
+	command -v python3 >/dev/null || skip "no python3"
+	grower="python3 $top_srcdir/tests/helpers/mcp-growing.py"
+}
+
+# agent NAME JQ-ARGS... PROGRAM: writes agents/NAME.json from a jq program.
+agent() {
+	local name=$1
+	shift
+	jq -n "$@" >"$T/agents/$name.json"
+}
+
+# ring AGENT MESSAGE: one turn through the whole ring; $status, $output.
+ring() {
+	rm -f "$T/ring"
+	mkfifo "$T/ring"
+	run timeout 90 bash -c '
+		agentrt-decide <"$1/ring" |
+		agentrt-llm |
+		agentrt-tool -t "$1/tools" |
+		AGENTRT_AGENTS="$1/agents" agentrt-session run -a "$2" -m "$3" \
+		    --events "$1/events" >"$1/ring"' ring "$T" "$1" "$2"
+}
+
+# The error the turn ended with, as clients see it.
+turn_error() {
+	jq -r 'select(.type == "completion") | .error' "$T/events"
+}
+
+sid() {
+	agentrt-session ls | jq -r .id | head -1
+}
+
+# The recorded events of type T of the session, payloads, compact.
+logged() {
+	agentrt-session log "$(sid)" | jq -c --arg t "$1" \
+	    '.payload | select(.type == $t)'
+}
+
+@test "agentrt-tool answers tools.list: the server's tools as declarations, narrowed by globs" {
+	needs_everything
+	jq -nc --arg c "$server" '{type: "tools.list", session_id: "s1",
+	    id: "l1", server: "ev", command: $c, tools: ["get-s*", "echo"]}' \
+	    >"$T/in"
+	echo '{"type":"other","x":1}' >>"$T/in"
+	timeout 60 agentrt-tool -t "$T/tools" <"$T/in" >"$T/out" 2>"$T/err" ||
+	    fail "$(cat "$T/err")"
+	assert_eq "$(jq -c 'select(.type == "tools.listed") |
+	    [.session_id, .id, .server, [.tools[].name]]' "$T/out")" \
+	    '["s1","l1","ev",["echo","get-structured-content","get-sum"]]'
+	# inputSchema is input; the server's annotations and name go along.
+	assert_eq "$(jq -c 'select(.type == "tools.listed") | .tools[] |
+	    select(.name == "echo") | [.input.required, .annotations.readOnlyHint,
+	    .mcp_server, has("inputSchema")]' "$T/out")" '[["message"],true,"ev",false]'
+	assert_eq "$(jq -c 'select(.type == "tools.listed") | .tools[] |
+	    select(.name == "get-structured-content") | .output.type' "$T/out")" '"object"'
+	# What it does not own passes on.
+	assert_eq "$(jq -c 'select(.type == "other")' "$T/out")" '{"type":"other","x":1}'
+}
+
+@test "tools.list of a server that cannot run is answered with an error naming it" {
+	jq -nc '{type: "tools.list", session_id: "s1", id: "l1", server: "fs",
+	    command: "no-such-mcp-server-xyz --stdio"}' >"$T/in"
+	timeout 30 agentrt-tool -t "$T/tools" <"$T/in" >"$T/out" 2>"$T/err"
+	assert_eq "$(jq -c 'select(.type == "tools.listed") | [.id, .server,
+	    .error, has("tools")]' "$T/out")" \
+	    "[\"l1\",\"fs\",\"run 'no-such-mcp-server-xyz': not found in PATH\",false]"
+	grep -q "mcp server 'fs'" "$T/err"
+}
+
+@test "a ring: the agent calls a server's tool its file never declares; the store keeps the list" {
+	needs_everything
+	agent evsum --arg c "$server" '{model: "mock/script",
+	    mcp_servers: {ev: {command: $c, tools: ["get-sum", "echo"]}},
+	    mock: {script: [{tool_calls: [{name: "get-sum", arguments: {a: 17, b: 25}}]},
+	      {content: "the server said: {{tool}}"}]}}'
+	ring evsum add
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -c 'select(.type == "completion") | .text' "$T/events")" \
+	    '"the server said: The sum of 17 and 25 is 42."'
+	# Asked for before session.start went out, answered, recorded.
+	assert_eq "$(logged tools.requested | jq -c .servers)" '["ev"]'
+	assert_eq "$(logged tools.listed | jq -c '[.server, [.tools[].name]]')" \
+	    '["ev",["echo","get-sum"]]'
+	# The session's config holds them; the model was offered them.
+	assert_eq "$(agentrt-session show "$(sid)" | jq -c '[.config.tools[] |
+	    [.name, .mcp_server]]')" '[["echo","ev"],["get-sum","ev"]]'
+	assert_eq "$(logged llm.call.requested | head -1 | jq -c \
+	    '[.request.tools[] | (.name // .function.name)]')" '["echo","get-sum"]'
+}
+
+@test "globs narrow: a tool they do not pass is not declared, and a call to it is refused" {
+	needs_everything
+	agent narrow --arg c "$server" '{model: "mock/script",
+	    mcp_servers: {ev: {command: $c, tools: ["get-sum"]}},
+	    mock: {script: [{tool_calls: [{name: "echo", arguments: {message: "hi"}}]},
+	      {content: "got: {{tool}}"}]}}'
+	ring narrow go
+	assert_eq "$(logged tools.listed | jq -c '[.tools[].name]')" '["get-sum"]'
+	assert_eq "$(logged llm.call.requested | head -1 | jq -c \
+	    '[.request.tools[] | (.name // .function.name)]')" '["get-sum"]'
+	# The call never reached the server.
+	logged tool.call.errored | grep -q 'unknown tool' ||
+	    fail "$(agentrt-session log "$(sid)" | jq -c .payload)"
+	[ -z "$(logged tool.call.completed)" ]
+	# agentrt-tool alone refuses it too, whatever the line says.
+	jq -nc --arg c "$server" '{type: "decision.request", session_id: "s1",
+	    decision_id: "d1", agent: {model: "m", mcp_servers: {ev: {command: $c,
+	    tools: ["get-sum"]}}, tools: [{name: "echo", mcp_server: "ev"}]},
+	    trigger: {type: "tool.execute", id: "c1", attempt: 1, name: "echo",
+	    arguments: "{\"message\":\"hi\"}"}}' >"$T/in"
+	timeout 60 agentrt-tool -t "$T/tools" <"$T/in" >"$T/out" 2>"$T/err"
+	assert_eq "$(jq -c '.actions[0] | [.type, .code]' "$T/out")" '["tool.error","unknown_tool"]'
+}
+
+@test "env passes the variables it names to the server, and only those" {
+	needs_everything
+	jq -nc --arg c "$server" '{type: "decision.request", session_id: "s1",
+	    decision_id: "d1", agent: {model: "m", mcp_servers: {ev: {command: $c,
+	    env: ["MCP_SEEN"]}}, tools: [{name: "get-env", mcp_server: "ev"}]},
+	    trigger: {type: "tool.execute", id: "c1", attempt: 1, name: "get-env",
+	    arguments: "{}"}}' >"$T/in"
+	MCP_SEEN=visible-value MCP_UNSEEN=hidden-value \
+	    OPENAI_API_KEY=sk-proj-SENTINELsecret0000000000000000 \
+	    timeout 60 agentrt-tool -t "$T/tools" <"$T/in" >"$T/out" 2>"$T/err" ||
+	    fail "$(cat "$T/err")"
+	result=$(jq -r 'select(.type == "tool.result") | .result' "$T/out")
+	[[ "$result" == *visible-value* ]] || fail "not passed: $result"
+	[[ "$result" != *hidden-value* ]] || fail "passed: $result"
+	[[ "$result" != *SENTINEL* ]] || fail "a key got through: $result"
+}
+
+@test "list_changed: the tool stage sends a fresh tools.listed unasked" {
+	needs_python
+	jq -nc --arg c "$grower" '{type: "tools.list", session_id: "s1",
+	    id: "l1", server: "g", command: $c}' >"$T/in1"
+	jq -nc --arg c "$grower" '{type: "decision.request", session_id: "s1",
+	    decision_id: "d1", agent: {model: "m", mcp_servers: {g: {command: $c}},
+	    tools: [{name: "grow", mcp_server: "g"}]},
+	    trigger: {type: "tool.execute", id: "c1", attempt: 1, name: "grow",
+	    arguments: "{}"}}' >"$T/in2"
+	# The call goes in once the list is answered: a call that grew the
+	# list first would make the answer the grown list, and rightly so.
+	{ cat "$T/in1"
+	  for (( i = 0; i < 200; i++ )); do
+		grep -q tools.listed "$T/out" 2>/dev/null && break
+		sleep 0.05
+	  done
+	  cat "$T/in2"; sleep 2; } | timeout 30 agentrt-tool -t "$T/tools" \
+	    >"$T/out" 2>"$T/err" || fail "$(cat "$T/err")"
+	assert_eq "$(jq -c 'select(.type == "tools.listed") | [.id, [.tools[].name]]' "$T/out")" \
+	    "$(printf '%s\n' '["l1",["alpha","grow"]]' '[null,["alpha","grow","beta"]]')"
+	assert_eq "$(jq -c 'select(.type == "tool.result") | .result' "$T/out")" '"grown"'
+}
+
+@test "list_changed in a ring: the new list is recorded and the model may call the new tool" {
+	needs_python
+	agent grows --arg c "$grower" '{model: "mock/script",
+	    mcp_servers: {g: {command: $c}},
+	    mock: {script: [{tool_calls: [{name: "grow", arguments: {}}]},
+	      {tool_calls: [{name: "beta", arguments: {text: "hi"}}]},
+	      {content: "last: {{tool}}"}]}}'
+	ring grows go
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -c 'select(.type == "completion") | .text' "$T/events")" '"last: beta: hi"'
+	assert_eq "$(logged tools.listed | jq -c '[.id != null, [.tools[].name]]')" \
+	    "$(printf '%s\n' '[true,["alpha","grow"]]' '[false,["alpha","grow","beta"]]')"
+	assert_eq "$(logged agent.updated | tail -1 | jq -c '[.config.tools[].name]')" \
+	    '["alpha","grow","beta"]'
+}
+
+@test "replay sees the recorded list and starts no server" {
+	needs_everything
+	# The server is run through a script the test removes before replay.
+	printf '#!/bin/sh\nexec %s\n' "$server" >"$T/ev-server"
+	chmod +x "$T/ev-server"
+	agent evsum --arg c "$T/ev-server" '{model: "mock/script",
+	    mcp_servers: {ev: {command: $c, tools: ["get-sum"]}},
+	    mock: {script: [{tool_calls: [{name: "get-sum", arguments: {a: 1, b: 2}}]},
+	      {content: "said: {{tool}}"}]}}'
+	ring evsum add
+	[ "$status" -eq 0 ] || fail "$output"
+	agentrt-session export "$(sid)" >"$T/rec.ndjson"
+	rm "$T/ev-server"
+	run timeout 60 agentrt-session replay "$T/rec.ndjson"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -r .type <<<"$output")" replay.passed
+	new=$(jq -r .session <<<"$output")
+	assert_eq "$(agentrt-session log "$new" | jq -c '.payload |
+	    select(.type == "tools.listed") | [.server, [.tools[].name]]')" '["ev",["get-sum"]]'
+}
+
+@test "a server that cannot start fails the turn, naming it" {
+	agent broken '{model: "mock/script",
+	    mcp_servers: {fs: {command: "no-such-mcp-server-xyz"}},
+	    mock: {script: [{content: "never"}]}}'
+	ring broken hi
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	assert_eq "$(turn_error)" "mcp server 'fs': run 'no-such-mcp-server-xyz': not found in PATH"
+	[ -z "$(logged llm.call.requested)" ]
+}
+
+@test "without agentrt-tool in the ring, the turn fails saying so" {
+	agent alone '{model: "mock/script",
+	    mcp_servers: {fs: {command: "whatever"}},
+	    mock: {script: [{content: "never"}]}}'
+	rm -f "$T/ring"
+	mkfifo "$T/ring"
+	run timeout 30 bash -c 'agentrt-decide <"$1/ring" | agentrt-llm |
+		AGENTRT_AGENTS="$1/agents" agentrt-session run -a alone -m hi \
+		    --events "$1/events" >"$1/ring"' ring "$T"
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	assert_eq "$(turn_error)" "mcp server 'fs': no stage answered tools.list (is agentrt-tool in the ring?)"
+}
+
+@test "a tool name a server shares with the agent's own tools fails the turn, naming both" {
+	needs_python
+	agent clash --arg c "$grower" '{model: "mock/script",
+	    tools: [{name: "alpha", input: {type: "object"}}],
+	    mcp_servers: {g: {command: $c}},
+	    mock: {script: [{content: "never"}]}}'
+	ring clash hi
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	assert_eq "$(turn_error)" "tool 'alpha' of mcp server 'g' clashes with the agent's own tool 'alpha'"
+}
+
+@test "a bad mcp_servers fails at agent load, naming the member" {
+	agent b1 '{model: "mock/script", mcp_servers: ["fs"]}'
+	agent b2 '{model: "mock/script", mcp_servers: {fs: {tools: ["x"]}}}'
+	agent b3 '{model: "mock/script", mcp_servers: {fs: {command: "x", tools: "read_*"}}}'
+	for a in b1 b2 b3; do
+		run agentrt-session run --agents "$T/agents" -a $a -m hi </dev/null
+		[ "$status" -eq 1 ] || fail "$a: status $status: $output"
+		case $a in
+		b1) [[ "$output" == *"field 'mcp_servers': expected an object"* ]] ;;
+		b2) [[ "$output" == *"mcp_servers.fs.command: expected a non-empty string"* ]] ;;
+		b3) [[ "$output" == *"mcp_servers.fs.tools: expected an array of glob strings"* ]] ;;
+		esac || fail "$a: $output"
+	done
+	assert_eq "$(agentrt-session ls -q)" ""
+}
+
+@test "a server still starting holds only its tools.list: other calls go on" {
+	needs_python
+	echo '"hello"' >"$T/tools/hi.jq"
+	{ jq -nc --arg c "sh -c 'sleep 1; exec $grower'" '{type: "tools.list",
+	    session_id: "s1", id: "l1", server: "g", command: $c}'
+	  jq -nc '{type: "decision.request", session_id: "s1", decision_id: "d1",
+	    trigger: {type: "tool.execute", id: "c1", attempt: 1, name: "hi",
+	    arguments: "{}"}}'; } >"$T/in"
+	timeout 30 agentrt-tool -t "$T/tools" <"$T/in" >"$T/out" 2>"$T/err" ||
+	    fail "$(cat "$T/err")"
+	assert_eq "$(jq -c '[.type, (.actions[0].result // [.tools[].name])]' "$T/out")" \
+	    "$(printf '%s\n' '["decision.response","hello"]' '["tools.listed",["alpha","grow"]]')"
+}
