@@ -256,7 +256,7 @@ text_part(jv text)
 static jv
 tool_images_out(jv out, jv *images, int *n)
 {
-	jv c = art_json_field(&out, "content"), text = jv_string(""), img;
+	jv c = art_json_field(&out, "content"), text = jv_string(""), img, t;
 	const char *id = art_json_str(&out, "tool_call_id");
 	int k = 0;
 
@@ -278,7 +278,15 @@ tool_images_out(jv out, jv *images, int *n)
 			    part);
 			continue;
 		}
-		text = jv_string_concat(text, art_json_field(&part, "text"));
+		/* A part of another kind (file, audio…) is named, not sent. */
+		if ((t = art_json_field(&part, "text"), jv_get_kind(t)) !=
+		    JV_KIND_STRING) {
+			jv_free(t);
+			t = jv_string_fmt("[%s part]", art_json_str(&part,
+			    "type") != NULL ? art_json_str(&part, "type") :
+			    "unknown");
+		}
+		text = jv_string_concat(text, t);
 		jv_free(part);
 	}
 	jv_free(c);

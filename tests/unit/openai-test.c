@@ -336,6 +336,22 @@ test_tool_images_follow_in_a_user_message(void)
 	    "a tool message keeps the text; its image goes in a user message "
 	    "after the run of tool messages");
 	jv_free(req);
+
+	/* Parts with no text beside the image are named, not a crash. */
+	req = parse("{\"messages\":[{\"role\":\"tool\",\"tool_call_id\":"
+	    "\"t1\",\"content\":[{\"type\":\"file\",\"file\":{}},\"bare\","
+	    "{\"type\":\"text\",\"text\":7},{\"type\":\"image_url\","
+	    "\"image_url\":{\"url\":\"data:image/png;base64,AAAA\"}}]}]}");
+	body = W->request(&req, "m", false, &err);
+	ok(is_json(body, "{\"model\":\"m\",\"messages\":["
+	    "{\"role\":\"tool\",\"content\":\"[file part]\\n[unknown part]"
+	    "\\n[text part]\\n[image 1: in the user message after the tool "
+	    "results]\",\"tool_call_id\":\"t1\"},"
+	    "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
+	    "\"[image 1, from tool call t1]\"},{\"type\":\"image_url\","
+	    "\"image_url\":{\"url\":\"data:image/png;base64,AAAA\"}}]}]}"),
+	    "a tool message's parts of other kinds beside an image are named");
+	jv_free(req);
 }
 
 /* request() on text fails with bad_request naming want. */
