@@ -783,6 +783,49 @@ eng_normalized(struct cx *c, jv view, const char *h)
 	return out;
 }
 
+/*
+ * resp (consumed) with its agent's mcp_servers those of the session's
+ * agent file (the session.start decision's agent_file, else the config
+ * in force): a server is a command agentrt-tool runs, so only the file
+ * the user wrote may name one, never a decision (a worker's answer).
+ * jv_invalid() when the store cannot be read.
+ */
+static jv
+file_servers(struct cx *c, const jv *live, jv resp)
+{
+	jv agent = art_json_field(&resp, "agent"), src, sv;
+	char h[ART_ID_MAX + 1];
+
+	if (jv_get_kind(agent) != JV_KIND_OBJECT) {
+		jv_free(agent);
+		return resp;
+	}
+	src = art_json_field(live, "agent_file");
+	if (jv_get_kind(src) != JV_KIND_OBJECT) {
+		jv_free(src);
+		if (eng_head(c, h, sizeof(h)) == -1) {
+			jv_free(agent);
+			jv_free(resp);
+			return jv_invalid();
+		}
+		if (!jv_is_valid(src = eng_config_at(c, h))) {
+			jv_free(agent);
+			jv_free(resp);
+			return jv_invalid();
+		}
+	}
+	sv = jv_get_kind(src) == JV_KIND_OBJECT ? art_json_field(&src,
+	    "mcp_servers") : jv_null();
+	jv_free(src);
+	if (jv_get_kind(sv) == JV_KIND_OBJECT)
+		agent = jv_object_set(agent, jv_string("mcp_servers"), sv);
+	else {
+		jv_free(sv);
+		agent = jv_object_delete(agent, jv_string("mcp_servers"));
+	}
+	return jv_object_set(resp, jv_string("agent"), agent);
+}
+
 int
 eng_apply_response(struct cx *c, const jv *live, const jv *r)
 {
@@ -796,6 +839,8 @@ eng_apply_response(struct cx *c, const jv *live, const jv *r)
 	resp = jv_object_delete(resp, jv_string("type"));
 	resp = jv_object_delete(resp, jv_string("session_id"));
 	resp = jv_object_delete(resp, jv_string("decision_id"));
+	if (!jv_is_valid(resp = file_servers(c, live, resp)))
+		return -1;
 	if (check_response(c, &resp) == -1 || eng_rec(c, set(set(
 	    obj("decision.completed"), "id", jv_string(id)), "response",
 	    recorded_response(&resp))) == -1 ||

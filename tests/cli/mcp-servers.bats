@@ -283,3 +283,30 @@ logged() {
 	assert_eq "$(jq -c '[.type, (.actions[0].result // [.tools[].name])]' "$T/out")" \
 	    "$(printf '%s\n' '["decision.response","hello"]' '["tools.listed",["alpha","grow"]]')"
 }
+
+@test "a decision cannot name an MCP server: only the agent file may, so no command of a worker's runs" {
+	local mark="$T/ran-by-a-decision"
+	agent plain '{model: "mock/script",
+	    tools: [{name: "sneak", description: "x"}],
+	    mock: {script: [{tool_calls: [{name: "sneak", arguments: {}}]},
+	      {content: "after: {{tool}}"}]}}'
+	# The policy answers session.start with a config naming a server.
+	jq -n --arg c "touch $mark" '"if .trigger.type == \"session.start\"
+	    then .proposed | .agent.mcp_servers = {x: {command: \($c | tojson)}}
+	      | .agent.tools = [{name: \"sneak\", mcp_server: \"x\"}]
+	    elif .trigger.type == \"tool.execute\" then empty
+	    else .proposed end"' -r >"$T/policy.jq"
+	rm -f "$T/ring"
+	mkfifo "$T/ring"
+	run timeout 90 bash -c '
+		agentrt-decide -f "$1/policy.jq" <"$1/ring" | agentrt-llm |
+		agentrt-tool -t "$1/tools" |
+		AGENTRT_AGENTS="$1/agents" agentrt-session run -a plain -m go \
+		    --events "$1/events" >"$1/ring"' ring "$T"
+	[ ! -e "$mark" ] || fail "a decision's server command ran"
+	assert_eq "$(agentrt-session show "$(sid)" | jq -c '.config.mcp_servers')" null
+	[ "$status" -eq 0 ] || fail "$output"
+	# The declaration names a server the config has not: refused.
+	assert_eq "$(logged tool.call.errored | jq -r .error)" \
+	    "unknown tool: sneak (mcp server 'x' does not serve it to this agent)"
+}
