@@ -37,6 +37,13 @@
 #define MCP_START_MS	30000
 /* How often another live stage's attempt is looked for in the outbox. */
 #define WATCH_MS	100
+/*
+ * The sessions an agent's server tells of a list change, at most: the
+ * last ones to ask or call, so that a long-lived stage does not keep
+ * every session it ever served.  One that falls out is told again once
+ * it next calls the server.
+ */
+#define MAX_SUBS	256
 
 /*
  * An MCP server whose tools this stage serves: one of --mcp, or one an
@@ -49,6 +56,7 @@ struct server {
 	jv		 names;		/* served name -> the server's */
 	size_t		 nfds;		/* pollfds filled last */
 	char		*name, *command;	/* an agent's; else NULL */
+	jv		 envkey;	/* an agent's: its env names, dumped */
 	jv		 subs;		/* [{session_id, tools}] told of it */
 	jv		 asks;		/* tools.list lines to answer */
 	unsigned	 gen;		/* the list they were told of */
@@ -865,6 +873,7 @@ open_server(struct art_toolrun *tr, size_t i, struct art_err *err)
 	sv->names = jv_object();
 	sv->subs = jv_array();
 	sv->asks = jv_array();
+	sv->envkey = jv_null();
 	if ((argv = art_mcp_argv(spec, &sv->prefix, err)) == NULL)
 		return -1;	/* its message names the spec */
 	/* The server's environment is a tool's: no provider key. */
@@ -909,6 +918,7 @@ close_servers(struct art_toolrun *tr)
 		free(tr->servers[i].prefix);
 		free(tr->servers[i].name);
 		free(tr->servers[i].command);
+		jv_free(tr->servers[i].envkey);
 	}
 	free(tr->servers);
 	tr->servers = NULL;
@@ -1120,6 +1130,7 @@ drop_last_server(struct art_toolrun *tr)
 	jv_free(sv->asks);
 	free(sv->name);
 	free(sv->command);
+	jv_free(sv->envkey);
 	tr->nservers--;
 }
 
@@ -1139,7 +1150,7 @@ agent_server(struct art_toolrun *tr, const char *name, const jv *spec,
 	struct server *sv, *grown;
 	char **argv, **env, *prefix = NULL;
 	const char **pass;
-	jv penv;
+	jv penv, envkey;
 	size_t i;
 
 	if (cmd == NULL) {
@@ -1147,18 +1158,26 @@ agent_server(struct art_toolrun *tr, const char *name, const jv *spec,
 		    name);
 		return NULL;
 	}
+	/* One server per name, command and env: env is what it was given. */
+	penv = art_json_field(spec, "env");
+	envkey = jv_dump_string(jv_copy(penv), JV_PRINT_SORTED);
 	for (i = 0; i < tr->nservers; i++) {
 		sv = &tr->servers[i];
 		if (sv->name != NULL && strcmp(sv->name, name) == 0 &&
-		    strcmp(sv->command, cmd) == 0)
+		    strcmp(sv->command, cmd) == 0 &&
+		    jv_equal(jv_copy(sv->envkey), jv_copy(envkey))) {
+			jv_free(penv);
+			jv_free(envkey);
 			return sv;
+		}
 	}
 	if ((argv = art_mcp_argv(cmd, &prefix, err)) == NULL) {
 		art_err_prefix(err, "mcp server '%s'", name);
+		jv_free(penv);
+		jv_free(envkey);
 		return NULL;
 	}
 	free(prefix);	/* a "NAME=" in an agent's command is its own */
-	penv = art_json_field(spec, "env");
 	pass = pass_names(tr, &penv);
 	env = pass != NULL ? art_tools_env(tr->c.env, pass, "", "", 0) : NULL;
 	free(pass);
@@ -1174,7 +1193,9 @@ agent_server(struct art_toolrun *tr, const char *name, const jv *spec,
 		sv->asks = jv_array();
 		sv->name = strdup(name);
 		sv->command = strdup(cmd);
-	}
+		sv->envkey = envkey;
+	} else
+		jv_free(envkey);
 	if (grown == NULL || sv->name == NULL || sv->command == NULL) {
 		if (grown != NULL)
 			drop_last_server(tr);
@@ -1193,6 +1214,7 @@ agent_server(struct art_toolrun *tr, const char *name, const jv *spec,
 		drop_last_server(tr);	/* the next ask tries again */
 		return NULL;
 	}
+	art_mcp_set_progress(sv->m, mcp_progress);
 	return sv;
 }
 
@@ -1244,6 +1266,9 @@ subscribe(struct server *sv, const char *sid, const jv *globs)
 		jv_free(s);
 		(void)i;
 	}
+	/* The oldest go first: a long-lived stage hears of many sessions. */
+	if (!known && jv_array_length(jv_copy(sv->subs)) >= MAX_SUBS)
+		sv->subs = jv_array_slice(sv->subs, 1, MAX_SUBS);
 	if (!known)
 		sv->subs = jv_array_append(sv->subs, jv_object_set(
 		    jv_object_set(jv_object(), jv_string("session_id"),

@@ -310,3 +310,63 @@ logged() {
 	assert_eq "$(logged tool.call.errored | jq -r .error)" \
 	    "unknown tool: sneak (mcp server 'x' does not serve it to this agent)"
 }
+
+@test "one server per name, command and env: agents that pass other variables get their own" {
+	needs_everything
+	local e
+	for e in MCP_SEEN MCP_OTHER; do
+		jq -nc --arg c "$server" --arg e "$e" '{type: "decision.request",
+		    session_id: "s-\($e)", decision_id: "d-\($e)", agent: {model: "m",
+		    mcp_servers: {ev: {command: $c, env: [$e]}},
+		    tools: [{name: "get-env", mcp_server: "ev"}]},
+		    trigger: {type: "tool.execute", id: "c-\($e)", attempt: 1,
+		    name: "get-env", arguments: "{}"}}'
+	done >"$T/in"
+	MCP_SEEN=seen-value MCP_OTHER=other-value \
+	    timeout 60 agentrt-tool -t "$T/tools" <"$T/in" >"$T/out" 2>"$T/err" ||
+	    fail "$(cat "$T/err")"
+	result=$(jq -r 'select(.type == "tool.result" and .id == "c-MCP_OTHER") |
+	    .result' "$T/out")
+	[[ "$result" == *other-value* ]] || fail "not its own server: $result"
+	[[ "$result" != *seen-value* ]] || fail "the first agent's server: $result"
+}
+
+@test "an agent's server sends progress as tool.progress lines" {
+	needs_everything
+	jq -nc --arg c "$server" '{type: "decision.request", session_id: "s1",
+	    decision_id: "d1", agent: {model: "m", mcp_servers: {ev: {command: $c}},
+	    tools: [{name: "trigger-long-running-operation", mcp_server: "ev"}]},
+	    trigger: {type: "tool.execute", id: "c1", attempt: 1,
+	    name: "trigger-long-running-operation",
+	    arguments: "{\"duration\":0.3,\"steps\":3}"}}' >"$T/in"
+	timeout 60 agentrt-tool -t "$T/tools" <"$T/in" >"$T/out" 2>"$T/err" ||
+	    fail "$(cat "$T/err")"
+	assert_eq "$(jq -c 'select(.type == "tool.progress") | [.id, .progress]' \
+	    "$T/out" | head -1)" '["c1",1]'
+	assert_eq "$(jq -r 'select(.type == "tool.result") | .id' "$T/out")" c1
+}
+
+@test "a server tells at most 256 sessions of a list change: the last to ask" {
+	needs_python
+	local i
+	for (( i = 1; i <= 300; i++ )); do
+		printf '{"type":"tools.list","session_id":"s%d","id":"l%d","server":"g","command":"%s"}\n' \
+		    "$i" "$i" "$grower"
+	done >"$T/in1"
+	jq -nc --arg c "$grower" '{type: "decision.request", session_id: "s300",
+	    decision_id: "d1", agent: {model: "m", mcp_servers: {g: {command: $c}},
+	    tools: [{name: "grow", mcp_server: "g"}]},
+	    trigger: {type: "tool.execute", id: "c1", attempt: 1, name: "grow",
+	    arguments: "{}"}}' >"$T/in2"
+	{ cat "$T/in1"
+	  for (( i = 0; i < 200; i++ )); do
+		[ "$(grep -c tools.listed "$T/out" 2>/dev/null)" -ge 300 ] && break
+		sleep 0.05
+	  done
+	  cat "$T/in2"; sleep 2; } | timeout 30 agentrt-tool -t "$T/tools" \
+	    >"$T/out" 2>"$T/err" || fail "$(cat "$T/err")"
+	assert_eq "$(jq -c 'select(.type == "tools.listed" and .id == null) |
+	    .session_id' "$T/out" | wc -l)" 256
+	assert_eq "$(jq -r 'select(.type == "tools.listed" and .id == null) |
+	    .session_id' "$T/out" | head -1)" s45
+}
