@@ -1608,8 +1608,12 @@ stream_result(struct art_wire_stream *st, jv *resp, jv *error)
 			if (b->kind == THINKING)
 				a.reasoning = join(a.reasoning,
 				    jv_copy(b->text));
-			a.thinking = jv_array_append(a.thinking,
-			    thinking_block(b));
+			/* Only a whole block, signed, can be sent back. */
+			if (b->stopped && (b->kind == REDACTED ||
+			    (jv_get_kind(b->sig) == JV_KIND_STRING &&
+			    jv_string_length_bytes(jv_copy(b->sig)) > 0)))
+				a.thinking = jv_array_append(a.thinking,
+				    thinking_block(b));
 		} else if (b->kind == TOOL && b->stopped)
 			a.calls = jv_array_append(a.calls, tool_call(
 			    jv_copy(b->id), jv_copy(b->name),

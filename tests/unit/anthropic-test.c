@@ -1203,6 +1203,43 @@ test_stream_cut_short(void)
 	run_free(&r);
 }
 
+/* A thinking block cut short (no stop, or no signature) is not kept. */
+static void
+test_stream_unsigned_thinking_is_not_kept(void)
+{
+	struct run r;
+	jv resp = jv_null(), error = jv_null(), blocks;
+	int rc;
+
+	run_text(&r, START
+	    "event: content_block_start\ndata: {\"type\":\"content_block_start"
+	    "\",\"index\":0,\"content_block\":{\"type\":\"thinking\","
+	    "\"thinking\":\"\"}}\n\n"
+	    "event: content_block_delta\ndata: {\"type\":\"content_block_delta"
+	    "\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\","
+	    "\"thinking\":\"Hmm\"}}\n\n"
+	    "event: content_block_stop\ndata: {\"type\":\"content_block_stop\","
+	    "\"index\":0}\n\n"
+	    "event: content_block_start\ndata: {\"type\":\"content_block_start"
+	    "\",\"index\":1,\"content_block\":{\"type\":\"thinking\","
+	    "\"thinking\":\"\"}}\n\n"
+	    "event: content_block_delta\ndata: {\"type\":\"content_block_delta"
+	    "\",\"index\":1,\"delta\":{\"type\":\"signature_delta\","
+	    "\"signature\":\"EqQB\"}}\n\n"
+	    "data: {\"type\":\"message_stop\"}\n\n");
+	rc = W->stream_result(r.st, &resp, &error);
+	blocks = rc == 0 ? art_json_field(&resp, "thinking_blocks") : jv_null();
+	ok(rc == 0 && (jv_get_kind(blocks) == JV_KIND_NULL ||
+	    jv_array_length(jv_copy(blocks)) == 0) &&
+	    is_json(art_json_field(&resp, "reasoning"), "\"Hmm\""),
+	    "a thinking block with no signature, or never stopped, is not kept "
+	    "to be sent back; its text stays reasoning");
+	jv_free(blocks);
+	jv_free(resp);
+	jv_free(error);
+	run_free(&r);
+}
+
 static void
 test_stream_thinking_and_cache_usage(void)
 {
@@ -1477,6 +1514,7 @@ main(void)
 	test_stream_thinking_and_cache_usage();
 	test_stream_refusal();
 	test_stream_message_stop_without_message_delta();
+	test_stream_unsigned_thinking_is_not_kept();
 	test_stream_thinking_blocks_keep_signatures();
 	test_request_thinking_blocks();
 	test_stream_chunking_does_not_matter();
