@@ -90,7 +90,11 @@ layer(jv config, const char *server, const jv *tools, char *why, size_t n)
 		if (jv_is_valid(kept) && name != NULL) {
 			names = jv_object_set(names, jv_string(name),
 			    jv_string(server));
-			kept = jv_array_append(kept, jv_copy(t));
+			/* Stamped, whoever made the line: the next list of
+			 * this server replaces it, and its calls go there. */
+			kept = jv_array_append(kept, jv_get_kind(t) ==
+			    JV_KIND_OBJECT ? set(jv_copy(t), "mcp_server",
+			    jv_string(server)) : jv_copy(t));
 		}
 		jv_free(t);
 		(void)i;

@@ -370,3 +370,22 @@ logged() {
 	assert_eq "$(jq -r 'select(.type == "tools.listed" and .id == null) |
 	    .session_id' "$T/out" | head -1)" s45
 }
+
+@test "a server's tools are stamped with its name, whoever made the tools.listed line" {
+	agent stamp '{model: "mock/script", mcp_servers: {x: {command: "never-run"}},
+	    mock: {script: [{content: "ok"}]}}'
+	rm -f "$T/ring"
+	mkfifo "$T/ring"
+	# A tool stage of our own making, whose list names no server.
+	run timeout 60 bash -c '
+		agentrt-decide <"$1/ring" | agentrt-llm |
+		jq -c --unbuffered "if .type == \"tools.list\" then
+		    {type: \"tools.listed\", session_id, id, server,
+		     tools: [{name: \"t1\", input: {type: \"object\"}}]}
+		    else . end" |
+		AGENTRT_AGENTS="$1/agents" agentrt-session run -a stamp -m go \
+		    --events "$1/events" >"$1/ring"' ring "$T"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(agentrt-session show "$(sid)" | jq -c '[.config.tools[] |
+	    [.name, .mcp_server]]')" '[["t1","x"]]'
+}
