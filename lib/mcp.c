@@ -80,6 +80,7 @@ struct art_mcp {
 	jv		  tools, listing;
 	/* A refresh on tools/list_changed: its request, its pages so far. */
 	int64_t		  relist_id;	/* 0: none in flight */
+	int64_t		  relist_due;	/* when an unanswered one is given up */
 	int		  relist_pages;
 	bool		  relist_again;	/* changed again meanwhile */
 	jv		  relisting;
@@ -708,6 +709,10 @@ become_ready(struct art_mcp *m)
 	m->st = ST_READY;
 	m->generation++;
 	m->relist_id = 0;
+	m->relist_again = false;
+	m->relist_pages = 0;
+	jv_free(m->relisting);
+	m->relisting = jv_array();
 	send_waiting(m);
 }
 
@@ -789,8 +794,32 @@ relist_page(struct art_mcp *m, const char *cursor)
 	if (cursor != NULL)
 		p = jv_object_set(p, jv_string("cursor"), jv_string(cursor));
 	m->relist_pages++;
-	if ((m->relist_id = request(m, "tools/list", p)) == -1)
-		m->relist_id = 0;
+	m->relist_due = now_ms() + m->startup_ms;
+	if ((m->relist_id = request(m, "tools/list", p)) == -1) {
+		m->relist_id = 0;	/* the old list stays */
+		jv_free(m->relisting);
+		m->relisting = jv_array();
+	}
+}
+
+static void	list_changed(struct art_mcp *);
+
+/*
+ * A refresh the server has not answered within the startup limit is
+ * given up (the old list stays), so that a later change still asks.
+ */
+static void
+relist_expire(struct art_mcp *m, int64_t now)
+{
+	if (m->st != ST_READY || m->relist_id == 0 || now < m->relist_due)
+		return;
+	m->relist_id = 0;
+	jv_free(m->relisting);
+	m->relisting = jv_array();
+	if (m->relist_again) {
+		m->relist_again = false;
+		list_changed(m);
+	}
 }
 
 static void
@@ -1447,6 +1476,8 @@ art_mcp_timeout(const struct art_mcp *m)
 			due = c->deadline;
 	if ((m->st == ST_INIT || m->st == ST_LIST) && m->due < due)
 		due = m->due;
+	if (m->st == ST_READY && m->relist_id != 0 && m->relist_due < due)
+		due = m->relist_due;
 	if (m->st == ST_DYING) {
 		if (m->due < due)
 			due = m->due;
@@ -1492,6 +1523,7 @@ art_mcp_work(struct art_mcp *m, const struct pollfd *pfd, size_t n)
 	if (m->st == ST_DEAD)
 		return;
 	expire_calls(m, now);
+	relist_expire(m, now);
 	if ((m->st == ST_INIT || m->st == ST_LIST) && now >= m->due)
 		startup_timeout(m);
 }

@@ -689,6 +689,35 @@ test_fake_server(void)
 	ok(group_is_gone(pgid), "fake: nothing left after free");
 }
 
+static bool
+generation_past(struct art_mcp *m, const void *arg)
+{
+	return art_mcp_tools_generation(m) > *(const unsigned *)arg;
+}
+
+/* A refresh the server never answers is given up; the next one asks. */
+static void
+test_unanswered_relist_is_given_up(void)
+{
+	struct art_mcp *m = start_fake("relist", 300);
+	struct art_err err;
+	struct got g = { 0 };
+	unsigned gen;
+
+	if (!ok(m != NULL, "relist: starts"))
+		return;
+	ok(art_mcp_wait_ready(m, &err) == 0, "relist: ready");
+	gen = art_mcp_tools_generation(m);
+	ok(call(m, "change", "{}", LONG_MS, &g) && pump(m, never, NULL, 600) ==
+	    false && art_mcp_tools_generation(m) == gen,
+	    "relist: an unanswered refresh keeps the old list");
+	ok(call(m, "change", "{}", LONG_MS, &g) && pump(m, generation_past,
+	    &gen, LONG_MS), "relist: once given up, the next change refreshes "
+	    "the list");
+	got_release(&g);
+	art_mcp_free(m);
+}
+
 static void
 test_initialize_error_is_final(void)
 {
@@ -914,6 +943,7 @@ struct fake {
 	const char	*mode;
 	jv		 held;		/* [[id, n], …] of "hold" calls */
 	jv		 log;		/* what the client sent us, as text */
+	int		 lists;		/* tools/list requests seen */
 };
 
 static void
@@ -966,7 +996,11 @@ fake_call(struct fake *f, const jv *id, const jv *params)
 		fake_fds(id);
 	else if (strcmp(name, "replies") == 0)
 		answer(id, text_result(jv_string_value(f->log)));
-	else if (strcmp(name, "exit") == 0) {
+	else if (strcmp(name, "change") == 0) {
+		say("{\"jsonrpc\":\"2.0\",\"method\":"
+		    "\"notifications/tools/list_changed\"}");
+		answer(id, text_result("changed"));
+	} else if (strcmp(name, "exit") == 0) {
 		fputs("fake: bye\n", stderr);
 		_exit(3);	/* no leak check in a child that quits early */
 	}
@@ -992,8 +1026,12 @@ fake_message(struct fake *f, jv msg)
 		f->log = jv_string_concat(f->log, jv_string_fmt("cancelled "
 		    "%.0f\n", jv_number_value(jv_object_get(jv_copy(params),
 		    jv_string("requestId")))));
-	else if (strcmp(method, "tools/list") == 0)
-		fake_list(&id, &params);
+	else if (strcmp(method, "tools/list") == 0) {
+		/* "relist": the first refresh (after the two startup
+		 * pages) is never answered. */
+		if (strcmp(f->mode, "relist") != 0 || ++f->lists != 3)
+			fake_list(&id, &params);
+	}
 	else if (strcmp(method, "tools/call") == 0)
 		fake_call(f, &id, &params);
 	jv_free(params);
@@ -1004,7 +1042,7 @@ fake_message(struct fake *f, jv msg)
 static int
 fake_server(const char *mode)
 {
-	struct fake f = { mode, jv_array(), jv_string("") };
+	struct fake f = { mode, jv_array(), jv_string(""), 0 };
 	struct art_err err;
 	char *line = NULL;
 	size_t cap = 0;
@@ -1102,6 +1140,7 @@ main(int argc, char *argv[])
 	test_silent_server_times_out();
 	test_initialize_error_is_final();
 	test_fake_server();
+	test_unanswered_relist_is_given_up();
 	if ((skip = find_server()) != NULL)
 		tap_skip("real: %s", skip);
 	else
