@@ -28,6 +28,7 @@
 
 #include "clock.h"
 #include "json.h"
+#include "parts.h"
 #include "utf8.h"
 
 #define MAX_TOKENS	4096	/* the API requires max_tokens */
@@ -432,23 +433,6 @@ assistant(const jv *m, int i, struct art_err *err)
 	return turn("assistant", c);
 }
 
-/* Does m's content hold an image_url part? */
-static bool
-has_image(const jv *m)
-{
-	jv c = art_json_field(m, "content");
-	bool yes = false;
-
-	if (jv_get_kind(c) == JV_KIND_ARRAY)
-		jv_array_foreach(c, j, part) {
-			yes = yes || is(art_json_str(&part, "type"),
-			    "image_url");
-			jv_free(part);
-		}
-	jv_free(c);
-	return yes;
-}
-
 static jv
 tool_result(const jv *m, int i, struct art_err *err)
 {
@@ -461,7 +445,7 @@ tool_result(const jv *m, int i, struct art_err *err)
 		return jv_invalid();
 	}
 	/* tool_result content may hold image blocks: parts go as blocks. */
-	text = has_image(m) ? content(m, i, err) : text_of(m, i, err);
+	text = art_parts_has_image(m) ? content(m, i, err) : text_of(m, i, err);
 	if (!jv_is_valid(text))
 		return text;
 	b = art_json_set(jv_object(), "type", jv_string("tool_result"));

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "parts.h"
 
 #define QUOTE_MAX	200	/* bytes quoted of a body that says nothing */
 #define MAX_CALLS	1024	/* a tool call index past this is garbage */
@@ -293,22 +294,6 @@ tool_images_out(jv out, jv *images, int *n)
 	return art_json_set(out, "content", text);
 }
 
-static bool
-has_image(const jv *msg)
-{
-	jv c = art_json_field(msg, "content");
-	bool yes = false;
-
-	if (jv_get_kind(c) == JV_KIND_ARRAY)
-		jv_array_foreach(c, j, part) {
-			yes = yes || is(art_json_str(&part, "type"),
-			    "image_url");
-			jv_free(part);
-		}
-	jv_free(c);
-	return yes;
-}
-
 /* The user message carrying images, if any; *images is emptied. */
 static jv
 flush_images(jv out, jv *images)
@@ -343,7 +328,7 @@ messages_out(const jv *req, struct art_err *err)
 		}
 		if (!is(art_json_str(&msg, "role"), "tool"))
 			out = flush_images(out, &images);
-		else if (has_image(&msg))
+		else if (art_parts_has_image(&msg))
 			m = tool_images_out(m, &images, &n);
 		jv_free(msg);
 		out = jv_array_append(out, m);

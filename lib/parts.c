@@ -46,6 +46,23 @@ art_parts_is(const jv *v)
 	return images > 0 && bad == 0;
 }
 
+bool
+art_parts_has_image(const jv *msg)
+{
+	jv c = art_json_field(msg, "content");
+	bool yes = false;
+
+	if (jv_get_kind(c) == JV_KIND_ARRAY)
+		jv_array_foreach(c, j, part) {
+			yes = yes || (jv_get_kind(part) == JV_KIND_OBJECT &&
+			    is_type(&part, "image_url"));
+			jv_free(part);
+			(void)j;
+		}
+	jv_free(c);
+	return yes;
+}
+
 /* Decoded size of base64 text, ignoring padding. */
 static size_t
 b64_size(const char *s)

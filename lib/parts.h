@@ -23,6 +23,13 @@
 bool	art_parts_is(const jv *v);
 
 /*
+ * Does msg's "content" (msg borrowed, a message of any shape) hold an
+ * image_url part?  Looser than art_parts_is(): other parts may be there
+ * too, as in a message a client or a worker wrote.
+ */
+bool	art_parts_has_image(const jv *msg);
+
+/*
  * parts (borrowed; art_parts_is()) as one string the caller owns: the
  * text parts' texts and, for each image, "[image MIME, N bytes]" (N the
  * decoded size of a base64 data URL; "[image URL]" for another URL),

@@ -105,6 +105,27 @@ test_cap_keeps_what_fits_and_says_what_not(void)
 	jv_free(q);
 }
 
+static bool
+has_image(const char *msg)
+{
+	jv v = j(msg);
+	bool r = art_parts_has_image(&v);
+
+	jv_free(v);
+	return r;
+}
+
+static void
+test_a_message_holds_an_image(void)
+{
+	ok(has_image("{\"role\":\"tool\",\"content\":[\"bare\",{\"type\":"
+	    "\"file\"}," IMG "]}"), "an image among other parts is seen");
+	ok(!has_image("{\"content\":[{\"type\":\"text\",\"text\":\"a\"},7]}"),
+	    "no image_url part: none");
+	ok(!has_image("{\"content\":\"image_url\"}"), "a string content: none");
+	ok(!has_image("[1]"), "not a message: none");
+}
+
 int
 main(void)
 {
@@ -112,5 +133,6 @@ main(void)
 	test_text_names_each_image();
 	test_texts_go_out_and_back();
 	test_cap_keeps_what_fits_and_says_what_not();
+	test_a_message_holds_an_image();
 	return tap_done();
 }
