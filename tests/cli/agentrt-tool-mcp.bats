@@ -6,18 +6,8 @@
 
 load lib
 
-# The server, installed by make mcp-server into a cache shared with
-# tests/unit/mcp-test; make check names its script in $MCP_SERVER_JS.
 setup_file() {
-	export MCP_JS="${MCP_SERVER_JS:-}"
-	export MCP_SKIP=
-	if ! command -v node >/dev/null; then
-		MCP_SKIP="no node on this machine"
-	elif ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)'; then
-		MCP_SKIP="node $(node --version) is older than 20, which the server needs"
-	elif [ -z "$MCP_JS" ] || [ ! -f "$MCP_JS" ]; then
-		MCP_SKIP="the MCP server is not installed (make mcp-server)"
-	fi
+	mcp_server_setup
 }
 
 setup() {

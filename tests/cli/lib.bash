@@ -76,3 +76,19 @@ stop_server() {
 		srv_pid=
 	fi
 }
+
+# mcp_server_setup: $MCP_JS, the script of the real MCP server that make
+# mcp-server installs into a cache shared with tests/unit/mcp-test (make
+# check names it in $MCP_SERVER_JS), and $MCP_SKIP, why its tests are
+# skipped ("" when they run).  For a setup_file.
+mcp_server_setup() {
+	export MCP_JS="${MCP_SERVER_JS:-}"
+	export MCP_SKIP=
+	if ! command -v node >/dev/null; then
+		MCP_SKIP="no node on this machine"
+	elif ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)'; then
+		MCP_SKIP="node $(node --version) is older than 20, which the server needs"
+	elif [ -z "$MCP_JS" ] || [ ! -f "$MCP_JS" ]; then
+		MCP_SKIP="the MCP server is not installed (make mcp-server)"
+	fi
+}

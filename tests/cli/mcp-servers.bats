@@ -7,15 +7,7 @@
 load lib
 
 setup_file() {
-	export MCP_JS="${MCP_SERVER_JS:-}"
-	export MCP_SKIP=
-	if ! command -v node >/dev/null; then
-		MCP_SKIP="no node on this machine"
-	elif ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)'; then
-		MCP_SKIP="node $(node --version) is older than 20, which the server needs"
-	elif [ -z "$MCP_JS" ] || [ ! -f "$MCP_JS" ]; then
-		MCP_SKIP="the MCP server is not installed (make mcp-server)"
-	fi
+	mcp_server_setup
 }
 
 setup() {
