@@ -72,12 +72,10 @@ payloads() {
 # once with that line, code config, and never parks.
 config_fails() {
 	agent bad "$1"
-	SECONDS=0
 	ring -a bad -m hi
 	[ "$status" -eq 1 ] || fail "status $status: $output"
 	[[ "$output" == *"agentrt-session: turn failed (config): $2"* ]] ||
 	    fail "no '$2' in: $output"
-	[ "$SECONDS" -lt 15 ] || fail "took $SECONDS s"
 	assert_eq "$(payloads turn.completed | jq -c '.[0] | [.code, .error]')" \
 	    "[\"config\",$(jq -Rn --arg e "$2" '$e')]"
 	assert_eq "$(payloads session.interrupted)" '[]'
