@@ -14,6 +14,7 @@
 
 #include <jv.h>
 
+#include "agent.h"
 #include "clock.h"
 #include "diag.h"
 #include "engine.h"
@@ -83,7 +84,7 @@ static const struct art_opt options[] = {
 	    "from FILE, @- from stdin" },
 	{ "events", OPT_EVENTS, "FILE", ART_OPT_FILE, NULL, "run", 0,
 	    "append client events to FILE as NDJSON" },
-	{ "agents", OPT_AGENTS, "DIR", ART_OPT_DIR, NULL, "run replay",
+	{ "agents", OPT_AGENTS, "DIR", ART_OPT_DIR, NULL, "new run replay",
 	    ART_OPT_MANY, "look for NAME.json in DIR first (replay: before "
 	    "the recording's own)" },
 	{ "tools", OPT_TOOLS, "DIR", ART_OPT_DIR, NULL, "run", ART_OPT_MANY,
@@ -241,6 +242,34 @@ check_name(const char *what, const char *v)
 		    "'-'", what, v);
 }
 
+/*
+ * new -a AGENT: the agent file must be there, as run finds it (--agents,
+ * then the environment), so a typo is refused before any store is made:
+ * status 2 for no such agent, as run says it, 1 for a file that is bad.
+ */
+static void
+check_agent(const struct opts *o)
+{
+	struct art_err err;
+	const char **dirs;
+	size_t n;
+	jv config;
+
+	dirs = art_agent_dirs(o->agent_dirs, (size_t)o->nagent_dirs,
+	    getenv("AGENTRT_AGENTS"), getenv("XDG_CONFIG_HOME"),
+	    getenv("HOME"), &n, &err);
+	if (dirs == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	config = art_agent_load(dirs, n, o->agent, &err);
+	free(dirs);
+	if (jv_is_valid(config)) {
+		jv_free(config);
+		return;
+	}
+	art_die(art_err_is(&err, "no_agent") ? ART_EXIT_USAGE : ART_EXIT_FAIL,
+	    "%s", art_err_is(&err, "nomem") ? "out of memory" : err.msg);
+}
+
 /* Turns option text into values; usage errors exit before any store. */
 static void
 prepare(struct opts *o, const struct cmd *c)
@@ -261,6 +290,8 @@ prepare(struct opts *o, const struct cmd *c)
 	o->identity_v = o->identity != NULL ? parse_identity(o->identity) :
 	    jv_null();
 	o->after_seq = o->after != NULL ? parse_seq(o->after) : 0;
+	if (strcmp(c->name, "new") == 0 && o->agent != NULL)
+		check_agent(o);
 }
 
 /* --- new ------------------------------------------------------------- */
@@ -584,7 +615,8 @@ cmd_cancel(struct env *e, const struct opts *o, int argc, char **argv)
 /* --- main ----------------------------------------------------------- */
 
 static const struct cmd cmds[] = {
-	{ "new", cmd_new, "new [-a AGENT] [--id ID] [--identity JSON]", NULL,
+	{ "new", cmd_new, "new [-a AGENT [--agents DIR]] [--id ID] "
+	    "[--identity JSON]", NULL,
 	    "create a session and print its id", true, 0, 0 },
 	{ "ls", cmd_ls, "ls [-q]", NULL,
 	    "list sessions, one JSON object per line", false, 0, 0 },

@@ -752,17 +752,29 @@ list_fn(const void *sub, size_t sublen, jv v, void *ctx, struct art_err *err)
 	return 0;
 }
 
+/*
+ * By creation time, then id: an id given with --id or --as (a copy keeps
+ * its original's session.created) says nothing of when a session was
+ * made.  "created" is RFC 3339 with milliseconds in UTC, one width, so
+ * its strings sort as its times do.
+ */
 jv
 art_session_list(struct art_txn *t, struct art_err *err)
 {
-	jv all = jv_array();
+	jv all = jv_array(), keys = jv_array();
 
 	if (art_store_scan(t, ART_DB_SESSIONS, NULL, NULL, 0, NULL, 0, 0,
 	    list_fn, &all, err) == -1) {
 		jv_free(all);
+		jv_free(keys);
 		return jv_invalid();
 	}
-	return all;
+	jv_array_foreach(all, i, s) {
+		keys = jv_array_append(keys, JV_ARRAY(art_json_field(&s,
+		    "created"), art_json_field(&s, "id")));
+		jv_free(s);
+	}
+	return jv_sort(all, keys);
 }
 
 int

@@ -51,7 +51,10 @@ jv	art_session_get(struct art_txn *, const char *sid, struct art_err *);
  * null), last_seq.
  */
 jv	art_session_show(struct art_txn *, const char *sid, struct art_err *);
-/* Every session's summary, in id order (UUIDv7 ids: creation order). */
+/*
+ * Every session's summary, oldest first: by "created" (the time of its
+ * session.created event), ids breaking ties.
+ */
 jv	art_session_list(struct art_txn *, struct art_err *);
 /* Deletes the session, its log and its views; "not_found" when absent. */
 int	art_session_remove(struct art_txn *, const char *sid,

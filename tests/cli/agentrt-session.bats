@@ -5,6 +5,12 @@ load lib
 
 uuidv7='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
 
+# An agent file NAME.json where every command looks by default.
+an_agent() {
+	mkdir -p "$XDG_CONFIG_HOME/agentrt/agents"
+	echo '{"model":"mock/echo"}' >"$XDG_CONFIG_HOME/agentrt/agents/$1.json"
+}
+
 @test "--help prints the usage on stdout and exits 0" {
 	run agentrt-session --help
 	[ "$status" -eq 0 ]
@@ -47,6 +53,7 @@ uuidv7='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
 }
 
 @test "new prints a fresh UUIDv7 and records session.created" {
+	an_agent calc
 	run agentrt-session new -a calc
 	[ "$status" -eq 0 ]
 	[[ "$output" =~ $uuidv7 ]]
@@ -68,7 +75,25 @@ uuidv7='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
 	assert_eq "$output" "$a"$'\n'"$b"$'\n'"$c"
 }
 
+@test "ls lists sessions oldest first, whatever their ids; ids break ties" {
+	AGENTRT_CLOCK=2026-01-02T03:04:05.000Z agentrt-session new --id zz-first >/dev/null
+	AGENTRT_CLOCK=2026-01-02T03:04:06.000Z agentrt-session new --id aa-second >/dev/null
+	AGENTRT_CLOCK=2026-01-02T03:04:05.000Z agentrt-session new --id mm-tied >/dev/null
+	new=$(AGENTRT_CLOCK=2026-01-02T03:04:07.000Z agentrt-session new)
+	AGENTRT_CLOCK=2026-01-02T03:04:08.000Z agentrt-session new --id 00-newest >/dev/null
+	assert_eq "$(agentrt-session ls -q | paste -sd' ')" "mm-tied zz-first aa-second $new 00-newest"
+	assert_eq "$(agentrt-session ls | jq -r .created | paste -sd' ')" \
+	    "2026-01-02T03:04:05.000Z 2026-01-02T03:04:05.000Z 2026-01-02T03:04:06.000Z 2026-01-02T03:04:07.000Z 2026-01-02T03:04:08.000Z"
+	# A copy keeps its original's creation, so it sorts beside it, not
+	# last for its name, and tail -n 1 is still the newest session.
+	agentrt-session export aa-second >"$BATS_TEST_TMPDIR/x.ndjson"
+	agentrt-session import --as zzz-copy "$BATS_TEST_TMPDIR/x.ndjson" >/dev/null
+	assert_eq "$(agentrt-session ls -q | paste -sd' ')" "mm-tied zz-first aa-second zzz-copy $new 00-newest"
+	assert_eq "$(agentrt-session ls -q | tail -n 1)" 00-newest
+}
+
 @test "new --id names the session; a taken id is refused" {
+	an_agent calc
 	run agentrt-session new --id demo -a calc
 	[ "$status" -eq 0 ]
 	assert_eq "$output" demo
@@ -90,6 +115,34 @@ uuidv7='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
 	[[ "$output" == *"bad agent 'calc/../../etc'"* ]]
 	run agentrt-session ls
 	assert_eq "$output" ""
+}
+
+@test "new -a refuses an agent with no file, as run does, and writes nothing" {
+	run agentrt-session new --agents "$BATS_TEST_TMPDIR/none" -a cacl
+	[ "$status" -eq 2 ]
+	[[ "$output" == "agentrt-session: no agent 'cacl' (looked in $BATS_TEST_TMPDIR/none, "* ]]
+	[ "${#lines[@]}" -eq 1 ]
+	[ ! -e "$AGENTRT_DB" ]
+	run agentrt-session new -a cacl
+	[ "$status" -eq 2 ]
+	[[ "$output" == "agentrt-session: no agent 'cacl' (looked in $XDG_CONFIG_HOME/agentrt/agents, agents)" ]]
+	[ ! -e "$AGENTRT_DB" ]
+	run agentrt-session run -a cacl -m hi </dev/null
+	[ "$status" -eq 2 ]
+	[[ "$output" == "agentrt-session: no agent 'cacl' (looked in $XDG_CONFIG_HOME/agentrt/agents, agents)" ]]
+	# A file that is no AgentConfig is a failure, not a usage error.
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '[1]' >"$BATS_TEST_TMPDIR/agents/bad.json"
+	run agentrt-session new --agents "$BATS_TEST_TMPDIR/agents" -a bad
+	[ "$status" -eq 1 ]
+	[[ "$output" == "agentrt-session: "*bad.json* ]]
+	# Found by --agents or by the environment, it is made.
+	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/calc.json"
+	run agentrt-session new --agents "$BATS_TEST_TMPDIR/agents" --id one -a calc
+	[ "$status" -eq 0 ]
+	run env AGENTRT_AGENTS="$BATS_TEST_TMPDIR/agents" agentrt-session new --id two -a calc
+	[ "$status" -eq 0 ]
+	assert_eq "$(agentrt-session ls -q | paste -sd' ')" "one two"
 }
 
 @test "new --identity @FILE and @- read the identity from a file or stdin" {
@@ -137,6 +190,7 @@ uuidv7='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
 }
 
 @test "ls prints one object per session with exactly the summary fields" {
+	an_agent calc
 	agentrt-session new --id one -a calc >/dev/null
 	agentrt-session new --id two >/dev/null
 	run agentrt-session ls
@@ -154,6 +208,7 @@ uuidv7='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
 }
 
 @test "show prints the session with its resolved config, state, calls and turn" {
+	an_agent calc
 	agentrt-session new --id s -a calc >/dev/null
 	run agentrt-session show s
 	[ "$status" -eq 0 ]
@@ -462,7 +517,7 @@ bad_line_2() {
 @test "run -s --input with a bad line leaves the session's log as it was" {
 	mkdir -p "$BATS_TEST_TMPDIR/agents"
 	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/e.json"
-	agentrt-session new --id s -a e >/dev/null
+	agentrt-session new --agents "$BATS_TEST_TMPDIR/agents" --id s -a e >/dev/null
 	before=$(agentrt-session log s)
 	for kind in json array type utf8 nul; do
 		f=$(bad_line_2 "$kind")
@@ -483,7 +538,7 @@ bad_line_2() {
 @test "run --input lines that are all good go in, in order" {
 	mkdir -p "$BATS_TEST_TMPDIR/agents"
 	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/e.json"
-	agentrt-session new --id s -a e >/dev/null
+	agentrt-session new --agents "$BATS_TEST_TMPDIR/agents" --id s -a e >/dev/null
 	f=$(bad_line_2 good)
 	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s s \
 	    --input "@$f" </dev/null

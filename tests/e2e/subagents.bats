@@ -31,6 +31,9 @@ log_for() {
 	[[ $text == '"combined: alpha got first; beta got second"' ||
 	   $text == '"combined: beta got second; alpha got first"' ]] || fail "$text"
 	assert_eq "$(agentrt-session ls | jq -s -c 'map(.agent_id) | sort')" '["alpha","beta","boss"]'
+	# ls is oldest first: the parent, then the children it made.
+	assert_eq "$(agentrt-session ls -q | head -n 1)" "$root"
+	assert_eq "$(agentrt-session ls | jq -s -c 'map(.created) | . == sort')" true
 	# Each child is its own session, the parent its ancestry, the
 	# parent's owner its owner; the call's id is the child's id.
 	assert_eq "$(show_of alpha .ancestry)" "[\"$root\"]"
