@@ -1507,6 +1507,23 @@ route_agent_server(struct art_toolrun *tr, const jv *rec, const jv *trig,
 }
 
 /*
+ * A tool whose file lost its exec bit: the call fails saying so, and the
+ * one running the ring hears it too, rather than the call going on to
+ * another stage that has no such tool either.  Nothing runs, so no claim.
+ */
+static void
+noexec(struct art_toolrun *tr, const jv *rec, const jv *trig,
+    const char *name, const char *path)
+{
+	char msg[ART_TOOLS_NAME_MAX + PATH_MAX + 64];
+
+	art_tools_noexec_msg(name, path, msg, sizeof(msg));
+	warn(tr, "%s:%zu: %s", tr->src, tr->lineno, msg);
+	respond_one(tr, art_json_str(rec, "session_id"), art_json_str(rec,
+	    "decision_id"), asked_of(tr, name, trig), tool_error(msg, false));
+}
+
+/*
  * The tools directories first, then the MCP servers, then another stage.
  * decl (borrowed) is the agent's declaration of the tool: an object, the
  * name alone, or null when the request names no agent.
@@ -1525,7 +1542,10 @@ route(struct art_toolrun *tr, const jv *rec, const jv *trig,
 		fail(tr, &err);
 		return;
 	}
-	if (kind != ART_TOOLS_NONE) {
+	if (kind == ART_TOOLS_NOEXEC) {
+		noexec(tr, rec, trig, name, path);
+		free(path);
+	} else if (kind != ART_TOOLS_NONE) {
 		/* A jq tool sees no environment: nothing to pass. */
 		pass = kind == ART_TOOLS_EXEC ? declared_env(tr, decl, path,
 		    name) : jv_null();
@@ -1930,6 +1950,32 @@ art_toolrun_work(struct art_toolrun *tr, const struct pollfd *pfd, size_t n,
 
 /* --- the object -------------------------------------------------------- */
 
+/* Says, through warn, each tool in the directories that cannot run. */
+static int
+noexec_notes(struct art_toolrun *tr, struct art_err *err)
+{
+	char msg[ART_TOOLS_NAME_MAX + PATH_MAX + 64];
+	jv tools;
+
+	if (tr->c.warn == NULL)
+		return 0;
+	if (!jv_is_valid(tools = art_tools_list(tr->c.dirs, err)))
+		return -1;
+	jv_array_foreach(tools, i, t) {
+		jv x = art_json_field(&t, "executable");
+
+		if (jv_get_kind(x) == JV_KIND_FALSE)
+			warn(tr, "%s", art_tools_noexec_msg(art_json_str(&t,
+			    "name"), art_json_str(&t, "path"), msg,
+			    sizeof(msg)));
+		jv_free(x);
+		jv_free(t);
+		(void)i;
+	}
+	jv_free(tools);
+	return 0;
+}
+
 struct art_toolrun *
 art_toolrun_new(const struct art_toolrun_conf *c, struct art_err *err)
 {
@@ -1946,8 +1992,14 @@ art_toolrun_new(const struct art_toolrun_conf *c, struct art_err *err)
 	tr->claimed = jv_object();
 	tr->watched = jv_array();
 	tr->cur = jv_null();
-	/* A replay answers every call from its tape: no server is needed. */
-	if (c->replay != NULL || c->nmcp == 0)
+	/* A replay answers every call from its tape: no tool or server runs. */
+	if (c->replay != NULL)
+		return tr;
+	if (noexec_notes(tr, err) == -1) {
+		art_toolrun_free(tr);
+		return NULL;
+	}
+	if (c->nmcp == 0)
 		return tr;
 	if ((tr->servers = calloc(c->nmcp, sizeof(*tr->servers))) == NULL) {
 		art_toolrun_free(tr);
@@ -2034,7 +2086,14 @@ art_toolrun_declare(struct art_toolrun *tr, art_toolrun_declare_fn *fn,
 		return -1;
 	jv_array_foreach(tools, i, t) {
 		const char *name = art_json_str(&t, "name");
+		jv x = art_json_field(&t, "executable");
 
+		/* One that cannot run was said when tr was made. */
+		if (jv_get_kind(x) == JV_KIND_FALSE) {
+			jv_free(t);
+			continue;
+		}
+		jv_free(x);
 		d = art_tools_declaration(art_json_str(&t, "path"), name,
 		    &derr);
 		if (jv_is_valid(d))

@@ -90,33 +90,87 @@ is_regular(const char *path)
 	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/* What dir holds of name: an executable, else NAME.jq, else a plain file. */
+static int
+find_in(const char *dir, const char *name, char **path, struct art_err *err)
+{
+	char *p, *jq;
+
+	if ((p = join(dir, name, "")) == NULL ||
+	    (jq = join(dir, name, ".jq")) == NULL) {
+		free(p);
+		return art_err_set(err, "nomem", "out of memory");
+	}
+	*path = p;
+	if (art_spawn_is_executable(p)) {
+		free(jq);
+		return ART_TOOLS_EXEC;
+	}
+	*path = jq;
+	if (is_regular(jq)) {
+		free(p);
+		return ART_TOOLS_JQ;
+	}
+	free(jq);
+	*path = p;
+	if (is_regular(p))
+		return ART_TOOLS_NOEXEC;
+	free(p);
+	*path = NULL;
+	return ART_TOOLS_NONE;
+}
+
 int
 art_tools_find(char *const *dirs, const char *name, char **path,
     struct art_err *err)
 {
-	char *p;
 	size_t i;
+	int kind;
 
 	*path = NULL;
 	if (!art_tools_name_is_valid(name))
 		return ART_TOOLS_NONE;
-	for (i = 0; dirs[i] != NULL; i++) {
-		if ((p = join(dirs[i], name, "")) == NULL)
-			return art_err_set(err, "nomem", "out of memory");
-		if (art_spawn_is_executable(p)) {
-			*path = p;
-			return ART_TOOLS_EXEC;
-		}
-		free(p);
-		if ((p = join(dirs[i], name, ".jq")) == NULL)
-			return art_err_set(err, "nomem", "out of memory");
-		if (is_regular(p)) {
-			*path = p;
-			return ART_TOOLS_JQ;
-		}
-		free(p);
-	}
+	for (i = 0; dirs[i] != NULL; i++)
+		if ((kind = find_in(dirs[i], name, path, err)) != ART_TOOLS_NONE)
+			return kind;
 	return ART_TOOLS_NONE;
+}
+
+/*
+ * Whether the plain file path is meant as a tool: a script
+ * (it starts with "#!") or one with a declaration NAME.json beside it.
+ * A README or a declaration file itself is neither.
+ */
+static bool
+looks_like_tool(const char *path)
+{
+	char head[2], *decl;
+	size_t n;
+	bool yes;
+	FILE *f;
+
+	if ((f = fopen(path, "r")) != NULL) {
+		yes = fread(head, 1, 2, f) == 2 && head[0] == '#' &&
+		    head[1] == '!';
+		fclose(f);
+		if (yes)
+			return true;
+	}
+	n = strlen(path) + sizeof(".json");
+	if ((decl = malloc(n)) == NULL)
+		return false;
+	snprintf(decl, n, "%s.json", path);
+	yes = is_regular(decl);
+	free(decl);
+	return yes;
+}
+
+const char *
+art_tools_noexec_msg(const char *name, const char *path, char *buf, size_t n)
+{
+	snprintf(buf, n, "tool '%s' is not executable (chmod +x %s)", name,
+	    path);
+	return buf;
 }
 
 /* Adds dir's tools to found (name -> path) where it has no such name. */
@@ -145,9 +199,12 @@ list_dir(const char *dir, jv *found, struct art_err *err)
 			continue;
 		if ((kind = art_tools_find(one, name, &path, err)) == -1)
 			break;
+		if (kind == ART_TOOLS_NOEXEC && !looks_like_tool(path))
+			kind = ART_TOOLS_NONE;
 		if (kind != ART_TOOLS_NONE)
 			here = jv_object_set(here, jv_string(name),
-			    jv_string(path));
+			    JV_ARRAY(jv_string(path), jv_bool(kind !=
+			    ART_TOOLS_NOEXEC)));
 		free(path);
 	}
 	closedir(d);
@@ -180,11 +237,14 @@ art_tools_list(char *const *dirs, struct art_err *err)
 		}
 	keys = jv_keys(jv_copy(found));		/* sorted */
 	jv_array_foreach(keys, j, k) {
-		jv e = jv_object();
+		jv e = jv_object(), pe = jv_object_get(jv_copy(found),
+		    jv_copy(k));
 
-		e = jv_object_set(e, jv_string("name"), jv_copy(k));
+		e = jv_object_set(e, jv_string("name"), k);
 		e = jv_object_set(e, jv_string("path"),
-		    jv_object_get(jv_copy(found), k));
+		    jv_array_get(jv_copy(pe), 0));
+		e = jv_object_set(e, jv_string("executable"),
+		    jv_array_get(pe, 1));
 		out = jv_array_append(out, e);
 	}
 	jv_free(keys);

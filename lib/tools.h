@@ -42,26 +42,40 @@ bool	art_tools_name_is_valid(const char *name);
 enum art_tools_kind {
 	ART_TOOLS_NONE,		/* no tool of that name */
 	ART_TOOLS_EXEC,		/* an executable */
-	ART_TOOLS_JQ		/* a jq program, NAME.jq */
+	ART_TOOLS_JQ,		/* a jq program, NAME.jq */
+	ART_TOOLS_NOEXEC	/* a regular file NAME without its exec bit */
 };
 
 /*
  * Looks for the tool name in dirs, a NULL-terminated list searched in
- * order.  name must be valid (art_tools_name_is_valid()); an invalid one
- * is ART_TOOLS_NONE and touches no file.  On ART_TOOLS_EXEC or
- * ART_TOOLS_JQ, *path is the file's path, which the caller frees.
+ * order; the first directory holding an executable NAME, a NAME.jq or a
+ * plain file NAME, in that order, decides.  So a tool whose file lost
+ * its exec bit is ART_TOOLS_NOEXEC, which runs nothing but can be said
+ * (art_tools_noexec_msg()), rather than a tool that is not there.
+ * name must be valid (art_tools_name_is_valid()); an invalid one
+ * is ART_TOOLS_NONE and touches no file.  Otherwise, but for
+ * ART_TOOLS_NONE, *path is the file's path, which the caller frees.
  * Returns -1 with err "nomem" when out of memory.
  */
 int	art_tools_find(char *const *dirs, const char *name, char **path,
 	    struct art_err *);
 
 /*
- * The tools in dirs, as an array of {"name":…,"path":…} sorted by name;
- * a name found in an earlier directory hides it in later ones.  Missing
- * or unreadable directories are skipped.  Caller owns the array; returns
- * jv_invalid() with err "nomem" when out of memory.
+ * The tools in dirs, as an array of {"name":…,"path":…,"executable":…}
+ * sorted by name; a name found in an earlier directory hides it in later
+ * ones.  "executable" is false for a plain file that is meant as a tool
+ * but cannot run: a script ("#!") or a file with NAME.json beside it,
+ * without its exec bit; other plain files (a README) are not listed.
+ * Missing or unreadable directories are skipped.  Caller owns the array;
+ * returns jv_invalid() with err "nomem" when out of memory.
  */
 jv	art_tools_list(char *const *dirs, struct art_err *);
+/*
+ * "tool 'NAME' is not executable (chmod +x PATH)", for an
+ * ART_TOOLS_NOEXEC tool, in buf of n bytes; returns buf.
+ */
+const char *art_tools_noexec_msg(const char *name, const char *path,
+	    char *buf, size_t n);
 
 /*
  * The declaration of the tool name whose file is path: the JSON object in

@@ -218,6 +218,38 @@ gone() {
 	assert_eq "$(cat "$out")" "$text"
 }
 
+@test "a tool without its exec bit is said at start, in --list, and fails its call" {
+	printf '#!/bin/sh\nwc -w\n' >"$tools/wordcount"
+	echo '{"description":"counts words"}' >"$tools/lost.json"
+	echo 'not a script' >"$tools/lost"
+	echo 'notes on these tools' >"$tools/README"
+	msg="tool 'wordcount' is not executable (chmod +x $tools/wordcount)"
+	req wordcount '{}' | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$(cat "$out")" "$(jq -nc --arg m "$msg" '{type:"decision.response",session_id:"s1",decision_id:"d-c1",actions:[{type:"tool.error",error:$m,retryable:false}]}')"
+	# Once when it starts, for each (a declaration beside it marks
+	# lost as a tool too, a README is none), once for the call.
+	assert_eq "$(cat "$err")" "agentrt-tool: tool 'lost' is not executable (chmod +x $tools/lost)
+agentrt-tool: $msg
+agentrt-tool: <stdin>:1: $msg"
+	run agentrt-tool --list -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$output" "agentrt-tool: tool 'lost' is not executable (chmod +x $tools/lost)
+agentrt-tool: $msg"
+	# It hides a tool of its name in a later directory, as any would.
+	mkdir -p "$BATS_TEST_TMPDIR/later"
+	printf '#!/bin/sh\necho 1\n' >"$BATS_TEST_TMPDIR/later/wordcount"
+	chmod +x "$BATS_TEST_TMPDIR/later/wordcount"
+	req wordcount '{}' | tool_run -t "$tools" -t "$BATS_TEST_TMPDIR/later"
+	assert_eq "$(jq -r '.actions[0].error' "$out")" "$msg"
+	# With the bit set it runs.
+	chmod +x "$tools/wordcount"
+	req wordcount '{"a":"b"}' | tool_run -t "$tools"
+	[ "$status" -eq 0 ]
+	assert_eq "$(line 2 | jq -r .result)" 1
+	[[ "$(cat "$err")" != *wordcount* ]]
+}
+
 @test "a bad tool name is refused without touching the file system" {
 	mkdir -p "$BATS_TEST_TMPDIR/outside"
 	printf '#!/bin/sh\ntouch "%s/escaped"\n' "$BATS_TEST_TMPDIR" |

@@ -46,17 +46,23 @@ sub(const char *name)
 	return path;
 }
 
-/* The "name" of each entry of a list (consumed). */
+/* The member key of each entry of a list (consumed). */
 static jv
-names(jv l)
+fields(jv l, const char *key)
 {
 	jv out = jv_array();
 
 	jv_array_foreach(l, i, e) {
-		out = jv_array_append(out, jv_object_get(e, jv_string("name")));
+		out = jv_array_append(out, jv_object_get(e, jv_string(key)));
 	}
 	jv_free(l);
 	return out;
+}
+
+static jv
+names(jv l)
+{
+	return fields(l, "name");
 }
 
 static void
@@ -87,7 +93,7 @@ test_names(void)
 static void
 test_find_and_list(void)
 {
-	char one[512], two[512], *path;
+	char one[512], two[512], msg[128], *path;
 	char *dirs[3];
 	struct art_err err;
 	jv l, d;
@@ -99,6 +105,10 @@ test_find_and_list(void)
 	put("one/both", "#!/bin/sh\n", 0755);
 	put("one/both.jq", ".", 0644);
 	put("one/plain", "not executable", 0644);
+	put("one/script", "#!/bin/sh\n", 0644);
+	put("two/script", "#!/bin/sh\n", 0755);
+	put("two/declared", "not a script", 0644);
+	put("two/declared.json", "{}", 0644);
 	put("one/upper.jq", ".text | ascii_upcase", 0644);
 	put("one/shadow", "#!/bin/sh\n", 0755);
 	put("two/shadow", "#!/bin/sh\n", 0755);
@@ -126,8 +136,17 @@ test_find_and_list(void)
 	ok(k == ART_TOOLS_EXEC && strstr(path, "/two/deep") != NULL,
 	    "later directories are searched");
 	free(path);
-	ok(art_tools_find(dirs, "plain", &path, &err) == ART_TOOLS_NONE &&
-	    path == NULL, "a file that is not executable is no tool");
+	k = art_tools_find(dirs, "plain", &path, &err);
+	ok(k == ART_TOOLS_NOEXEC && strstr(path, "/one/plain") != NULL,
+	    "a file that is not executable is a tool that cannot run");
+	free(path);
+	k = art_tools_find(dirs, "script", &path, &err);
+	ok(k == ART_TOOLS_NOEXEC && strstr(path, "/one/script") != NULL,
+	    "one that cannot run hides a later directory's, as any tool");
+	free(path);
+	ok(strcmp(art_tools_noexec_msg("wc", "t/wc", msg, sizeof(msg)),
+	    "tool 'wc' is not executable (chmod +x t/wc)") == 0,
+	    "the message names the tool and the chmod to run");
 	ok(art_tools_find(dirs, "adir", &path, &err) == ART_TOOLS_NONE,
 	    "a directory is no tool");
 	ok(art_tools_find(dirs, "missing", &path, &err) == ART_TOOLS_NONE,
@@ -136,13 +155,17 @@ test_find_and_list(void)
 	    ART_TOOLS_NONE, "a bad name finds nothing, even where a file is");
 
 	l = art_tools_list(dirs, &err);
-	ok(is_json(names(jv_copy(l)),
-	    "[\"both\",\"broken\",\"deep\",\"shadow\",\"upper\"]"),
+	ok(is_json(names(jv_copy(l)), "[\"both\",\"broken\",\"declared\","
+	    "\"deep\",\"script\",\"shadow\",\"upper\"]"),
 	    "list: sorted by name; hidden, plain and directories left out");
-	d = jv_array_get(jv_copy(l), 3);
+	d = jv_array_get(jv_copy(l), 5);
 	ok(strstr(art_json_str(&d, "path"), "/one/shadow") != NULL,
 	    "list: a name in an earlier directory hides a later one");
 	jv_free(d);
+	ok(is_json(fields(jv_copy(l), "executable"),
+	    "[true,true,false,true,false,true,true]"),
+	    "list: a script or a declared file without its exec bit is "
+	    "there, not executable");
 	jv_free(l);
 
 	snprintf(one, sizeof(one), "%s/two/deep", tmp);
