@@ -333,11 +333,21 @@ static jv
 dot_quote(const char *s)
 {
 	jv out = jv_string("\"");
+	size_t n;
 
-	for (; *s != '\0'; s++) {
-		if (*s == '"' || *s == '\\')
-			out = jv_string_append_str(out, "\\");
-		out = jv_string_append_buf(out, s, 1);
+	/*
+	 * Whole runs between the quotes and backslashes, which are ASCII:
+	 * appended a byte at a time, a character of several bytes would
+	 * become as many U+FFFD, jv checking each piece as UTF-8.
+	 */
+	for (;;) {
+		n = strcspn(s, "\"\\");
+		out = jv_string_append_buf(out, s, (int)n);
+		if (s[n] == '\0')
+			break;
+		out = jv_string_append_str(out, "\\");
+		out = jv_string_append_buf(out, s + n, 1);
+		s += n + 1;
 	}
 	return jv_string_append_str(out, "\"");
 }

@@ -104,6 +104,31 @@ build_tree() {
 	grep -qxF "	\"$U1\" -> \"$R1\";" <<<"$output"
 }
 
+# A session whose one turn says an arrow, CJK and an emoji, echoed back.
+unicode_session() {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/echo.json"
+	run_ring 1 -a echo -s u -m "a → b, 漢字 😀"
+}
+
+@test "show --dot keeps non-ASCII characters whole" {
+	unicode_session
+	run agentrt-tree show --dot u
+	[ "$status" -eq 0 ]
+	[[ $output != *$'\xef\xbf\xbd'* ]] || fail "U+FFFD in: $output"
+	assert_eq "$(grep -c '\[label="user: a → b, 漢字 😀"' <<<"$output")" 1
+	assert_eq "$(grep -c '\[label="assistant: a → b, 漢字 😀 (head)"' <<<"$output")" 1
+}
+
+@test "show --dot output is a graph dot(1) draws, text and all" {
+	command -v dot >/dev/null || skip "graphviz is not installed (no dot)"
+	unicode_session
+	agentrt-tree show --dot u >"$BATS_TEST_TMPDIR/u.dot"
+	run dot -Tsvg "$BATS_TEST_TMPDIR/u.dot"
+	[ "$status" -eq 0 ]
+	assert_eq "$(grep -c '>user: a → b, 漢字 😀</text>' <<<"$output")" 1
+}
+
 @test "path prints root to head, or to a node named by id or prefix" {
 	build_tree
 	run agentrt-tree path s1

@@ -207,6 +207,29 @@ test_dot_makes_the_active_path_bold(void)
 }
 
 static void
+test_dot_keeps_characters_of_several_bytes_whole(void)
+{
+	jv n = parse("[{\"message\":{\"id\":\"x1\",\"role\":\"user\","
+	    "\"content\":\"a \\u2192 b, \\u6f22\\u5b57, \\ud83d\\ude00 \\\\ \\\"\"},"
+	    "\"parent_id\":null,\"depth\":1}]");
+	jv ids = parse("[\"x1\"]");
+	jv dot = art_treeview_dot(&n, &ids, "s\xc3\xa9", "x1");
+
+	ok(strcmp(jv_string_value(dot),
+	    "digraph \"s\xc3\xa9\" {\n"
+	    "\tnode [shape=box];\n"
+	    "\t\"x1\" [label=\"user: a \xe2\x86\x92 b, \xe6\xbc\xa2\xe5\xad\x97, "
+	    "\xf0\x9f\x98\x80 \\\\ \\\" (head)\", style=bold];\n"
+	    "}\n") == 0, "DOT: an arrow, CJK and an emoji kept whole, "
+	    "beside escapes");
+	if (tap_failed)
+		printf("# %s", jv_string_value(dot));
+	jv_free(dot);
+	jv_free(ids);
+	jv_free(n);
+}
+
+static void
 test_branches_are_the_leaves(const jv *nodes)
 {
 	ok(is_json(art_treeview_branches(nodes, "bbbbbbbb-0002"), "["
@@ -313,6 +336,7 @@ main(void)
 	test_lines_draw_forks_and_roots(&nodes);
 	test_one_chain_is_drawn_straight();
 	test_dot_makes_the_active_path_bold();
+	test_dot_keeps_characters_of_several_bytes_whole();
 	test_branches_are_the_leaves(&nodes);
 	test_diff_gives_the_ancestor_and_both_tails(&nodes);
 	test_export_speaks_each_format(&nodes);
