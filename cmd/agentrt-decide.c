@@ -22,6 +22,7 @@
 #include "ndjson.h"
 #include "libcurl.h"
 #include "opt.h"
+#include "store.h"
 #include "worker.h"
 
 struct opts {
@@ -112,10 +113,17 @@ help(void)
 	art_opt_exit();
 }
 
+/* The version, and those of the libraries this program links. */
 static _Noreturn void
 version(void)
 {
-	art_opt_version("agentrt-decide", PACKAGE_VERSION);
+	struct art_err err;
+	char lmdb[32];
+	const char *const libs[] = { "libjq", ART_JQ_VERSION, "LMDB",
+	    art_store_lmdb_version(lmdb, sizeof(lmdb)), "libcurl",
+	    art_curl_version(&err), NULL };
+
+	art_opt_version("agentrt-decide", PACKAGE_VERSION, libs);
 }
 
 static _Noreturn void

@@ -116,10 +116,15 @@ help(void)
 	art_opt_exit();
 }
 
+/* The version, and those of the libraries this program links. */
 static _Noreturn void
 version(void)
 {
-	art_opt_version("agentrt-llm", PACKAGE_VERSION);
+	struct art_err err;
+	const char *const libs[] = { "libjq", ART_JQ_VERSION, "libcurl",
+	    art_curl_version(&err), NULL };
+
+	art_opt_version("agentrt-llm", PACKAGE_VERSION, libs);
 }
 
 static _Noreturn void

@@ -107,10 +107,15 @@ static const struct art_opt options[] = {
 	ART_OPT_STANDARD
 };
 
+/* The version, and those of the libraries this program links. */
 static _Noreturn void
 version(void)
 {
-	art_opt_version("agentrt-session", PACKAGE_VERSION);
+	char lmdb[32];
+	const char *const libs[] = { "libjq", ART_JQ_VERSION, "LMDB",
+	    art_store_lmdb_version(lmdb, sizeof(lmdb)), NULL };
+
+	art_opt_version("agentrt-session", PACKAGE_VERSION, libs);
 }
 
 static _Noreturn void

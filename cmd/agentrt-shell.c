@@ -102,10 +102,14 @@ help(void)
 	art_opt_exit();
 }
 
+/* The version, and those of the libraries this program links. */
 static _Noreturn void
 version(void)
 {
-	art_opt_version("agentrt-shell", PACKAGE_VERSION);
+	const char *const libs[] = { "libjq", ART_JQ_VERSION, "libedit",
+	    ART_EDIT_VERSION, NULL };
+
+	art_opt_version("agentrt-shell", PACKAGE_VERSION, libs);
 }
 
 static _Noreturn void

@@ -37,6 +37,7 @@
 #include "ndjson.h"
 #include "opt.h"
 #include "outq.h"
+#include "store.h"
 #include "toolrun.h"
 #include "tools.h"
 #include "tooltape.h"
@@ -158,10 +159,15 @@ help(void)
 	art_opt_exit();
 }
 
+/* The version, and those of the libraries this program links. */
 static _Noreturn void
 version(void)
 {
-	art_opt_version("agentrt-tool", PACKAGE_VERSION);
+	char lmdb[32];
+	const char *const libs[] = { "libjq", ART_JQ_VERSION, "LMDB",
+	    art_store_lmdb_version(lmdb, sizeof(lmdb)), NULL };
+
+	art_opt_version("agentrt-tool", PACKAGE_VERSION, libs);
 }
 
 static _Noreturn void

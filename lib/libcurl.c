@@ -27,7 +27,8 @@ static const struct {
 	SYM(easy_strerror), SYM(multi_init), SYM(multi_cleanup),
 	SYM(multi_setopt), SYM(multi_add_handle), SYM(multi_remove_handle),
 	SYM(multi_socket_action), SYM(multi_timeout), SYM(multi_info_read),
-	SYM(multi_strerror), SYM(slist_append), SYM(slist_free_all)
+	SYM(multi_strerror), SYM(slist_append), SYM(slist_free_all),
+	SYM(version_info)
 };
 #undef SYM
 
@@ -64,6 +65,21 @@ art_curl_load(struct art_err *err)
 	}
 	loaded = true;
 	return 0;
+}
+
+const char *
+art_curl_version(struct art_err *err)
+{
+	curl_version_info_data *d;
+
+	if (art_curl_load(err) == -1)
+		return NULL;
+	if ((d = art_curl.version_info(CURLVERSION_NOW)) == NULL ||
+	    d->version == NULL) {
+		art_err_set(err, "http", "libcurl gives no version");
+		return NULL;
+	}
+	return d->version;
 }
 
 void

@@ -35,6 +35,7 @@ struct art_curl_api {
 	__typeof__(curl_multi_strerror)		*multi_strerror;
 	__typeof__(curl_slist_append)		*slist_append;
 	__typeof__(curl_slist_free_all)		*slist_free_all;
+	__typeof__(curl_version_info)		*version_info;
 };
 
 /* Filled by art_curl_load(); NULL pointers before. */
@@ -46,6 +47,11 @@ extern struct art_curl_api art_curl;
  * be found or started (the message names it).
  */
 int	art_curl_load(struct art_err *);
+/*
+ * The version of the libcurl art_curl_load() opens, "7.88.1" (static, as
+ * curl_version_info keeps it), loading it; NULL with err when it cannot.
+ */
+const char *art_curl_version(struct art_err *);
 /* curl_global_cleanup() when loaded; the library stays mapped. */
 void	art_curl_unload(void);
 

@@ -371,9 +371,17 @@ art_opt_exit(void)
 }
 
 void
-art_opt_version(const char *prog, const char *version)
+art_opt_version(const char *prog, const char *version,
+    const char *const *libs)
 {
+	size_t i;
+
 	printf("%s %s\n", prog, version);
+	for (i = 0; libs != NULL && libs[i] != NULL; i += 2)
+		printf("%s%s/%s", i > 0 ? " " : "", libs[i], libs[i + 1] != NULL ?
+		    libs[i + 1] : "unavailable");
+	if (i > 0)
+		putchar('\n');
 	art_opt_exit();
 }
 

@@ -192,8 +192,14 @@ int	art_opt_complete_cmd(FILE *f, const char *name, const char *operands,
  * stdout could not be written (a full disk, a closed pipe).
  */
 _Noreturn void	art_opt_exit(void);
-/* --version: "PROG VERSION" on stdout, then art_opt_exit(). */
-_Noreturn void	art_opt_version(const char *prog, const char *version);
+/*
+ * --version: "PROG VERSION" on stdout, then a line naming the libraries
+ * in use as curl does, "libjq/1.6 LMDB/0.9.24", from libs: name, version,
+ * name, version, ..., NULL (a NULL version is "unavailable"; libs NULL or
+ * empty, no line); then art_opt_exit().
+ */
+_Noreturn void	art_opt_version(const char *prog, const char *version,
+	    const char *const *libs);
 /*
  * --completions for a main without commands: the lines of
  * art_opt_complete(), then art_opt_exit(); a context (there are no

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -396,6 +397,16 @@ art_store_open(struct art_store **stp, const struct art_store_opts *o,
 		fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
 	*stp = st;
 	return 0;
+}
+
+const char *
+art_store_lmdb_version(char *buf, size_t n)
+{
+	int major, minor, patch;
+
+	mdb_version(&major, &minor, &patch);
+	snprintf(buf, n, "%d.%d.%d", major, minor, patch);
+	return buf;
 }
 
 void

@@ -81,6 +81,8 @@ const char *art_store_find_dir(const char *db, const char *agentrt_db,
 	    const char *xdg_data, const char *home, char *buf, size_t n,
 	    struct art_err *);
 void	art_store_close(struct art_store *);
+/* The version of the LMDB in use, "0.9.24", in buf of n bytes; buf. */
+const char *art_store_lmdb_version(char *buf, size_t n);
 const char *art_store_dir(const struct art_store *);
 const struct art_clock *art_store_clock(const struct art_store *);
 /* The map's current size in bytes. */

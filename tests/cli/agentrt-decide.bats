@@ -36,10 +36,14 @@ setup() {
 	[ "$status" -eq 0 ]
 }
 
-@test "--version names the program and the version" {
+@test "--version names the program, the version and the libraries' versions" {
 	run agentrt-decide --version
 	[ "$status" -eq 0 ]
-	[[ "$output" =~ ^agentrt-decide\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" =~ ^agentrt-decide\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	# The libraries it links, as curl names them, at their versions.
+	v='[0-9]+\.[0-9]+(\.[0-9]+)?'
+	[[ "${lines[1]}" =~ ^libjq/$v\ LMDB/$v\ libcurl/$v$ ]] || fail "${lines[1]}"
 }
 
 @test "every long option in --help is in OPTIONS, in the same order" {

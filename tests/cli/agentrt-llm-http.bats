@@ -142,7 +142,7 @@ last() {
 }
 
 @test "every call says User-Agent agentrt/VERSION; openai's gets OPENAI_ORG_ID and OPENAI_PROJECT_ID" {
-	version=$(agentrt-llm --version | awk '{print $2}')
+	version=$(agentrt-llm --version | awk 'NR == 1 {print $2}')
 	{ req r1 openai/gpt-4o
 	  req r2 anthropic/claude-x
 	  req r3 local/qwen ".providers = {local: {format: \"openai\",

@@ -75,10 +75,14 @@ line() {
 	assert_eq "$got" "$want"
 }
 
-@test "--version names the program and the version" {
+@test "--version names the program, the version and the libraries' versions" {
 	run agentrt-llm --version
 	[ "$status" -eq 0 ]
-	[[ "$output" =~ ^agentrt-llm\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" =~ ^agentrt-llm\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	# The libraries it links, as curl names them, at their versions.
+	v='[0-9]+\.[0-9]+(\.[0-9]+)?'
+	[[ "${lines[1]}" =~ ^libjq/$v\ libcurl/$v$ ]] || fail "${lines[1]}"
 	run agentrt-llm -V
 	[ "$status" -eq 0 ]
 }

@@ -21,10 +21,14 @@ an_agent() {
 	[[ "${lines[0]}" == Usage:* ]]
 }
 
-@test "--version names the program and the version" {
+@test "--version names the program, the version and the libraries' versions" {
 	run agentrt-session --version
 	[ "$status" -eq 0 ]
-	[[ "$output" =~ ^agentrt-session\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" =~ ^agentrt-session\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	# The libraries it links, as curl names them, at their versions.
+	v='[0-9]+\.[0-9]+(\.[0-9]+)?'
+	[[ "${lines[1]}" =~ ^libjq/$v\ LMDB/$v$ ]] || fail "${lines[1]}"
 }
 
 @test "no command is a usage error" {

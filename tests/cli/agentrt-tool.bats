@@ -62,10 +62,14 @@ gone() {
 	done
 }
 
-@test "--version names the program and the version" {
+@test "--version names the program, the version and the libraries' versions" {
 	run agentrt-tool --version
 	[ "$status" -eq 0 ]
-	[[ "$output" =~ ^agentrt-tool\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" =~ ^agentrt-tool\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	# The libraries it links, as curl names them, at their versions.
+	v='[0-9]+\.[0-9]+(\.[0-9]+)?'
+	[[ "${lines[1]}" =~ ^libjq/$v\ LMDB/$v$ ]] || fail "${lines[1]}"
 }
 
 @test "bad options and values are usage errors that read nothing" {

@@ -397,7 +397,11 @@ unicode_session() {
 	[[ $output == *'--dot'*'--format'* ]]
 	run agentrt-tree -V
 	[ "$status" -eq 0 ]
-	[[ $output == 'agentrt-tree '[0-9]* ]]
+	[[ ${lines[0]} == 'agentrt-tree '[0-9]* ]]
+	# The libraries it links, and LMDB's is the one in use.
+	v='[0-9]+\.[0-9]+(\.[0-9]+)?'
+	[[ ${lines[1]} =~ ^libjq/$v\ LMDB/$v$ ]] || fail "${lines[1]}"
+	[ "${#lines[@]}" -eq 2 ]
 }
 
 # bash_complete WORDS...: COMPREPLY for the last word, one per line.

@@ -42,7 +42,10 @@ P='[0-9a-f]{8}> '
 		[[ $output == *" $o"* ]] || fail "--help does not list $o"
 	done
 	run agentrt-shell --version
-	assert_eq "$output" "agentrt-shell $(agentrt-session --version | cut -d' ' -f2)"
+	assert_eq "${lines[0]}" "agentrt-shell $(agentrt-session --version | head -n 1 | cut -d' ' -f2)"
+	v='[0-9]+\.[0-9]+(\.[0-9]+)?'
+	[[ ${lines[1]} =~ ^libjq/$v\ libedit/$v$ ]] || fail "${lines[1]}"
+	[ "${#lines[@]}" -eq 2 ]
 }
 
 @test "-c prints the reply and exits 0; the turn is in the store" {
