@@ -8,7 +8,7 @@
 # bench/mockllm.py, over HTTP on 127.0.0.1) asks K times for add(a, b), and
 # then answers "done after K steps".  Three ways to run that turn:
 #
-#   agentrt        the ring of bench/ring.sh -h: agentrt-decide <fifo |
+#   agentrt        the ring of bench/ring.sh --http: agentrt-decide <fifo |
 #                  agentrt-llm | agentrt-tool | agentrt-session run >fifo,
 #                  an openai/mock-model agent with the jq tool .a + .b, a
 #                  fresh store each run, not streaming

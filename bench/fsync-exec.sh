@@ -1,8 +1,20 @@
 #!/bin/bash
-# fsync-exec.sh BINDIR [K] - fsyncs of one K-step turn (default 10) whose
-# tool is an executable (a no-op), counted with strace over the whole ring:
-# the shape the tool outbox changes (bench/README.md, issue 18).
+# fsync-exec.sh - fsyncs of one K-step turn whose tool is an executable (a
+# no-op), counted with strace over the whole ring: the shape the tool
+# outbox changes (bench/README.md, issue 18).
+#
+# usage: bench/fsync-exec.sh BINDIR [K]
+#        bench/fsync-exec.sh -h | --help
+#
+# BINDIR is where the agentrt-* binaries are, K the steps (default 10).
+# Prints "K=K fsyncs=N per_step=N/K".  Needs strace, jq and bc.
 set -u
+usage() { sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0"; }
+case ${1:-} in
+-h|--help) usage; exit 0 ;;
+''|-*) usage >&2; exit 2 ;;
+esac
+[ $# -le 2 ] || { usage >&2; exit 2; }
 B=$1 K=${2:-10} W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 mkdir -p "$W/agents" "$W/tools"

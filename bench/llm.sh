@@ -3,9 +3,10 @@
 #
 # usage: bench/llm.sh [-m MOCKLLM] [-r RUNS] [-b BINDIR] [-l LATENCY_MS]
 #                     [-n N]... [-s CALLS] [-c BATCH]
+#        bench/llm.sh -h | --help
 #
-# Starts MOCKLLM (the shared mockllm.py; default ../shared/bench/mockllm.py
-# next to the checkout) on a free port with K = 0, so that every answer is
+# Starts MOCKLLM (default bench/mockllm.py, the benchmarks' OpenAI-compatible
+# mock server) on a free port with K = 0, so that every answer is
 # the same text, "done after 0 steps": the answer does not depend on the
 # request, every call of a run gets the same bytes back, and a streamed
 # answer is text token deltas (4 words, then the finish), which is what a
@@ -28,10 +29,22 @@
 # GNU time reports CPU in 10 ms steps; the figures of part 2 are large
 # enough for that, the CPU of part 1 is not (read it as an upper bound).
 # Needs GNU time (apt-get install time), curl and python3.
+#
+#   -m MOCKLLM     the mock server (default bench/mockllm.py)
+#   -r RUNS        runs of each measurement (default 5)
+#   -b BINDIR      where agentrt-llm is (default: the checkout)
+#   -l LATENCY_MS  the server's latency in part 1 (default 200)
+#   -n N           concurrent calls in part 1, repeatable (default 0 1 8 32)
+#   -s CALLS       calls in part 2 (default 1000)
+#   -c BATCH       lines sent at a time in part 2 (default 50; 0: all)
+#   -h, --help     print this help and exit
 set -euo pipefail
 
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
+
 runs=5 bin= mockllm= latency=200 ns=() calls=1000 batch=50
-while getopts r:b:m:l:n:s:c: opt; do
+[ "${1:-}" != --help ] || { usage; exit 0; }
+while getopts r:b:m:l:n:s:c:h opt; do
 	case $opt in
 	r) runs=$OPTARG ;;
 	b) bin=$OPTARG ;;
@@ -40,16 +53,16 @@ while getopts r:b:m:l:n:s:c: opt; do
 	n) ns+=("$OPTARG") ;;
 	s) calls=$OPTARG ;;
 	c) batch=$OPTARG ;;
-	*) echo "usage: $0 [-m MOCKLLM] [-r RUNS] [-b BINDIR] [-l LATENCY_MS] [-n N]... [-s CALLS] [-c BATCH]" >&2
-	   exit 2 ;;
+	h) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
 	esac
 done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || { usage >&2; exit 2; }
 [ ${#ns[@]} -gt 0 ] || ns=(0 1 8 32)
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${bin:-$here}
-if [ -z "$mockllm" ] && [ -f "$here/../shared/bench/mockllm.py" ]; then
-	mockllm=$here/../shared/bench/mockllm.py
-fi
+mockllm=${mockllm:-$here/bench/mockllm.py}
 [ -n "$mockllm" ] && [ -f "$mockllm" ] ||
     { echo "$0: needs the mock server: -m PATH/TO/mockllm.py${mockllm:+ ($mockllm: no such file)}" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "$0: needs GNU time: apt-get install time" >&2; exit 2; }

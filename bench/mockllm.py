@@ -2,6 +2,7 @@
 """mockllm.py - a deterministic OpenAI-compatible model for the benchmarks.
 
 usage: bench/mockllm.py [PORT [K]]
+       bench/mockllm.py -h | --help
 
 PORT (else $MOCKLLM_PORT, else 8089; 0 picks a free one, printed on
 stderr) and K (else $MOCKLLM_K, else 10).  $MOCKLLM_HOST (127.0.0.1),
@@ -37,9 +38,21 @@ STAMP = 1730000000
 
 
 def setting(pos, name, default):
-    return int(sys.argv[pos]) if len(sys.argv) > pos else int(os.environ.get(name, default))
+    try:
+        return int(sys.argv[pos]) if len(sys.argv) > pos else int(os.environ.get(name, default))
+    except ValueError:
+        sys.stderr.write("mockllm: bad %s %r: expected a number\n%s" % (
+            name[len("MOCKLLM_"):], sys.argv[pos] if len(sys.argv) > pos else os.environ.get(name),
+            __doc__.split("\n\n")[1] + "\n"))
+        sys.exit(2)
 
 
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    sys.stdout.write(__doc__)
+    sys.exit(0)
+if len(sys.argv) > 3:
+    sys.stderr.write("mockllm: too many arguments\n" + __doc__.split("\n\n")[1] + "\n")
+    sys.exit(2)
 PORT = setting(1, "MOCKLLM_PORT", 8089)
 K = setting(2, "MOCKLLM_K", 10)
 HOST = os.environ.get("MOCKLLM_HOST", "127.0.0.1")

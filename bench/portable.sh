@@ -2,7 +2,10 @@
 # bench/portable.sh - what a session costs as a file: export, import,
 # checkpoint and replay of one K-step tool-loop turn
 #
-#   make && bench/portable.sh [-k K]... [-r RUNS]
+# usage: bench/portable.sh [-k K]... [-r RUNS]
+#        bench/portable.sh -h | --help
+#
+#   make && bench/portable.sh          # K = 10 and 100, 5 runs each
 #
 # For each K (default 10 and 100) it runs one turn of a mock/script agent
 # that calls a jq no-op tool K times, in a fresh store, then times RUNS
@@ -10,17 +13,26 @@
 # run), checkpoint --hash, and replay of the export.  Prints the median
 # wall time and peak RSS of each, and the export's size.  Needs GNU time
 # and jq; the binaries come from the build directory, else PATH.
+#
+#   -k K        a step count, repeatable (default 10 100)
+#   -r RUNS     timed runs of each command (default 5)
+#   -h, --help  print this help and exit
 set -euo pipefail
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
 here=$(cd "$(dirname "$0")/.." && pwd)
 PATH="$here:$PATH"
 ks=() runs=5
-while getopts k:r: opt; do
+[ "${1:-}" != --help ] || { usage; exit 0; }
+while getopts k:r:h opt; do
 	case $opt in
 	k) ks+=("$OPTARG") ;;
 	r) runs=$OPTARG ;;
-	*) echo "usage: bench/portable.sh [-k K]... [-r RUNS]" >&2; exit 2 ;;
+	h) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
 	esac
 done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || { usage >&2; exit 2; }
 [ ${#ks[@]} -gt 0 ] || ks=(10 100)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

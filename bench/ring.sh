@@ -2,8 +2,9 @@
 # ring.sh - one agent turn of K tool steps through the whole ring, timed.
 #
 # usage: bench/ring.sh [-k K]... [-r RUNS] [-b BINDIR] [--security]
-#        bench/ring.sh -h [-m MOCKLLM] [-k K]... [-r RUNS] [-b BINDIR]
+#        bench/ring.sh --http [-m MOCKLLM] [-k K]... [-r RUNS] [-b BINDIR]
 #                      [--security]
+#        bench/ring.sh -h | --help
 #
 # For each K (default 10 100 1000) and each tool kind (a jq tool run in
 # agentrt-tool's process, and an executable no-op tool), runs RUNS turns
@@ -13,40 +14,55 @@
 # together, the per-step cost past the smallest K, and each stage's peak
 # RSS.  Needs GNU time (apt-get install time) and jq.
 #
-# With -h the model is real HTTP: an openai/mock-model agent with one jq
-# tool, add.jq (.a + .b), against MOCKLLM (default bench/mockllm.py), an
-# OpenAI-compatible mock server started with K
-# steps and no latency on a free port, once per K (default 10 100), without
-# and with streaming.  Besides the columns above it prints the mock server's
-# own CPU during the turn (utime+stime from /proc, in clock ticks, so the
-# mean over the runs), the ring's median wall minus that, the floor (the
-# wall time of one curl process that sends the same K+1 request bodies,
-# captured from an untimed turn, over one kept-alive connection), and the
-# per-step cost of the ring's wall minus the floor.  Needs curl and python3.
+# With --http (-H) the model is real HTTP: an openai/mock-model agent with
+# one jq tool, add.jq (.a + .b), against MOCKLLM (default bench/mockllm.py,
+# the benchmarks' OpenAI-compatible mock server), started with K steps and
+# no latency on a free port, once per K (default 10 100), without and with
+# streaming.  Besides the columns above it prints the mock server's own CPU
+# during the turn (utime+stime from /proc, in clock ticks, so the mean over
+# the runs), the ring's median wall minus that, the floor (the wall time
+# of one curl process that sends the same K+1 request bodies, captured
+# from an untimed turn, over one kept-alive connection), and the per-step
+# cost of the ring's wall minus the floor.  Needs curl and python3.
 #
 # With --security every agent it writes gets "security": {} (issue 17's
 # pipeline, every detector on with its defaults); nothing else changes.
+#
+#   -k K         a step count, repeatable, in increasing order
+#   -r RUNS      timed turns per K and tool kind (default 5)
+#   -b BINDIR    where the agentrt-* binaries are (default: the checkout)
+#   -H, --http   the model over HTTP, from MOCKLLM
+#   -m MOCKLLM   the mock server for --http (default bench/mockllm.py)
+#   --security   every agent with the security pipeline on
+#   -h, --help   print this help and exit
 set -euo pipefail
+
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
 
 ks=() runs=5 bin= http= mockllm= security=
 args=()
 for a in "$@"; do
 	case $a in
 	--security) security=1 ;;
+	--http) http=1 ;;
+	--help) usage; exit 0 ;;
 	*) args+=("$a") ;;
 	esac
 done
 set -- ${args[@]+"${args[@]}"}
-while getopts k:r:b:hm: opt; do
+while getopts k:r:b:Hhm: opt; do
 	case $opt in
 	k) ks+=("$OPTARG") ;;
 	r) runs=$OPTARG ;;
 	b) bin=$OPTARG ;;
-	h) http=1 ;;
+	H) http=1 ;;
 	m) mockllm=$OPTARG ;;
-	*) echo "usage: $0 [-h [-m MOCKLLM]] [-k K]... [-r RUNS] [-b BINDIR] [--security]" >&2; exit 2 ;;
+	h) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
 	esac
 done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || { usage >&2; exit 2; }
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -n "$http" ]; then
 	[ ${#ks[@]} -gt 0 ] || ks=(10 100)
@@ -59,9 +75,9 @@ export PATH="$bin:$PATH"
 if [ -n "$http" ]; then
 	mockllm=${mockllm:-$here/bench/mockllm.py}
 	[ -n "$mockllm" ] && [ -f "$mockllm" ] ||
-	    { echo "$0: -h needs the mock server: -m PATH/TO/mockllm.py${mockllm:+ ($mockllm: no such file)}" >&2; exit 2; }
+	    { echo "$0: --http needs the mock server: -m PATH/TO/mockllm.py${mockllm:+ ($mockllm: no such file)}" >&2; exit 2; }
 	for c in curl python3; do
-		command -v $c >/dev/null || { echo "$0: -h needs $c" >&2; exit 2; }
+		command -v $c >/dev/null || { echo "$0: --http needs $c" >&2; exit 2; }
 	done
 fi
 

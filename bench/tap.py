@@ -25,6 +25,10 @@ def kind(line):
 
 
 def main():
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        out = sys.stdout if sys.argv[1:] in (["-h"], ["--help"]) else sys.stderr
+        out.write(__doc__)
+        sys.exit(0 if out is sys.stdout else 2)
     total = lines = longest = 0
     types = {}
     src, dst = sys.stdin.buffer, sys.stdout.buffer
