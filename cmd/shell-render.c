@@ -33,8 +33,8 @@ sgr(const struct shell *sh, const char *code)
 	return sh->color ? code : "";
 }
 
-static size_t
-columns(void)
+size_t
+render_columns(void)
 {
 	struct winsize ws;
 
@@ -72,7 +72,7 @@ agent_of(void *ctx, const char *sid)
 void
 render_init(struct render *r, struct shell *sh)
 {
-	struct art_evtext_opts eo = { .color = sh->color, .width = columns(),
+	struct art_evtext_opts eo = { .color = sh->color, .width = render_columns(),
 	    .agent_of = agent_of, .ctx = r };
 
 	*r = (struct render){ .sh = sh, .doing = "waiting" };

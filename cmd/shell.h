@@ -111,6 +111,8 @@ void	render_release(struct render *);
 void	render_event(struct render *, jv ev);
 void	render_stderr(struct render *, const char *, size_t, bool eof);
 void	render_end(struct render *, int status);
+/* The terminal's columns (0 when stdout is not one). */
+size_t	render_columns(void);
 /* Called as the ring runs: the spinner while the turn shows nothing. */
 void	render_tick(struct render *);
 /* Does a turn outside the REPL (-c, piped lines) stream its reply to a

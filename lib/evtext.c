@@ -487,10 +487,15 @@ art_evtext_event(struct art_evtext *t, const jv *ev, struct art_buf *out,
 
 /* --- the log ------------------------------------------------------------ */
 
-/* "user: text" for message.new; else the payload but its type, compact. */
+/*
+ * "user: text" for message.new, "error: why" for a failure; else the
+ * payload but its type and ids, compact.
+ */
 static char *
 summary(const jv *p)
 {
+	static const char *const hidden[] = { "type", "id", "turn_id",
+	    "decision_id", "parent_id", "call_id" };
 	const char *type = art_json_str(p, "type");
 	jv m, rest;
 	char *s, *text;
@@ -515,7 +520,16 @@ summary(const jv *p)
 		jv_free(m);
 		return s;
 	}
-	rest = jv_object_delete(jv_copy(*p), jv_string("type"));
+	if ((text = (char *)art_json_str(p, "error")) != NULL) {
+		n = strlen(text) + 8;
+		if ((s = malloc(n)) != NULL)
+			snprintf(s, n, "error: %s", text);
+		return s;
+	}
+	/* Ids say little to a person and would fill the line. */
+	rest = jv_copy(*p);
+	for (n = 0; n < sizeof(hidden) / sizeof(hidden[0]); n++)
+		rest = jv_object_delete(rest, jv_string(hidden[n]));
 	s = jv_object_length(jv_copy(rest)) > 0 ? art_json_dump(&rest, NULL) :
 	    strdup("");
 	jv_free(rest);

@@ -243,8 +243,15 @@ test_log_lines(void)
 	    "\"tool.call.completed\",\"id\":\"c1\",\"result\":\"391\"}}", &e);
 	ok(art_evtext_log_line(&ev, false, 80, &out) == 0 &&
 	    strcmp(out.p, "  12  --:--:--  tool.call.completed  "
-	    "{\"id\":\"c1\",\"result\":\"391\"}\n") == 0,
-	    "another: its payload but the type");
+	    "{\"result\":\"391\"}\n") == 0,
+	    "another: its payload but its type and ids");
+	jv_free(ev);
+	art_buf_clear(&out);
+	ev = art_json_parse_str("{\"seq\":5,\"payload\":{\"type\":"
+	    "\"llm.call.errored\",\"id\":\"c1\",\"error\":\"boom\"}}", &e);
+	ok(art_evtext_log_line(&ev, false, 80, &out) == 0 &&
+	    strcmp(out.p, "   5  --:--:--  llm.call.errored     error: boom\n") ==
+	    0, "a failure: its error");
 	jv_free(ev);
 	art_buf_release(&out);
 }
