@@ -686,7 +686,7 @@ cmd_state(struct shell *sh, char *arg)
 	jv_free(s);
 }
 
-/* The log one line an event (lib/evtext); /log --json: as recorded. */
+/* The log one line an event (lib/evtext); /log json: as recorded. */
 static void
 cmd_log(struct shell *sh, char *arg)
 {
@@ -695,12 +695,12 @@ cmd_log(struct shell *sh, char *arg)
 	size_t width = render_columns();
 	jv all;
 
-	if (strcmp(arg, "--json") == 0) {
+	if (strcmp(arg, "json") == 0) {
 		run_on_session(sh, "agentrt-session", "log");
 		return;
 	}
 	if (*arg != '\0') {
-		render_error(sh, "usage: /log [--json]");
+		render_error(sh, "usage: /log [json]");
 		return;
 	}
 	if (!need_session(sh))
@@ -806,8 +806,8 @@ static const struct slash slashes[] = {
 	    "turns" },
 	{ "tools", cmd_tools, "", "list the agent's tools" },
 	{ "state", cmd_state, "", "show the session's status and state" },
-	{ "log", cmd_log, "[--json]", "print the session's event log, one "
-	    "line an event (--json: as recorded)" },
+	{ "log", cmd_log, "[json]", "print the session's event log, one "
+	    "line an event (json: as recorded)" },
 	{ "export", cmd_export, "FILE", "write the transcript (FILE.md: "
 	    "Markdown, else NDJSON)" },
 	{ "resume", cmd_resume, "[PAYLOAD]", "resume the open interrupt" },

@@ -94,7 +94,7 @@ P='[0-9a-f]{8}> '
 	[ "$status" -eq 0 ] || fail "$output"
 }
 
-@test "/log: one line an event; /log --json as recorded; /log x is usage" {
+@test "/log: one line an event; /log json as recorded; /log x is usage" {
 	pty env NO_COLOR=1 agentrt-shell -a echo <<-EOF
 	expect echo \(new\)> 
 	send hello log\r
@@ -104,18 +104,18 @@ P='[0-9a-f]{8}> '
 	expect \r\n +[0-9]+  [0-9:]{8}  message\.new +user: hello log\r\n
 	expect \r\n +[0-9]+  [0-9:]{8}  turn\.completed
 	expect echo $P
-	send /log --json\r
+	send /log json\r
 	expect \{"session_id":"[^"]+","seq":1,
 	expect echo $P
 	send /log x\r
-	expect usage: /log \[--json\]
+	expect usage: /log \[json\]
 	expect echo $P
 	send \x04
 	wait 0
 	EOF
 	[ "$status" -eq 0 ] || fail "$output"
-	# Without --json no event is printed as JSON.
-	sed -n '/\/log\r/,/\/log --json/p' "$PTY_LOG" | grep -q '"seq"' &&
+	# Without json no event is printed as JSON.
+	sed -n '/\/log\r/,/\/log json/p' "$PTY_LOG" | grep -q '"seq"' &&
 	    fail "raw events in /log: $(cat "$PTY_LOG")"
 	true
 }
