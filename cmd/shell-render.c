@@ -117,7 +117,10 @@ render_tick(struct render *r)
 	    "\xe2\xa0\xa6", "\xe2\xa0\xa7", "\xe2\xa0\x87", "\xe2\xa0\x8f" };
 	int64_t now = art_clock_mono_ms();
 
+	/* Nothing more to wait for once the turn ended or parked. */
 	if (!r->screen || art_evtext_is_midline(r->text) ||
+	    jv_get_kind(r->completion) != JV_KIND_NULL ||
+	    jv_get_kind(r->interrupt) != JV_KIND_NULL ||
 	    now - r->quiet_since < SPIN_AFTER_MS ||
 	    (r->spinning && now - r->drawn_at < SPIN_EVERY_MS))
 		return;
