@@ -627,8 +627,8 @@ agent_of(void *ctx, const char *sid)
 /*
  * --events-format text, or none given and the file a terminal: the
  * events drawn as agentrt-shell draws a turn (lib/evtext), coloured on
- * a terminal unless $NO_COLOR.  Refusals are left out when the file is
- * our stderr, which says them already.
+ * a terminal unless $NO_COLOR.  Refusals and failed turns are left out
+ * when the file is our stderr, which says them already.
  */
 static struct art_evtext *
 events_text(struct ring *r, const char *format)
@@ -653,7 +653,7 @@ events_text(struct ring *r, const char *format)
 		eo.width = ws.ws_col;
 	if (fstat(fd, &ev) == -1 || fstat(STDERR_FILENO, &er) == -1 ||
 	    ev.st_dev != er.st_dev || ev.st_ino != er.st_ino)
-		eo.show |= ART_EVTEXT_REFUSALS;
+		eo.show |= ART_EVTEXT_REFUSALS | ART_EVTEXT_ENDED;
 	if ((t = art_evtext_new(&eo)) == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");
 	return t;

@@ -76,10 +76,12 @@ render_init(struct render *r, struct shell *sh)
 	    .agent_of = agent_of, .ctx = r };
 
 	*r = (struct render){ .sh = sh, .doing = "waiting" };
+	/* The session's "turn failed" line is not passed on: this says it. */
+	eo.show = ART_EVTEXT_ENDED;
 	if (sh->tty)
-		eo.show = ART_EVTEXT_TEXT | ART_EVTEXT_TOOLS | ART_EVTEXT_USAGE;
+		eo.show |= ART_EVTEXT_TEXT | ART_EVTEXT_TOOLS | ART_EVTEXT_USAGE;
 	else if (render_streams(sh))
-		eo.show = ART_EVTEXT_TEXT;
+		eo.show |= ART_EVTEXT_TEXT;
 	if ((r->text = art_evtext_new(&eo)) == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");
 	snprintf(r->root, sizeof(r->root), "%s", sh->sid);

@@ -417,6 +417,8 @@ on_completion(struct art_evtext *t, const jv *ev, struct art_buf *out,
 
 	if (art_evtext_break(t, out) == -1)
 		return -1;
+	if (art_json_str(ev, "code") != NULL && !(t->o.show & ART_EVTEXT_ENDED))
+		msg = NULL;
 	if (msg != NULL && strncmp(msg, t->lasterr, sizeof(t->lasterr) - 1) !=
 	    0 && error_line(t, "", msg, "", false, out, err) == -1)
 		return -1;

@@ -38,6 +38,13 @@
  * renderer whose text shows beside that stderr leaves them out.
  */
 #define ART_EVTEXT_REFUSALS	0x20
+/*
+ * The error of a turn that ended with a code (a limit, the security
+ * pipeline, a store that failed): agentrt-session says it on its stderr
+ * too ("turn failed (CODE): ..."), so, as for refusals, a renderer whose
+ * text shows beside that stderr leaves it out.
+ */
+#define ART_EVTEXT_ENDED	0x40
 
 /* SGR codes, for a caller drawing its own lines in the same colours. */
 #define ART_EVTEXT_DIM		"\033[2m"

@@ -107,6 +107,14 @@ CALC="agentrt-decide <$BATS_TEST_TMPDIR/ring | agentrt-llm | agentrt-tool |
 	assert_eq "$(printf '%s\n' "$output" | grep -c 'nosuch')" 1
 }
 
+@test "text: a turn a limit ended says why once at a terminal, and in a file" {
+	tty "agentrt-decide <$RING | agentrt-llm | agentrt-tool | agentrt-session run -a lim-loops -m go --events /dev/stderr >$RING"
+	assert_eq "$(printf '%s\n' "$output" | grep -c 'max_loops reached')" 1
+	ring -a lim-loops -m go --events "$OUT" --events-format text
+	[ "$status" -eq 1 ] || fail "status $status: $stderr"
+	grep -q '^error: max_loops reached' "$OUT" || fail "$(cat "$OUT")"
+}
+
 @test "a bad --events-format is a usage error naming it; so is one without --events" {
 	run --separate-stderr agentrt-session run -a calc -m hi --events "$OUT" \
 	    --events-format xml </dev/null

@@ -9,7 +9,7 @@
 #include "tap.h"
 
 #define ALL	(ART_EVTEXT_TEXT | ART_EVTEXT_TOOLS | ART_EVTEXT_USER | \
-		    ART_EVTEXT_USAGE | ART_EVTEXT_PARKED)
+		    ART_EVTEXT_USAGE | ART_EVTEXT_PARKED | ART_EVTEXT_ENDED)
 
 /* Feeds each line of ndjson to t; out and err hold the text. */
 static void
@@ -158,6 +158,12 @@ test_errors(void)
 	    "ART_EVTEXT_REFUSALS draws a refusal");
 	art_buf_release(&out);
 	art_evtext_free(t);
+	ok(same(draw(0, "{\"type\":\"completion\",\"error\":\"capped\","
+	    "\"code\":\"max_loops\"}"), ""), "a turn a limit ended: left out "
+	    "without ART_EVTEXT_ENDED");
+	ok(same(draw(ART_EVTEXT_ENDED, "{\"type\":\"completion\",\"error\":"
+	    "\"capped\",\"code\":\"max_loops\"}"), "error: capped\n"),
+	    "with it, said");
 }
 
 static const char *
