@@ -49,7 +49,7 @@ static volatile sig_atomic_t stopping;
 
 enum { OPT_ID = 256, OPT_IDENTITY, OPT_AFTER, OPT_TURN_ID, OPT_INPUT,
     OPT_EVENTS, OPT_AGENTS, OPT_TOOLS, OPT_MAX_LINE, OPT_RESUME, OPT_PAYLOAD,
-    OPT_CHILDREN, OPT_AS, OPT_HASH, OPT_POLICY };
+    OPT_CHILDREN, OPT_AS, OPT_HASH, OPT_POLICY, OPT_EVENTS_FORMAT };
 
 static const struct art_opt options[] = {
 	{ "db", 'd', "DIR", ART_OPT_DIR, NULL, NULL, 0,
@@ -83,7 +83,11 @@ static const struct art_opt options[] = {
 	    "the resume's payload, e.g. {\"approved\":true}; @FILE reads it "
 	    "from FILE, @- from stdin" },
 	{ "events", OPT_EVENTS, "FILE", ART_OPT_FILE, NULL, "run", 0,
-	    "append client events to FILE as NDJSON" },
+	    "append client events to FILE" },
+	{ "events-format", OPT_EVENTS_FORMAT, "FORMAT", ART_OPT_WORDS,
+	    "ndjson text", "run", 0,
+	    "how --events writes them: ndjson, or text as agentrt-shell "
+	    "draws a turn (default: text to a terminal, else ndjson)" },
 	{ "agents", OPT_AGENTS, "DIR", ART_OPT_DIR, NULL, "new run replay",
 	    ART_OPT_MANY, "look for NAME.json in DIR first (replay: before "
 	    "the recording's own)" },
@@ -292,6 +296,13 @@ prepare(struct opts *o, const struct cmd *c)
 		art_die(ART_EXIT_USAGE, "run: --payload goes with --resume ID");
 	if (o->resume != NULL && o->session == NULL)
 		art_die(ART_EXIT_USAGE, "run: --resume needs -s SESSION");
+	if (o->events_format != NULL && strcmp(o->events_format, "ndjson") !=
+	    0 && strcmp(o->events_format, "text") != 0)
+		art_die(ART_EXIT_USAGE, "bad --events-format '%s': use ndjson "
+		    "or text", o->events_format);
+	if (o->events_format != NULL && o->events == NULL)
+		art_die(ART_EXIT_USAGE, "run: --events-format goes with "
+		    "--events FILE");
 	o->identity_v = o->identity != NULL ? parse_identity(o->identity) :
 	    jv_null();
 	o->after_seq = o->after != NULL ? parse_seq(o->after) : 0;
@@ -656,7 +667,8 @@ static const struct cmd cmds[] = {
 	    "model and tool call answered from the recording; print the "
 	    "first divergence", true, 0, 1 },
 	{ "run", session_run, "run [-a AGENT | -s SESSION] [-m TEXT] "
-	    "[--turn-id ID] [--input JSON] [--events FILE] [--resume ID "
+	    "[--turn-id ID] [--input JSON] [--events FILE [--events-format "
+	    "FORMAT]] [--resume ID "
 	    "[--payload JSON]]", NULL,
 	    "drive a session on a ring of filters (stdin and stdout are the "
 	    "ring)", true, 0, 0 },
@@ -757,6 +769,7 @@ parse(int argc, char **argv, const struct cmd *c, struct opts *o)
 			o->inputs[o->ninputs++] = optarg;
 			break;
 		case OPT_EVENTS: o->events = optarg; break;
+		case OPT_EVENTS_FORMAT: o->events_format = optarg; break;
 		case OPT_AGENTS:
 			if (o->nagent_dirs == MAX_AGENT_DIRS)
 				usage(c != NULL ? c->usage : NULL);

@@ -338,7 +338,9 @@ one_turn(struct shell *sh, const char *text)
 	if (sh->agent[0] == '\0' && sh->sid[0] == '\0')
 		art_die(ART_EXIT_FAIL, "no agent: name one with -a AGENT");
 	st = shell_send(sh, &t, &reply);
-	if (st == ART_EXIT_OK && jv_get_kind(reply) == JV_KIND_STRING)
+	/* On a terminal the reply was drawn as it came. */
+	if (st == ART_EXIT_OK && jv_get_kind(reply) == JV_KIND_STRING &&
+	    !render_streams(sh))
 		printf("%s\n", jv_string_value(reply));
 	jv_free(reply);
 	if (fflush(stdout) == EOF || ferror(stdout))

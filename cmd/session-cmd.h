@@ -33,6 +33,7 @@ struct opts {
 	const char	*inputs[MAX_INPUTS];
 	int		 ninputs;
 	const char	*events;
+	const char	*events_format;	/* ndjson, text; NULL: by isatty */
 	const char	*agent_dirs[MAX_AGENT_DIRS];
 	int		 nagent_dirs;
 	const char	*tool_dirs[MAX_AGENT_DIRS];

@@ -14,11 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent.h"
 #include "diag.h"
 #include "engine.h"
+#include "evtext.h"
 #include "json.h"
 #include "ndjson.h"
 #include "outq.h"
@@ -35,6 +38,8 @@ struct ring {
 	struct art_outq			*out;
 	struct art_ndjson_reader	*in;
 	FILE				*events;
+	struct art_evtext		*text;	/* --events-format text */
+	char				 agent[256];	/* a child's, for text */
 	const struct art_clock		*clock;
 	char				 sid[ART_ID_MAX + 1];
 	int				 eof;
@@ -119,6 +124,26 @@ say_refusal(const jv *e)
 			art_warn("%s: %s", code, msg != NULL ? msg : "refused");
 }
 
+/* One client event (consumed) on --events, as NDJSON or as text. */
+static int
+write_event(struct ring *r, jv e, struct art_err *err)
+{
+	struct art_buf b = ART_BUF_INIT;
+	int rc;
+
+	if (r->text == NULL)
+		return art_ndjson_write(r->events, e, err);
+	rc = art_evtext_event(r->text, &e, &b, &b);
+	jv_free(e);
+	if (rc == -1)
+		rc = art_err_set(err, "nomem", "out of memory");
+	else if ((b.len > 0 && fwrite(b.p, 1, b.len, r->events) != b.len) ||
+	    fflush(r->events) == EOF)
+		rc = art_err_set(err, "io", "%s", strerror(errno));
+	art_buf_release(&b);
+	return rc;
+}
+
 /* Writes what the engine produced: ring lines, then client events. */
 static int
 drain(struct ring *r)
@@ -147,8 +172,7 @@ drain(struct ring *r)
 	jv_free(out);
 	jv_array_foreach(ev, i, e) {
 		say_refusal(&e);
-		if (r->events != NULL && art_ndjson_write(r->events, e,
-		    &err) == -1) {
+		if (r->events != NULL && write_event(r, e, &err) == -1) {
 			art_warn("write events: %s", err.msg);
 			fclose(r->events);
 			r->events = NULL;
@@ -214,12 +238,12 @@ store_failed(struct ring *r, const struct art_err *failed)
 	ev = art_json_set(ev, "code", jv_string(code));
 	ev = art_json_set(ev, "message", jv_string(failed->msg));
 	ev = art_json_set(ev, "retrying", jv_false());
-	if (art_ndjson_write(r->events, ev, &err) == 0) {
+	if (write_event(r, ev, &err) == 0) {
 		ev = run_event("completion", r->sid, &q.turn);
 		ev = art_json_set(ev, "text", jv_null());
 		ev = art_json_set(ev, "error", jv_string(failed->msg));
 		ev = art_json_set(ev, "code", jv_string(code));
-		if (art_ndjson_write(r->events, ev, &err) == -1)
+		if (write_event(r, ev, &err) == -1)
 			art_warn("write events: %s", err.msg);
 	} else
 		art_warn("write events: %s", err.msg);
@@ -573,6 +597,81 @@ open_events(const char *path)
 	return f;
 }
 
+static int
+agent_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct ring *r = ctx;
+	jv s = art_session_get(t, r->agent, err);
+	const char *agent = jv_is_valid(s) ? art_json_str(&s, "agent_id") :
+	    NULL;
+
+	snprintf(r->agent, sizeof(r->agent), "%s", agent != NULL ? agent :
+	    "sub-agent");
+	jv_free(s);
+	return 0;
+}
+
+/* The agent of sub-agent session sid, for the text's "[alpha] ". */
+static const char *
+agent_of(void *ctx, const char *sid)
+{
+	struct ring *r = ctx;
+	struct art_err err;
+
+	snprintf(r->agent, sizeof(r->agent), "%s", sid);
+	if (art_store_read(r->store, agent_fn, r, &err) == -1)
+		return NULL;
+	return r->agent;
+}
+
+/*
+ * --events-format text, or none given and the file a terminal: the
+ * events drawn as agentrt-shell draws a turn (lib/evtext), coloured on
+ * a terminal unless $NO_COLOR.  Refusals and failed turns are left out
+ * when the file is our stderr, which says them already.
+ */
+static struct art_evtext *
+events_text(struct ring *r, const char *format)
+{
+	struct art_evtext_opts eo = { .show = ART_EVTEXT_TEXT |
+	    ART_EVTEXT_TOOLS | ART_EVTEXT_USER | ART_EVTEXT_USAGE |
+	    ART_EVTEXT_PARKED, .agent_of = agent_of, .ctx = r };
+	struct art_evtext *t;
+	struct winsize ws;
+	struct stat ev, er;
+	const char *nc = getenv("NO_COLOR");
+	int fd, tty;
+
+	if (r->events == NULL)
+		return NULL;
+	fd = fileno(r->events);
+	tty = isatty(fd);
+	if (format != NULL ? strcmp(format, "text") != 0 : !tty)
+		return NULL;
+	eo.color = tty && (nc == NULL || *nc == '\0');
+	if (tty && ioctl(fd, TIOCGWINSZ, &ws) == 0)
+		eo.width = ws.ws_col;
+	if (fstat(fd, &ev) == -1 || fstat(STDERR_FILENO, &er) == -1 ||
+	    ev.st_dev != er.st_dev || ev.st_ino != er.st_ino)
+		eo.show |= ART_EVTEXT_REFUSALS | ART_EVTEXT_ENDED;
+	if ((t = art_evtext_new(&eo)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	return t;
+}
+
+/* Ends a streamed line the run left open. */
+static void
+close_text(struct ring *r)
+{
+	struct art_buf b = ART_BUF_INIT;
+
+	if (r->text != NULL && r->events != NULL &&
+	    art_evtext_break(r->text, &b) == 0 && b.len > 0)
+		fputs(b.p, r->events);
+	art_buf_release(&b);
+	art_evtext_free(r->text);
+}
+
 /* $AGENTRT_SYNC: "effects" (the default) or "always". */
 static bool
 sync_always(void)
@@ -608,6 +707,7 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 	eo.sync_always = sync_always();
 	find_agents(&agents, o);
 	r.events = open_events(o->events);
+	r.text = events_text(&r, o->events_format);
 	if ((r.engine = art_engine_new(&eo)) == NULL ||
 	    (r.out = art_outq_new(STDOUT_FILENO)) == NULL ||
 	    (r.in = art_ndjson_reader_new(STDIN_FILENO, "<stdin>",
@@ -633,6 +733,7 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 		art_engine_stop(r.engine);
 	}
 	jv_free(inputs);
+	close_text(&r);
 	if (r.events != NULL)
 		fclose(r.events);
 	art_ndjson_reader_free(r.in);

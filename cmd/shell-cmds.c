@@ -675,16 +675,51 @@ cmd_state(struct shell *sh, char *arg)
 	printf("session %s: %s, last turn %s\n", sh->sid, status != NULL ?
 	    status : "?", turn != NULL ? turn : "none");
 	st = art_json_field(&s, "state");
-	jv_dumpf(st, stdout, JV_PRINT_PRETTY | JV_PRINT_SPACE1);
-	putchar('\n');
+	if (jv_get_kind(st) == JV_KIND_NULL) {
+		printf("no state (the agent has set none)\n");
+		jv_free(st);
+	} else {
+		jv_dumpf(st, stdout, JV_PRINT_PRETTY | JV_PRINT_SPACE1 |
+		    (sh->color ? JV_PRINT_COLOR : 0));
+		putchar('\n');
+	}
 	jv_free(s);
 }
 
+/* The log one line an event (lib/evtext); /log json: as recorded. */
 static void
 cmd_log(struct shell *sh, char *arg)
 {
-	(void)arg;
-	run_on_session(sh, "agentrt-session", "log");
+	struct args a = { .n = 0 };
+	struct art_buf b = ART_BUF_INIT;
+	size_t width = render_columns();
+	jv all;
+
+	if (strcmp(arg, "json") == 0) {
+		run_on_session(sh, "agentrt-session", "log");
+		return;
+	}
+	if (*arg != '\0') {
+		render_error(sh, "usage: /log [json]");
+		return;
+	}
+	if (!need_session(sh))
+		return;
+	args_add(&a, "agentrt-session"), args_add(&a, "log");
+	args_add(&a, sh->sid);
+	if (!jv_is_valid(all = shell_json(sh, &a, false))) {
+		jv_free(all);
+		return;
+	}
+	jv_array_foreach(all, i, e) {
+		if (art_evtext_log_line(&e, sh->color, width, &b) == -1)
+			art_die(ART_EXIT_FAIL, "out of memory");
+		fputs(b.p, stdout);
+		art_buf_clear(&b);
+		jv_free(e);
+	}
+	art_buf_release(&b);
+	jv_free(all);
 }
 
 static void
@@ -771,7 +806,8 @@ static const struct slash slashes[] = {
 	    "turns" },
 	{ "tools", cmd_tools, "", "list the agent's tools" },
 	{ "state", cmd_state, "", "show the session's status and state" },
-	{ "log", cmd_log, "", "print the session's event log" },
+	{ "log", cmd_log, "[json]", "print the session's event log, one "
+	    "line an event (json: as recorded)" },
 	{ "export", cmd_export, "FILE", "write the transcript (FILE.md: "
 	    "Markdown, else NDJSON)" },
 	{ "resume", cmd_resume, "[PAYLOAD]", "resume the open interrupt" },

@@ -398,6 +398,7 @@ ring_loop(struct ring *r, struct render *rn, bool *stopped)
 			if (r->errfd >= 0 && !read_stderr(r, rn))
 				xclose(&r->errfd);
 		}
+		render_tick(rn);
 		live = art_ring_reap(&r->ring, false);
 	}
 	/* A tool a stage left behind may hold stderr open: stop here. */

@@ -5,11 +5,13 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <histedit.h>
 #include <jv.h>
 
 #include "buf.h"
+#include "evtext.h"
 
 #define SHELL_MAX_DIRS	16
 #define SHELL_MAX_ARGS	112
@@ -74,12 +76,17 @@ struct turn {
 struct render {
 	struct shell	*sh;
 	char		 root[64];	/* the session the turn drives */
-	bool		 midline;	/* the cursor is not at column 0 */
-	jv		 streamed;	/* ids of messages shown as tokens */
-	jv		 names;		/* child session id -> agent */
+	struct art_evtext *text;	/* the events as text (lib/evtext) */
+	char		 agent[256];	/* a sub-agent's, as lib/evtext asks */
+	bool		 screen;	/* stdout is a terminal: the spinner */
+	bool		 spinning;	/* the spinner is on the screen */
+	const char	*doing;		/* what the spinner says */
+	unsigned	 frame;
+	int64_t		 started;	/* monotonic ms: the turn's start */
+	int64_t		 quiet_since;	/* the last time we drew something */
+	int64_t		 drawn_at;	/* the spinner's last frame */
 	jv		 completion;	/* the root's completion, or null */
 	jv		 interrupt;	/* last suspension: id, reason, … */
-	char		 lasterr[256];	/* the last error, said once */
 	struct art_buf	 errline;	/* stage stderr not yet a whole line */
 };
 
@@ -104,9 +111,13 @@ void	render_release(struct render *);
 void	render_event(struct render *, jv ev);
 void	render_stderr(struct render *, const char *, size_t, bool eof);
 void	render_end(struct render *, int status);
-/* The whole of s on one line, cut to fit the terminal after used columns;
- * the caller frees it. */
-char	*render_line(const char *s, size_t used);
+/* The terminal's columns (0 when stdout is not one). */
+size_t	render_columns(void);
+/* Called as the ring runs: the spinner while the turn shows nothing. */
+void	render_tick(struct render *);
+/* Does a turn outside the REPL (-c, piped lines) stream its reply to a
+ * terminal, rather than print it whole at the end? */
+bool	render_streams(const struct shell *);
 void	render_dim(const struct shell *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	render_error(const struct shell *, const char *fmt, ...)

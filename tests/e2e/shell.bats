@@ -397,7 +397,7 @@ P='[0-9a-f]{8}> '
 	expect model: mock/echo
 	expect calc $P
 	send /state\r
-	expect : idle, last turn completed\r\nnull
+	expect : idle, last turn completed\r\nno state
 	expect calc $P
 	send /resume\r
 	expect has no open interrupt

@@ -1,0 +1,570 @@
+/* evtext.c - client events and log events as a person reads them */
+#include "evtext.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "utf8.h"
+
+#define ARROW_OUT	"\xe2\x86\x92"	/* → */
+#define ARROW_IN	"\xe2\x86\x90"	/* ← */
+#define DOT		"\xc2\xb7"	/* · */
+#define ELLIPSIS	"\xe2\x80\xa6"	/* … */
+
+struct art_evtext {
+	struct art_evtext_opts o;
+	char		 root[128];
+	bool		 midline;	/* a streamed line is open */
+	jv		 streamed;	/* ids of replies drawn as tokens */
+	jv		 names;		/* sub-agent session id -> agent */
+	char		 lasterr[256];	/* the last error, said once */
+};
+
+struct art_evtext *
+art_evtext_new(const struct art_evtext_opts *o)
+{
+	struct art_evtext *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	t->o = *o;
+	if (t->o.width < 20)
+		t->o.width = 80;
+	t->streamed = jv_object();
+	t->names = jv_object();
+	return t;
+}
+
+void
+art_evtext_free(struct art_evtext *t)
+{
+	if (t == NULL)
+		return;
+	jv_free(t->streamed);
+	jv_free(t->names);
+	free(t);
+}
+
+void
+art_evtext_set_root(struct art_evtext *t, const char *sid)
+{
+	snprintf(t->root, sizeof(t->root), "%s", sid != NULL ? sid : "");
+}
+
+const char *
+art_evtext_root(const struct art_evtext *t)
+{
+	return t->root;
+}
+
+bool
+art_evtext_is_midline(const struct art_evtext *t)
+{
+	return t->midline;
+}
+
+static int
+addf(struct art_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+addf(struct art_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || art_buf_reserve(b, (size_t)n) == -1)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+static const char *
+sgr(bool color, const char *code)
+{
+	return color ? code : "";
+}
+
+char *
+art_evtext_line(const char *s, size_t used, size_t width)
+{
+	size_t max, n, i;
+	char *out;
+
+	if (width < 20)
+		width = 80;
+	max = width > used + 8 ? width - used - 1 : 8;
+	if ((out = malloc(strlen(s) + 4)) == NULL)
+		return NULL;
+	for (i = n = 0; s[i] != '\0' && n < max; i++)
+		out[n++] = s[i] == '\n' || s[i] == '\t' || s[i] == '\r' ?
+		    ' ' : s[i];
+	if (s[i] != '\0') {
+		/* Room for the ellipsis; never cut a UTF-8 sequence in two
+		 * (out[n] is the first byte dropped). */
+		n = art_utf8_back(out, n > 1 ? n - 1 : 0);
+		memcpy(out + n, ELLIPSIS, 3);
+		n += 3;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+int
+art_evtext_break(struct art_evtext *t, struct art_buf *out)
+{
+	if (!t->midline)
+		return 0;
+	t->midline = false;
+	return art_buf_addc(out, '\n');
+}
+
+/* One dim line: pre, head, then text cut to the width. */
+static int
+dim_line(struct art_evtext *t, struct art_buf *out, const char *pre,
+    const char *head, const char *text)
+{
+	char *line;
+	int r;
+
+	if ((line = art_evtext_line(text, strlen(head) + 8, t->o.width)) ==
+	    NULL)
+		return -1;
+	r = art_evtext_break(t, out) == -1 ? -1 : addf(out, "%s%s%s%s%s\n",
+	    pre, sgr(t->o.color, ART_EVTEXT_DIM), head, line,
+	    sgr(t->o.color, ART_EVTEXT_RESET));
+	free(line);
+	return r;
+}
+
+/* The agent of sub-agent session sid, asked once; lives as t->names. */
+static const char *
+agent_of(struct art_evtext *t, const char *sid)
+{
+	jv name = jv_object_get(jv_copy(t->names), jv_string(sid));
+	const char *s;
+
+	if (jv_get_kind(name) != JV_KIND_STRING) {
+		jv_free(name);
+		s = t->o.agent_of != NULL ? t->o.agent_of(t->o.ctx, sid) : NULL;
+		t->names = jv_object_set(t->names, jv_string(sid),
+		    jv_string(s != NULL ? s : "sub-agent"));
+		name = jv_object_get(jv_copy(t->names), jv_string(sid));
+	}
+	/* t->names holds the string, so the pointer outlives name. */
+	s = jv_string_value(name);
+	jv_free(name);
+	return s;
+}
+
+/* "[alpha] " before a sub-agent's lines; "" for the root's. */
+static void
+prefix(struct art_evtext *t, const jv *ev, char *buf, size_t n)
+{
+	const char *sid = art_json_str(ev, "session_id");
+
+	buf[0] = '\0';
+	if (sid != NULL && t->root[0] != '\0' && strcmp(sid, t->root) != 0)
+		snprintf(buf, n, "%s[%s]%s ", sgr(t->o.color, ART_EVTEXT_CYAN),
+		    agent_of(t, sid), sgr(t->o.color, ART_EVTEXT_RESET));
+}
+
+static int
+show_call(struct art_evtext *t, struct art_buf *out, const char *pre,
+    const jv *call)
+{
+	jv fn = art_json_field(call, "function");
+	const char *name = art_json_str(&fn, "name"),
+	    *args = art_json_str(&fn, "arguments");
+	char head[512];
+	int r;
+
+	snprintf(head, sizeof(head), ARROW_OUT " %s ", name != NULL ? name :
+	    "?");
+	r = dim_line(t, out, pre, head, args != NULL ? args : "");
+	jv_free(fn);
+	return r;
+}
+
+static int
+show_tool(struct art_evtext *t, struct art_buf *out, const char *pre,
+    const jv *m)
+{
+	const char *name = art_json_str(m, "name");
+	jv content = art_json_field(m, "content");
+	char head[512];
+	int r;
+
+	if (jv_get_kind(content) != JV_KIND_STRING)
+		content = jv_dump_string(content, 0);
+	snprintf(head, sizeof(head), ARROW_IN " %s: ", name != NULL ? name :
+	    "tool");
+	r = dim_line(t, out, pre, head, jv_string_value(content));
+	jv_free(content);
+	return r;
+}
+
+static bool
+was_streamed(const struct art_evtext *t, const char *id)
+{
+	jv seen;
+	bool yes;
+
+	if (id == NULL)
+		return false;
+	seen = jv_object_get(jv_copy(t->streamed), jv_string(id));
+	yes = jv_is_valid(seen);
+	jv_free(seen);
+	return yes;
+}
+
+static int
+show_assistant(struct art_evtext *t, struct art_buf *out, const char *pre,
+    const jv *m)
+{
+	const char *text = art_json_str(m, "content");
+	jv calls = art_json_field(m, "tool_calls");
+	int r = 0;
+
+	if (!(t->o.show & ART_EVTEXT_TEXT))
+		;
+	else if (was_streamed(t, art_json_str(m, "id")))
+		r = art_evtext_break(t, out);
+	else if (text != NULL && *text != '\0')
+		r = art_evtext_break(t, out) == -1 ? -1 : addf(out, "%s%s\n",
+		    pre, text);
+	if (r == 0 && (t->o.show & ART_EVTEXT_TOOLS) &&
+	    jv_get_kind(calls) == JV_KIND_ARRAY)
+		jv_array_foreach(calls, i, c) {
+			if (r == 0)
+				r = show_call(t, out, pre, &c);
+			jv_free(c);
+		}
+	jv_free(calls);
+	return r;
+}
+
+static int
+show_user(struct art_evtext *t, struct art_buf *out, const char *pre,
+    const jv *m)
+{
+	jv content = art_json_field(m, "content");
+	int r;
+
+	if (jv_get_kind(content) != JV_KIND_STRING)
+		content = jv_dump_string(content, 0);
+	r = art_evtext_break(t, out) == -1 ? -1 : addf(out, "%s%s> %s%s\n",
+	    pre, sgr(t->o.color, ART_EVTEXT_BOLD), jv_string_value(content),
+	    sgr(t->o.color, ART_EVTEXT_RESET));
+	jv_free(content);
+	return r;
+}
+
+static int
+on_message(struct art_evtext *t, const jv *ev, struct art_buf *out)
+{
+	jv m = art_json_field(ev, "message");
+	const char *role = art_json_str(&m, "role");
+	char pre[512];
+	int r = 0;
+
+	prefix(t, ev, pre, sizeof(pre));
+	if (role == NULL)
+		;
+	else if (strcmp(role, "assistant") == 0)
+		r = show_assistant(t, out, pre, &m);
+	else if (strcmp(role, "tool") == 0 && (t->o.show & ART_EVTEXT_TOOLS))
+		r = show_tool(t, out, pre, &m);
+	else if (strcmp(role, "user") == 0 && (t->o.show & ART_EVTEXT_USER))
+		r = show_user(t, out, pre, &m);
+	jv_free(m);
+	return r;
+}
+
+static int
+on_token(struct art_evtext *t, const jv *ev, bool child, struct art_buf *out)
+{
+	const char *text = art_json_str(ev, "text"), *id = art_json_str(ev,
+	    "id");
+	size_t n;
+
+	/* A sub-agent's tokens would interleave; its message shows it. */
+	if (child || text == NULL || *text == '\0' ||
+	    !(t->o.show & ART_EVTEXT_TEXT))
+		return 0;
+	if (id != NULL)
+		t->streamed = jv_object_set(t->streamed, jv_string(id),
+		    jv_true());
+	n = strlen(text);
+	t->midline = text[n - 1] != '\n';
+	return art_buf_add(out, text, n);
+}
+
+static bool
+is_refusal(const char *code)
+{
+	static const char *const codes[] = { "interrupted", "no_interrupt",
+	    "bad_input", "turn_already_active", NULL };
+	int i;
+
+	for (i = 0; code != NULL && codes[i] != NULL; i++)
+		if (strcmp(codes[i], code) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * "error: MSG" into err: in the flow (err is out) red, after pre, and cut
+ * to the width when cut is set; in a buffer of its own plain and whole.
+ */
+static int
+error_line(struct art_evtext *t, const char *pre, const char *msg,
+    const char *note, bool cut, struct art_buf *out, struct art_buf *err)
+{
+	bool flow = err == out;
+	char *line = flow && cut ? art_evtext_line(msg, 16, t->o.width) :
+	    strdup(msg);
+	int r;
+
+	if (line == NULL)
+		return -1;
+	snprintf(t->lasterr, sizeof(t->lasterr), "%s", msg);
+	if (art_evtext_break(t, out) == -1)
+		r = -1;
+	else if (flow)
+		r = addf(err, "%s%serror: %s%s%s\n", pre, sgr(t->o.color,
+		    ART_EVTEXT_RED), line, note, sgr(t->o.color,
+		    ART_EVTEXT_RESET));
+	else
+		r = addf(err, "error: %s%s\n", line, note);
+	free(line);
+	return r;
+}
+
+static int
+on_error(struct art_evtext *t, const jv *ev, struct art_buf *out,
+    struct art_buf *err)
+{
+	const char *msg = art_json_str(ev, "message"), *code = art_json_str(ev,
+	    "code");
+	jv retrying = art_json_field(ev, "retrying");
+	bool again = jv_get_kind(retrying) == JV_KIND_TRUE;
+	char pre[512];
+
+	jv_free(retrying);
+	if (msg == NULL)
+		msg = code != NULL ? code : "?";
+	if ((!(t->o.show & ART_EVTEXT_REFUSALS) && is_refusal(code)) ||
+	    strcmp(msg, t->lasterr) == 0)
+		return 0;
+	prefix(t, ev, pre, sizeof(pre));
+	return error_line(t, pre, msg, again ? " (retrying)" : "", true, out,
+	    err);
+}
+
+static void
+cost_text(const jv *c, char *buf, size_t n)
+{
+	jv cost = art_json_field(c, "cost");
+
+	if (jv_get_kind(cost) == JV_KIND_STRING)
+		snprintf(buf, n, "$%s", jv_string_value(cost));
+	else if (jv_get_kind(cost) == JV_KIND_NUMBER)
+		snprintf(buf, n, "$%g", jv_number_value(cost));
+	else
+		snprintf(buf, n, "$?");
+	jv_free(cost);
+}
+
+/* "[5 in · 5 out · $0 · 12 ms]", dim. */
+static int
+usage_line(struct art_evtext *t, const jv *c, struct art_buf *out)
+{
+	jv usage = art_json_field(c, "usage"), ms = art_json_field(c,
+	    "duration_ms");
+	int64_t in = 0, outn = 0;
+	char cost[64], time[64] = "";
+	int r;
+
+	art_json_get_int(&usage, "input", 0, &in, NULL);
+	art_json_get_int(&usage, "output", 0, &outn, NULL);
+	cost_text(c, cost, sizeof(cost));
+	if (jv_get_kind(ms) == JV_KIND_NUMBER)
+		snprintf(time, sizeof(time), " " DOT " %.0f ms",
+		    jv_number_value(ms));
+	r = addf(out, "%s[%lld in " DOT " %lld out " DOT " %s%s]%s\n",
+	    sgr(t->o.color, ART_EVTEXT_DIM), (long long)in, (long long)outn,
+	    cost, time, sgr(t->o.color, ART_EVTEXT_RESET));
+	jv_free(usage);
+	jv_free(ms);
+	return r;
+}
+
+static int
+on_completion(struct art_evtext *t, const jv *ev, struct art_buf *out,
+    struct art_buf *err)
+{
+	const char *msg = art_json_str(ev, "error");
+
+	if (art_evtext_break(t, out) == -1)
+		return -1;
+	if (art_json_str(ev, "code") != NULL && !(t->o.show & ART_EVTEXT_ENDED))
+		msg = NULL;
+	if (msg != NULL && strncmp(msg, t->lasterr, sizeof(t->lasterr) - 1) !=
+	    0 && error_line(t, "", msg, "", false, out, err) == -1)
+		return -1;
+	return t->o.show & ART_EVTEXT_USAGE ? usage_line(t, ev, out) : 0;
+}
+
+/* "[parked: approval (interrupt ID)]" */
+static int
+on_status(struct art_evtext *t, const jv *ev, struct art_buf *out)
+{
+	const char *status = art_json_str(ev, "status"), *reason =
+	    art_json_str(ev, "reason"), *id = art_json_str(ev, "interrupt_id");
+	char pre[512];
+
+	if (status == NULL || strcmp(status, "suspended") != 0 ||
+	    !(t->o.show & ART_EVTEXT_PARKED))
+		return 0;
+	prefix(t, ev, pre, sizeof(pre));
+	return art_evtext_break(t, out) == -1 ? -1 : addf(out,
+	    "%s%s[parked: %s (interrupt %s)]%s\n", pre, sgr(t->o.color,
+	    ART_EVTEXT_DIM), reason != NULL ? reason : "?", id != NULL ? id :
+	    "?", sgr(t->o.color, ART_EVTEXT_RESET));
+}
+
+/* What the pipeline did, never what it matched. */
+static int
+on_security(struct art_evtext *t, const jv *ev, struct art_buf *out)
+{
+	const char *sev = art_json_str(ev, "severity"), *detail =
+	    art_json_str(ev, "detail");
+
+	if (!(t->o.show & ART_EVTEXT_TOOLS))
+		return 0;
+	return art_evtext_break(t, out) == -1 ? -1 : addf(out,
+	    "%s[security: %s %s]%s\n", sgr(t->o.color, ART_EVTEXT_DIM),
+	    sev != NULL ? sev : "?", detail != NULL ? detail : "?",
+	    sgr(t->o.color, ART_EVTEXT_RESET));
+}
+
+int
+art_evtext_event(struct art_evtext *t, const jv *ev, struct art_buf *out,
+    struct art_buf *err)
+{
+	const char *type = art_json_str(ev, "type"),
+	    *sid = art_json_str(ev, "session_id");
+	bool child;
+
+	if (type == NULL)
+		return 0;
+	if (t->root[0] == '\0' && sid != NULL &&
+	    strcmp(type, "turn.started") == 0)
+		art_evtext_set_root(t, sid);
+	child = sid != NULL && strcmp(sid, t->root) != 0;
+	if (strcmp(type, "error") == 0)
+		return on_error(t, ev, out, err);
+	if (strcmp(type, "completion") == 0)
+		return child ? 0 : on_completion(t, ev, out, err);
+	if (strcmp(type, "token") == 0)
+		return on_token(t, ev, child, out);
+	if (strcmp(type, "message") == 0)
+		return on_message(t, ev, out);
+	if (strcmp(type, "status") == 0)
+		return on_status(t, ev, out);
+	if (strcmp(type, "security") == 0)
+		return on_security(t, ev, out);
+	return 0;
+}
+
+/* --- the log ------------------------------------------------------------ */
+
+/*
+ * "user: text" for message.new, "error: why" for a failure; else the
+ * payload but its type and ids, compact.
+ */
+static char *
+summary(const jv *p)
+{
+	static const char *const hidden[] = { "type", "id", "turn_id",
+	    "decision_id", "parent_id", "call_id" };
+	const char *type = art_json_str(p, "type");
+	jv m, rest;
+	char *s, *text;
+	size_t n;
+
+	if (type != NULL && strcmp(type, "message.new") == 0) {
+		m = art_json_field(p, "message");
+		rest = art_json_field(&m, "content");
+		if (jv_get_kind(rest) == JV_KIND_NULL) {
+			jv_free(rest);
+			rest = art_json_field(&m, "tool_calls");
+		}
+		text = jv_get_kind(rest) == JV_KIND_STRING ?
+		    strdup(jv_string_value(rest)) : art_json_dump(&rest, NULL);
+		n = text != NULL ? strlen(text) + 64 : 0;
+		s = text != NULL ? malloc(n) : NULL;
+		if (s != NULL)
+			snprintf(s, n, "%s: %s", art_json_str(&m, "role") !=
+			    NULL ? art_json_str(&m, "role") : "?", text);
+		free(text);
+		jv_free(rest);
+		jv_free(m);
+		return s;
+	}
+	if ((text = (char *)art_json_str(p, "error")) != NULL) {
+		n = strlen(text) + 8;
+		if ((s = malloc(n)) != NULL)
+			snprintf(s, n, "error: %s", text);
+		return s;
+	}
+	/* Ids say little to a person and would fill the line. */
+	rest = jv_copy(*p);
+	for (n = 0; n < sizeof(hidden) / sizeof(hidden[0]); n++)
+		rest = jv_object_delete(rest, jv_string(hidden[n]));
+	s = jv_object_length(jv_copy(rest)) > 0 ? art_json_dump(&rest, NULL) :
+	    strdup("");
+	jv_free(rest);
+	return s;
+}
+
+int
+art_evtext_log_line(const jv *e, bool color, size_t width, struct art_buf *out)
+{
+	jv p = art_json_field(e, "payload"), seq = art_json_field(e, "seq");
+	const char *at = art_json_str(e, "occurred_at"), *type, *tp;
+	char when[64], clock[9] = "--:--:--", what[128], *sum, *line;
+	int r = -1;
+
+	if (jv_get_kind(p) != JV_KIND_OBJECT) {
+		jv_free(p);
+		p = jv_object();
+	}
+	type = art_json_str(&p, "type");
+	if (at != NULL && (tp = strchr(at, 'T')) != NULL && strlen(tp) > 8)
+		snprintf(clock, sizeof(clock), "%.8s", tp + 1);
+	snprintf(when, sizeof(when), "%4.0f  %s  ",
+	    jv_get_kind(seq) == JV_KIND_NUMBER ? jv_number_value(seq) : 0.0,
+	    clock);
+	snprintf(what, sizeof(what), "%-20s ", type != NULL ? type : "?");
+	if ((sum = summary(&p)) != NULL && (line = art_evtext_line(sum,
+	    strlen(when) + strlen(what), width)) != NULL) {
+		r = addf(out, "%s%s%s%s%s\n", sgr(color, ART_EVTEXT_DIM), when,
+		    sgr(color, ART_EVTEXT_RESET), what, line);
+		free(line);
+	}
+	free(sum);
+	jv_free(p);
+	jv_free(seq);
+	return r;
+}

@@ -1,0 +1,277 @@
+/* evtext-test - client events and log events as text */
+#include "evtext.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "tap.h"
+
+#define ALL	(ART_EVTEXT_TEXT | ART_EVTEXT_TOOLS | ART_EVTEXT_USER | \
+		    ART_EVTEXT_USAGE | ART_EVTEXT_PARKED | ART_EVTEXT_ENDED)
+
+/* Feeds each line of ndjson to t; out and err hold the text. */
+static void
+feed(struct art_evtext *t, const char *ndjson, struct art_buf *out,
+    struct art_buf *err)
+{
+	struct art_err e;
+	const char *p = ndjson, *nl;
+	char line[2048];
+	jv ev;
+
+	for (; *p != '\0'; p = *nl != '\0' ? nl + 1 : nl) {
+		nl = p + strcspn(p, "\n");
+		snprintf(line, sizeof(line), "%.*s", (int)(nl - p), p);
+		ev = art_json_parse_str(line, &e);
+		if (!jv_is_valid(ev)) {
+			printf("# bad test line: %s\n", line);
+			exit(1);
+		}
+		if (art_evtext_event(t, &ev, out, err) == -1) {
+			printf("# out of memory\n");
+			exit(1);
+		}
+		jv_free(ev);
+	}
+}
+
+/* The text of ndjson drawn with show (no colour, 80 columns). */
+static char *
+draw(unsigned show, const char *ndjson)
+{
+	struct art_evtext_opts o = { .show = show };
+	struct art_evtext *t = art_evtext_new(&o);
+	struct art_buf out = ART_BUF_INIT;
+
+	feed(t, ndjson, &out, &out);
+	art_evtext_free(t);
+	art_buf_addstr(&out, "");
+	return art_buf_detach(&out, NULL);
+}
+
+static int
+same(char *got, const char *want)
+{
+	int eq = strcmp(got, want) == 0;
+
+	if (!eq)
+		printf("#   got  '%s'\n#   want '%s'\n", got, want);
+	free(got);
+	return eq;
+}
+
+static const char calc_turn[] =
+    "{\"type\":\"turn.started\",\"session_id\":\"S\"}\n"
+    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"role\":"
+    "\"user\",\"content\":\"What is 17*23?\"}}\n"
+    "{\"type\":\"status\",\"session_id\":\"S\",\"status\":\"thinking\"}\n"
+    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"role\":"
+    "\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"c1\","
+    "\"function\":{\"name\":\"calc\",\"arguments\":"
+    "\"{\\\"expr\\\":\\\"17*23\\\"}\"}}]}}\n"
+    "{\"type\":\"tool_call\",\"session_id\":\"S\",\"id\":\"c1\","
+    "\"name\":\"calc\"}\n"
+    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"role\":"
+    "\"tool\",\"name\":\"calc\",\"content\":\"391\"}}\n"
+    "{\"type\":\"token\",\"session_id\":\"S\",\"id\":\"m2\",\"text\":"
+    "\"17*23 \"}\n"
+    "{\"type\":\"token\",\"session_id\":\"S\",\"id\":\"m2\",\"text\":"
+    "\"= 391\"}\n"
+    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"id\":\"m2\","
+    "\"role\":\"assistant\",\"content\":\"17*23 = 391\"}}\n"
+    "{\"type\":\"completion\",\"session_id\":\"S\",\"text\":\"17*23 = 391\","
+    "\"usage\":{\"input\":12,\"output\":7},\"cost\":\"0\","
+    "\"duration_ms\":40}\n"
+    "{\"type\":\"turn.finished\",\"session_id\":\"S\",\"status\":"
+    "\"completed\"}\n";
+
+static void
+test_a_turn_reads_as_the_shell_draws_it(void)
+{
+	ok(same(draw(ALL, calc_turn),
+	    "> What is 17*23?\n"
+	    "\xe2\x86\x92 calc {\"expr\":\"17*23\"}\n"
+	    "\xe2\x86\x90 calc: 391\n"
+	    "17*23 = 391\n"
+	    "[12 in \xc2\xb7 7 out \xc2\xb7 $0 \xc2\xb7 40 ms]\n"),
+	    "user message, tool call, tool result, the streamed answer once, "
+	    "usage");
+}
+
+static void
+test_what_show_leaves_out(void)
+{
+	ok(same(draw(ART_EVTEXT_TEXT, calc_turn), "17*23 = 391\n"),
+	    "text only: the reply, streamed, and its newline");
+	ok(same(draw(0, calc_turn), ""), "nothing shown: nothing drawn");
+	ok(same(draw(ART_EVTEXT_TEXT,
+	    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"id\":"
+	    "\"m1\",\"role\":\"assistant\",\"content\":\"whole\"}}"),
+	    "whole\n"), "a reply that did not stream is drawn whole");
+}
+
+static void
+test_colour(void)
+{
+	struct art_evtext_opts o = { .show = ALL, .color = true };
+	struct art_evtext *t = art_evtext_new(&o);
+	struct art_buf out = ART_BUF_INIT;
+
+	feed(t, calc_turn, &out, &out);
+	ok(out.p != NULL && strstr(out.p, "\033[2m\xe2\x86\x92 calc ") != NULL &&
+	    strstr(out.p, "\033[0m\n") != NULL, "colour: tool lines dim");
+	art_buf_release(&out);
+	art_evtext_free(t);
+}
+
+static void
+test_errors(void)
+{
+	struct art_evtext_opts o = { .show = ART_EVTEXT_TEXT };
+	struct art_evtext *t = art_evtext_new(&o);
+	struct art_buf out = ART_BUF_INIT, err = ART_BUF_INIT;
+
+	feed(t, "{\"type\":\"turn.started\",\"session_id\":\"S\"}\n"
+	    "{\"type\":\"token\",\"session_id\":\"S\",\"text\":\"par\"}\n"
+	    "{\"type\":\"error\",\"session_id\":\"S\",\"code\":\"llm_error\","
+	    "\"message\":\"boom\",\"retrying\":true}\n"
+	    "{\"type\":\"error\",\"session_id\":\"S\",\"code\":\"llm_error\","
+	    "\"message\":\"boom\",\"retrying\":true}\n"
+	    "{\"type\":\"error\",\"session_id\":\"S\",\"code\":\"bad_input\","
+	    "\"message\":\"refused\"}\n"
+	    "{\"type\":\"completion\",\"session_id\":\"S\",\"text\":null,"
+	    "\"error\":\"boom\"}\n", &out, &err);
+	ok(out.p != NULL && strcmp(out.p, "par\n") == 0,
+	    "an error ends the streamed line");
+	ok(err.p != NULL && strcmp(err.p, "error: boom (retrying)\n") == 0,
+	    "in a buffer of its own: plain, said once, refusals left out");
+	art_buf_release(&out);
+	art_buf_release(&err);
+	art_evtext_free(t);
+	o.show = ART_EVTEXT_REFUSALS;
+	t = art_evtext_new(&o);
+	feed(t, "{\"type\":\"error\",\"code\":\"bad_input\",\"message\":"
+	    "\"refused\"}\n", &out, &out);
+	ok(out.p != NULL && strcmp(out.p, "error: refused\n") == 0,
+	    "ART_EVTEXT_REFUSALS draws a refusal");
+	art_buf_release(&out);
+	art_evtext_free(t);
+	ok(same(draw(0, "{\"type\":\"completion\",\"error\":\"capped\","
+	    "\"code\":\"max_loops\"}"), ""), "a turn a limit ended: left out "
+	    "without ART_EVTEXT_ENDED");
+	ok(same(draw(ART_EVTEXT_ENDED, "{\"type\":\"completion\",\"error\":"
+	    "\"capped\",\"code\":\"max_loops\"}"), "error: capped\n"),
+	    "with it, said");
+}
+
+static const char *
+names(void *ctx, const char *sid)
+{
+	(void)ctx;
+	return strcmp(sid, "K") == 0 ? "alpha" : NULL;
+}
+
+static void
+test_sub_agents_are_prefixed(void)
+{
+	struct art_evtext_opts o = { .show = ALL, .agent_of = names };
+	struct art_evtext *t = art_evtext_new(&o);
+	struct art_buf out = ART_BUF_INIT;
+
+	art_evtext_set_root(t, "S");
+	feed(t, "{\"type\":\"token\",\"session_id\":\"K\",\"text\":\"x\"}\n"
+	    "{\"type\":\"message\",\"session_id\":\"K\",\"message\":{\"role\":"
+	    "\"assistant\",\"content\":\"alpha got it\"}}\n"
+	    "{\"type\":\"message\",\"session_id\":\"Q\",\"message\":{\"role\":"
+	    "\"assistant\",\"content\":\"who\"}}\n"
+	    "{\"type\":\"completion\",\"session_id\":\"K\",\"text\":\"a\"}\n",
+	    &out, &out);
+	ok(out.p != NULL && strcmp(out.p, "[alpha] alpha got it\n"
+	    "[sub-agent] who\n") == 0, "a child's tokens and completion are "
+	    "not drawn; its messages carry its agent");
+	ok(strcmp(art_evtext_root(t), "S") == 0, "the root is kept");
+	art_buf_release(&out);
+	art_evtext_free(t);
+}
+
+static void
+test_parked(void)
+{
+	ok(same(draw(ALL, "{\"type\":\"status\",\"status\":\"suspended\","
+	    "\"interrupt_id\":\"I1\",\"reason\":\"approval\"}"),
+	    "[parked: approval (interrupt I1)]\n"), "a parked turn says why");
+	ok(same(draw(ALL & ~ART_EVTEXT_PARKED, "{\"type\":\"status\","
+	    "\"status\":\"suspended\",\"interrupt_id\":\"I1\"}"), ""),
+	    "without ART_EVTEXT_PARKED it does not");
+}
+
+static void
+test_lines_fit_the_width(void)
+{
+	char long_s[300], *l;
+
+	memset(long_s, 'a', sizeof(long_s) - 1);
+	long_s[sizeof(long_s) - 1] = '\0';
+	l = art_evtext_line(long_s, 10, 40);
+	ok(l != NULL && strlen(l) == 28 + 3 &&
+	    strcmp(l + 28, "\xe2\x80\xa6") == 0, "cut with an ellipsis to fit");
+	free(l);
+	l = art_evtext_line("a\nb\tc", 0, 80);
+	ok(l != NULL && strcmp(l, "a b c") == 0, "one line");
+	free(l);
+	/* 30 two-byte letters: the cut falls inside no sequence. */
+	l = art_evtext_line("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 0, 20);
+	ok(l != NULL && strlen(l) % 2 == 1 && (unsigned char)l[strlen(l) - 4] ==
+	    0xa9, "never inside a UTF-8 sequence");
+	free(l);
+}
+
+static void
+test_log_lines(void)
+{
+	struct art_err e;
+	struct art_buf out = ART_BUF_INIT;
+	jv ev = art_json_parse_str("{\"session_id\":\"S\",\"seq\":3,"
+	    "\"occurred_at\":\"2026-01-02T03:04:05.678Z\",\"payload\":{\"type\":"
+	    "\"message.new\",\"message\":{\"role\":\"user\",\"content\":"
+	    "\"hi\\nthere\"}}}", &e);
+
+	ok(art_evtext_log_line(&ev, false, 80, &out) == 0 && out.p != NULL &&
+	    strcmp(out.p, "   3  03:04:05  message.new          user: hi "
+	    "there\n") == 0, "a message: seq, time, type, role and text");
+	jv_free(ev);
+	art_buf_clear(&out);
+	ev = art_json_parse_str("{\"seq\":12,\"payload\":{\"type\":"
+	    "\"tool.call.completed\",\"id\":\"c1\",\"result\":\"391\"}}", &e);
+	ok(art_evtext_log_line(&ev, false, 80, &out) == 0 &&
+	    strcmp(out.p, "  12  --:--:--  tool.call.completed  "
+	    "{\"result\":\"391\"}\n") == 0,
+	    "another: its payload but its type and ids");
+	jv_free(ev);
+	art_buf_clear(&out);
+	ev = art_json_parse_str("{\"seq\":5,\"payload\":{\"type\":"
+	    "\"llm.call.errored\",\"id\":\"c1\",\"error\":\"boom\"}}", &e);
+	ok(art_evtext_log_line(&ev, false, 80, &out) == 0 &&
+	    strcmp(out.p, "   5  --:--:--  llm.call.errored     error: boom\n") ==
+	    0, "a failure: its error");
+	jv_free(ev);
+	art_buf_release(&out);
+}
+
+int
+main(void)
+{
+	test_a_turn_reads_as_the_shell_draws_it();
+	test_what_show_leaves_out();
+	test_colour();
+	test_errors();
+	test_sub_agents_are_prefixed();
+	test_parked();
+	test_lines_fit_the_width();
+	test_log_lines();
+	return tap_done();
+}
