@@ -116,7 +116,7 @@ P='[0-9a-f]{8}> '
 	agentrt-shell -a stream --record "$tape.0" -c 'hello there world' >/dev/null
 	jq -c '.deltas = [{text: "from "}, {text: "the stream"}]' "$tape.0" >"$tape"
 	pty agentrt-shell -a stream --replay "$tape" <<-EOF
-	expect agents: [^\r]*stream
+	expect agents: .* stream,
 	expect stream \(new\)> 
 	send hello there world\r
 	expect \r\nfrom the stream\r\n
