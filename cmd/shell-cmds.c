@@ -361,6 +361,8 @@ advise(struct shell *sh, const jv *intr)
 
 	if (reason == NULL)
 		reason = "an interrupt";
+	if (id == NULL)
+		id = "ID";
 	if (sh->tty) {
 		render_dim(sh, "waiting: %s; /resume %s %s", reason, id,
 		    is_question(intr) ? "PAYLOAD answers it" :
