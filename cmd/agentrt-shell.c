@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -47,7 +48,11 @@ static const struct art_opt options[] = {
 	    "continue SESSION (an id or a prefix of one); with neither, the "
 	    "most recent session" },
 	{ "command", 'c', "TEXT", ART_OPT_TEXT, NULL, NULL, 0,
-	    "send TEXT, print the reply and exit" },
+	    "send TEXT, print the reply and exit; text piped in goes "
+	    "before TEXT, as llm(1) sends it" },
+	{ "system", 'S', "TEXT", ART_OPT_TEXT, NULL, NULL, 0,
+	    "start a new session whose system prompt is TEXT, not its "
+	    "agent's" },
 	{ "agents", OPT_AGENTS, "DIR", ART_OPT_DIR, NULL, NULL, ART_OPT_MANY,
 	    "look for NAME.json in DIR first" },
 	{ "tools", OPT_TOOLS, "DIR", ART_OPT_DIR, NULL, NULL, ART_OPT_MANY,
@@ -163,6 +168,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'a': o->agent = optarg; break;
 		case 's': o->session = optarg; break;
 		case 'c': o->command = optarg; break;
+		case 'S': o->system = optarg; break;
 		case 'm': o->model = optarg; break;
 		case OPT_AGENTS:
 			add_dir(o->agent_dirs, &o->nagent_dirs, optarg);
@@ -189,6 +195,11 @@ parse(int argc, char **argv, struct opts *o)
 	}
 	if (o->agent != NULL && o->session != NULL) {
 		art_warn("-a and -s: give one");
+		usage();
+	}
+	if (o->system != NULL && o->session != NULL) {
+		art_warn("-S and -s: -S starts a new session; a session keeps "
+		    "the system prompt it began with");
 		usage();
 	}
 	if ((o->decide_jq != NULL) + (o->exec != NULL) + (o->url != NULL) > 1) {
@@ -308,8 +319,11 @@ choose(struct shell *sh)
 	}
 	if (sh->o->agent != NULL) {
 		v = art_agent_load(sh->dirs, sh->ndirs, sh->o->agent, &err);
+		/* As agentrt-session run: a name that is no agent is a
+		 * usage error, a file that is no agent a failure. */
 		if (!jv_is_valid(v))
-			art_die(ART_EXIT_FAIL, "%s", err.msg);
+			art_die(art_err_is(&err, "no_agent") ? ART_EXIT_USAGE :
+			    ART_EXIT_FAIL, "%s", err.msg);
 		jv_free(v);
 		snprintf(sh->agent, sizeof(sh->agent), "%s", sh->o->agent);
 		return;
@@ -346,6 +360,50 @@ one_turn(struct shell *sh, const char *text)
 	if (fflush(stdout) == EOF || ferror(stdout))
 		art_die(ART_EXIT_FAIL, "write: %s", strerror(errno));
 	return st;
+}
+
+/* The most one argument to exec(2) may hold (Linux's MAX_ARG_STRLEN). */
+#define MAX_MESSAGE	(128 * 1024 - 1)
+
+/*
+ * -c's message: when the standard input is no terminal and gives any
+ * text, that text (its last newlines cut) and a blank line, then TEXT, so
+ * `cat notes.md | agentrt-shell -c summarise` sends both in the order
+ * llm(1) does.  The caller frees it.
+ */
+static char *
+command_text(const char *command)
+{
+	struct art_buf in = ART_BUF_INIT, msg = ART_BUF_INIT;
+	struct art_err err;
+	char *out;
+
+	if (!isatty(STDIN_FILENO) &&
+	    art_buf_read_fd(&in, STDIN_FILENO, MAX_MESSAGE, "stdin", &err)
+	    == -1) {
+		if (art_err_is(&err, "too_big"))
+			art_die(ART_EXIT_USAGE, "the text piped to -c is too "
+			    "long: more than %d bytes", MAX_MESSAGE);
+		art_die(ART_EXIT_FAIL, "read the standard input: %s",
+		    err.msg);
+	}
+	while (in.len > 0 && (in.p[in.len - 1] == '\n' ||
+	    in.p[in.len - 1] == '\r'))
+		in.len--;
+	if (in.len > 0 && memchr(in.p, '\0', in.len) != NULL)
+		art_die(ART_EXIT_USAGE, "the text piped to -c holds a NUL "
+		    "byte: send text, not a binary file");
+	if ((in.len > 0 && (art_buf_add(&msg, in.p, in.len) == -1 ||
+	    art_buf_addstr(&msg, "\n\n") == -1)) ||
+	    art_buf_addstr(&msg, command) == -1)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	art_buf_release(&in);
+	if (msg.len > MAX_MESSAGE)
+		art_die(ART_EXIT_USAGE, "-c TEXT and the text piped to it are "
+		    "too long: %zu bytes, at most %d", msg.len, MAX_MESSAGE);
+	if ((out = art_buf_detach(&msg, NULL)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	return out;
 }
 
 /* One turn per line of stdin, all in one session. */
@@ -412,18 +470,49 @@ read_input(struct shell *sh)
 	return text;
 }
 
+/* The terminal's width, else 80. */
+static size_t
+columns(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+		return ws.ws_col;
+	return 80;
+}
+
+/* "agents: a, b, …", wrapped between names to the terminal's width. */
+static int
+list_agents(const jv *names)
+{
+	const char *head = "agents: ";
+	size_t width = columns() - 1, col = 0, len;
+	int n = 0, last = jv_array_length(jv_copy(*names)) - 1;
+
+	jv_array_foreach(*names, i, name) {
+		/* The name and its comma stay together. */
+		len = strlen(jv_string_value(name)) + (i < last);
+		if (n++ == 0)
+			col = (size_t)printf("%s", head);
+		else if (col + 1 + len > width)
+			col = (size_t)printf("\n%*s", (int)strlen(head), "") - 1;
+		else
+			col += (size_t)printf(" ");
+		col += (size_t)printf("%s%s", jv_string_value(name),
+		    i < last ? "," : "");
+		jv_free(name);
+	}
+	return n;
+}
+
 static void
 greet(struct shell *sh)
 {
 	jv names = shell_agents(sh);
-	int n = 0;
+	int n;
 
 	printf("agentrt-shell %s; /help lists the commands\n", PACKAGE_VERSION);
-	jv_array_foreach(names, i, name) {
-		printf("%s%s", n++ == 0 ? "agents: " : ", ",
-		    jv_string_value(name));
-		jv_free(name);
-	}
+	n = list_agents(&names);
 	jv_free(names);
 	printf("%s", n > 0 ? "\n" : "no agents found (--agents DIR, "
 	    "$AGENTRT_AGENTS)\n");
@@ -478,6 +567,7 @@ main(int argc, char *argv[])
 	struct opts o = { .db = NULL };
 	struct shell sh = { .o = &o };
 	const char *nc;
+	char *text;
 	int status;
 
 	/* Only the shell sets a locale: libedit needs it for wide input. */
@@ -496,8 +586,14 @@ main(int argc, char *argv[])
 	sh.color = isatty(STDOUT_FILENO) && (nc == NULL || *nc == '\0');
 	sh.tty = o.command == NULL && isatty(STDIN_FILENO);
 	choose(&sh);
-	if (o.command != NULL)
-		status = one_turn(&sh, o.command);
+	/* -S makes a session: not the newest, which has its own prompt. */
+	if (o.system != NULL)
+		sh.sid[0] = '\0';
+	if (o.command != NULL) {
+		text = command_text(o.command);
+		status = one_turn(&sh, text);
+		free(text);
+	}
 	else if (!sh.tty)
 		status = lines(&sh);
 	else

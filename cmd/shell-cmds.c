@@ -291,52 +291,135 @@ answer(struct shell *sh, const jv *payload)
 	return out;
 }
 
+/* The session's open interrupts, each with its "id"; an object. */
+static jv
+interrupts(const struct shell *sh)
+{
+	jv s, all, out = jv_object();
+
+	if (sh->sid[0] == '\0')
+		return out;
+	s = show(sh, sh->sid);
+	all = jv_is_valid(s) ? art_json_field(&s, "interrupts") : jv_null();
+	jv_free(s);
+	if (jv_get_kind(all) != JV_KIND_OBJECT) {
+		jv_free(all);
+		return out;
+	}
+	jv_object_foreach(all, k, v)
+		out = jv_object_set(out, jv_copy(k),
+		    jv_object_set(v, jv_string("id"), k));
+	jv_free(all);
+	return out;
+}
+
 /* The open interrupt: the last one the turn saw, else the session's. */
 static jv
 open_interrupt(struct shell *sh, const jv *seen)
 {
-	jv s, all, keys, k, v = jv_null();
+	jv all, keys, v = jv_null();
 
 	if (jv_get_kind(*seen) == JV_KIND_OBJECT)
 		return jv_copy(*seen);
-	if (sh->sid[0] == '\0')
-		return v;
-	s = show(sh, sh->sid);
-	all = jv_is_valid(s) ? art_json_field(&s, "interrupts") : jv_null();
-	jv_free(s);
-	if (jv_get_kind(all) == JV_KIND_OBJECT &&
-	    jv_object_length(jv_copy(all)) > 0) {
+	all = interrupts(sh);
+	if (jv_object_length(jv_copy(all)) > 0) {
 		keys = jv_keys(jv_copy(all));
-		k = jv_array_get(keys, 0);
-		v = jv_object_get(all, jv_copy(k));
-		v = jv_object_set(v, jv_string("id"), k);
+		v = jv_object_get(all, jv_array_get(keys, 0));
 	} else
 		jv_free(all);
 	return v;
 }
 
-/* The payload a person gives the interrupt (caller frees); NULL: none. */
-static char *
-resolve(struct shell *sh, const jv *intr)
+/* The payload's type ("approval", "llm.failed", …) or NULL; borrowed. */
+static const char *
+payload_type(const jv *intr)
+{
+	jv p = art_json_field(intr, "payload");
+	const char *type = art_json_str(&p, "type");
+
+	jv_free(p);	/* intr still holds the string */
+	return type;
+}
+
+/* Does a person answer intr (an approval, a question), or is it retried? */
+static bool
+is_question(const jv *intr)
+{
+	const char *type = payload_type(intr);
+
+	return type != NULL && (strcmp(type, "approval") == 0 ||
+	    strcmp(type, "input_required") == 0);
+}
+
+/* How the turn goes on, said on the terminal or (no REPL) stderr. */
+static void
+advise(struct shell *sh, const jv *intr)
+{
+	const char *reason = art_json_str(intr, "reason"),
+	    *id = art_json_str(intr, "id"), *type = payload_type(intr),
+	    *payload = "";
+
+	if (reason == NULL)
+		reason = "an interrupt";
+	if (id == NULL)
+		id = "ID";
+	if (sh->tty) {
+		render_dim(sh, "waiting: %s; /resume %s %s", reason, id,
+		    is_question(intr) ? "PAYLOAD answers it" :
+		    "calls the model again");
+		return;
+	}
+	if (type != NULL && strcmp(type, "approval") == 0)
+		payload = " --payload '{\"approved\":true}'";
+	else if (type != NULL && strcmp(type, "input_required") == 0)
+		payload = " --payload '{\"answer\":\"...\"}'";
+	art_warn("session %s is waiting: %s; resume it in the REPL "
+	    "(agentrt-shell -s %s, then /resume), or in a ring with "
+	    "agentrt-session run -s %s --resume %s%s", sh->sid, reason,
+	    sh->sid, sh->sid, id, payload);
+}
+
+/*
+ * Ctrl-C at an approval or a question stops the turn, as Ctrl-C while a
+ * turn runs does: it is cancelled, so the next message is taken.
+ */
+static int
+stop_parked(struct shell *sh, const jv *intr)
 {
 	jv payload = art_json_field(intr, "payload");
-	const char *type = art_json_str(&payload, "type"),
-	    *reason = art_json_str(intr, "reason");
+	const char *tool = art_json_str(&payload, "tool_name");
+
+	shell_cancel(sh);
+	if (is_question(intr) && strcmp(payload_type(intr), "approval") == 0)
+		render_dim(sh, "[stopped: %s was not run; the turn is cancelled]",
+		    tool != NULL ? tool : "the tool");
+	else
+		render_dim(sh, "[stopped: the question was not answered; the turn "
+		    "is cancelled]");
+	jv_free(payload);
+	return SHELL_STOPPED;
+}
+
+/*
+ * The payload a person gives the interrupt (caller frees); NULL when
+ * there is none: *stopped then says whether Ctrl-C ended the asking.
+ */
+static char *
+resolve(struct shell *sh, const jv *intr, bool *stopped)
+{
+	jv payload = art_json_field(intr, "payload");
+	const char *type = art_json_str(&payload, "type");
 	char *out = NULL;
 
+	*stopped = false;
 	if (sh->tty && type != NULL && strcmp(type, "approval") == 0)
 		out = approval(sh, &payload);
 	else if (sh->tty && type != NULL && strcmp(type, "input_required") == 0)
 		out = answer(sh, &payload);
-	else if (sh->tty)
-		render_dim(sh, "waiting: %s; /resume [PAYLOAD] goes on",
-		    reason != NULL ? reason : "an interrupt");
-	else
-		art_warn("session %s is waiting: %s; resume it in the REPL "
-		    "(agentrt-shell -s %s, then /resume), or with "
-		    "agentrt-session run -s %s --resume ID --payload JSON",
-		    sh->sid, reason != NULL ? reason : "an interrupt", sh->sid,
-		    sh->sid);
+	if (out == NULL && sh->tty && is_question(intr) && sh->interrupted)
+		*stopped = true;
+	else if (out == NULL)
+		advise(sh, intr);
 	jv_free(payload);
 	return out;
 }
@@ -366,6 +449,7 @@ shell_send(struct shell *sh, const struct turn *t, jv *reply)
 	jv intr = jv_null(), open, id;
 	char *payload;
 	int status;
+	bool stopped;
 
 	if (sh->sid[0] == '\0' && sh->agent[0] == '\0') {
 		art_warn("no agent: start a session with /new AGENT");
@@ -376,8 +460,11 @@ shell_send(struct shell *sh, const struct turn *t, jv *reply)
 		open = open_interrupt(sh, &intr);
 		jv_free(intr);
 		intr = jv_null();
-		if (jv_get_kind(open) != JV_KIND_OBJECT ||
-		    (payload = resolve(sh, &open)) == NULL) {
+		if (jv_get_kind(open) != JV_KIND_OBJECT)
+			break;
+		if ((payload = resolve(sh, &open, &stopped)) == NULL) {
+			if (stopped)
+				status = stop_parked(sh, &open);
 			jv_free(open);
 			break;
 		}
@@ -750,27 +837,92 @@ cmd_export(struct shell *sh, char *arg)
 	close(fd);
 }
 
+/*
+ * The open interrupt "/resume ID …" names (its id, or a prefix of at
+ * least 4 characters that only it has); null when word names none.
+ */
+static jv
+named_interrupt(const jv *all, const char *word, size_t len)
+{
+	jv hit = jv_null();
+	int n = 0;
+
+	if (len < 4)
+		return hit;
+	jv_object_foreach(*all, k, v) {
+		if (strncmp(jv_string_value(k), word, len) == 0) {
+			n++;
+			jv_free(hit);
+			hit = jv_copy(v);
+		}
+		jv_free(k);
+		jv_free(v);
+	}
+	if (n != 1) {
+		jv_free(hit);
+		hit = jv_null();
+	}
+	return hit;
+}
+
+/*
+ * /resume [ID] [PAYLOAD]: the interrupt ID (else the open one) goes on
+ * with PAYLOAD, which must be JSON; with none, a question is asked and
+ * anything else is resumed with no payload, which calls the model again
+ * (as agentrt-session run --resume ID does).
+ */
 static void
 cmd_resume(struct shell *sh, char *arg)
 {
-	jv none = jv_null(), intr, id;
+	jv none = jv_null(), all, intr, id, v;
 	struct turn t = { .resume = NULL };
-	char *payload;
+	size_t n = strcspn(arg, " \t");
+	char *payload = NULL;
+	bool stopped;
 
 	if (!need_session(sh))
 		return;
-	intr = open_interrupt(sh, &none);
+	all = interrupts(sh);
+	intr = named_interrupt(&all, arg, n);
+	jv_free(all);
+	if (jv_get_kind(intr) == JV_KIND_OBJECT)
+		arg += n + strspn(arg + n, " \t");
+	else {
+		jv_free(intr);
+		intr = open_interrupt(sh, &none);
+	}
 	if (jv_get_kind(intr) != JV_KIND_OBJECT) {
 		render_error(sh, "session %s has no open interrupt", sh->sid);
 		jv_free(intr);
 		return;
 	}
-	payload = *arg != '\0' ? strdup(arg) : resolve(sh, &intr);
 	id = art_json_field(&intr, "id");
+	if (*arg != '\0') {
+		v = jv_parse(arg);
+		if (!jv_is_valid(v)) {
+			v = jv_invalid_get_msg(v);
+			render_error(sh, "/resume: the payload is not JSON (%s); "
+			    "nothing was resumed: %s still waits",
+			    jv_get_kind(v) == JV_KIND_STRING ?
+			    jv_string_value(v) : "?", jv_string_value(id));
+			jv_free(v);
+			jv_free(id);
+			jv_free(intr);
+			return;
+		}
+		jv_free(v);
+		payload = strdup(arg);
+	} else if (sh->tty && is_question(&intr) &&
+	    (payload = resolve(sh, &intr, &stopped)) == NULL) {
+		if (stopped)
+			stop_parked(sh, &intr);
+		jv_free(id);
+		jv_free(intr);
+		return;
+	}
 	t.resume = jv_string_value(id);
 	t.payload = payload;
-	if (*arg != '\0' || payload != NULL)
-		shell_send(sh, &t, NULL);
+	shell_send(sh, &t, NULL);
 	free(payload);
 	jv_free(id);
 	jv_free(intr);
@@ -810,7 +962,8 @@ static const struct slash slashes[] = {
 	    "line an event (json: as recorded)" },
 	{ "export", cmd_export, "FILE", "write the transcript (FILE.md: "
 	    "Markdown, else NDJSON)" },
-	{ "resume", cmd_resume, "[PAYLOAD]", "resume the open interrupt" },
+	{ "resume", cmd_resume, "[ID] [PAYLOAD]", "go on from the open "
+	    "interrupt (or ID): answer it, or call the model again" },
 	{ "help", cmd_help, "", "list the commands" },
 	{ "quit", cmd_quit, "", "leave (so does Ctrl-D)" },
 	{ NULL, NULL, NULL, NULL }

@@ -194,6 +194,27 @@ list(jv m)
 	jv_free(m);
 }
 
+/*
+ * The line and cursor a list was last shown for: a second Tab on the same
+ * line would only show it again.
+ */
+static char	*listed;
+static size_t	 listed_at;
+
+static bool
+already_listed(const char *line, size_t cur)
+{
+	return listed != NULL && listed_at == cur && strcmp(listed, line) == 0;
+}
+
+static void
+remember_listed(const char *line, size_t cur)
+{
+	free(listed);
+	listed = strdup(line);
+	listed_at = cur;
+}
+
 static unsigned char
 complete(EditLine *el, int ch)
 {
@@ -211,14 +232,15 @@ complete(EditLine *el, int ch)
 		start--;
 	m = matches(candidates(sh, line, start), line + start, cur - start);
 	n = jv_array_length(jv_copy(m));
-	free(line);
 	if (n == 0) {
+		free(line);
 		jv_free(m);
 		return CC_REFRESH_BEEP;
 	}
 	common = common_prefix(&m);
 	first = jv_array_get(jv_copy(m), 0);
 	if (common > cur - start || n == 1) {
+		free(line);
 		ins = strndup(jv_string_value(first) + (cur - start),
 		    common - (cur - start));
 		if (ins != NULL)
@@ -231,8 +253,35 @@ complete(EditLine *el, int ch)
 		return CC_REFRESH;
 	}
 	jv_free(first);
+	if (already_listed(line, cur)) {
+		free(line);
+		jv_free(m);
+		return CC_REFRESH_BEEP;
+	}
+	remember_listed(line, cur);
+	free(line);
 	list(m);
 	return CC_REDISPLAY;
+}
+
+/*
+ * Ctrl-D: on an empty line the end of input, said by nothing (libedit's
+ * own binding echoes "^D" first); else the character under the cursor
+ * goes, as in emacs.
+ */
+static unsigned char
+eof_or_delete(EditLine *el, int ch)
+{
+	const LineInfo *li = el_line(el);
+
+	(void)ch;
+	if (li->buffer == li->lastchar)
+		return CC_EOF;
+	if (li->cursor == li->lastchar)
+		return CC_ERROR;
+	el_cursor(el, 1);
+	el_deletestr(el, 1);
+	return CC_REFRESH;
 }
 
 /* --- the editor ---------------------------------------------------------- */
@@ -261,6 +310,10 @@ edit_init(struct shell *sh)
 	el_wset(sh->el, EL_ADDFN, L"agentrt-complete",
 	    L"complete a command, agent, session, node or tool", complete);
 	el_wset(sh->el, EL_BIND, L"^I", L"agentrt-complete", NULL);
+	el_wset(sh->el, EL_ADDFN, L"agentrt-eof",
+	    L"leave on an empty line, else delete a character",
+	    eof_or_delete);
+	el_wset(sh->el, EL_BIND, L"^D", L"agentrt-eof", NULL);
 	/* Last, so ~/.editrc can change any of it. */
 	el_source(sh->el, NULL);
 }
@@ -272,6 +325,8 @@ edit_end(struct shell *sh)
 		el_end(sh->el);
 	if (sh->hist != NULL)
 		history_end(sh->hist);
+	free(listed);
+	listed = NULL;
 	sh->el = NULL;
 	sh->hist = NULL;
 }

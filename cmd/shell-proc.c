@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "buf.h"
 #include "clock.h"
 #include "diag.h"
@@ -203,6 +204,8 @@ struct ring {
 	int	 evfd;			/* client events, from the session */
 	int	 errfd;			/* every stage's stderr */
 	char	 evpath[32];
+	char	 sysdir[4096];		/* -S's agent file's directory, or "" */
+	char	 sysfile[4400];
 	struct args a[NSTAGES];
 };
 
@@ -256,6 +259,8 @@ session_args(const struct shell *sh, const struct turn *t, struct ring *r,
 		args_add(a, "-s"), args_add(a, sh->sid);
 	else
 		args_add(a, "-a"), args_add(a, sh->agent);
+	if (r->sysdir[0] != '\0')
+		args_add(a, "--agents"), args_add(a, r->sysdir);
 	for (i = 0; i < sh->o->nagent_dirs; i++)
 		args_add(a, "--agents"), args_add(a, sh->o->agent_dirs[i]);
 	if (sh->o->ntool_dirs > 0)
@@ -269,6 +274,67 @@ session_args(const struct shell *sh, const struct turn *t, struct ring *r,
 		args_add(a, "--resume"), args_add(a, t->resume);
 	if (t->payload != NULL)
 		args_add(a, "--payload"), args_add(a, t->payload);
+}
+
+/*
+ * -S on a turn that makes a session: the agent's file with "system"
+ * replaced, written as NAME.json in a directory of its own that session
+ * run looks in first, so the new session's config holds it.  0, or -1
+ * (said).
+ */
+static int
+system_agent(const struct shell *sh, struct ring *r)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct art_err err;
+	jv cfg, text;
+	FILE *f;
+	int bad;
+
+	if (sh->o->system == NULL || sh->sid[0] != '\0')
+		return 0;
+	cfg = art_agent_load(sh->dirs, sh->ndirs, sh->agent, &err);
+	if (!jv_is_valid(cfg)) {
+		jv_free(cfg);
+		art_warn("%s", err.msg);
+		return -1;
+	}
+	snprintf(r->sysdir, sizeof(r->sysdir), "%s/agentrt-shell.XXXXXX",
+	    tmp != NULL && *tmp == '/' ? tmp : "/tmp");
+	if (mkdtemp(r->sysdir) == NULL) {
+		art_warn("make a directory for -S: %s", strerror(errno));
+		r->sysdir[0] = '\0';
+		jv_free(cfg);
+		return -1;
+	}
+	snprintf(r->sysfile, sizeof(r->sysfile), "%s/%s.json", r->sysdir,
+	    sh->agent);
+	cfg = jv_object_set(cfg, jv_string("system"),
+	    jv_string(sh->o->system));
+	text = jv_dump_string(cfg, 0);
+	if ((f = fopen(r->sysfile, "w")) == NULL) {
+		art_warn("write '%s': %s", r->sysfile, strerror(errno));
+		jv_free(text);
+		return -1;
+	}
+	fputs(jv_string_value(text), f);
+	bad = ferror(f) | fclose(f);
+	jv_free(text);
+	if (bad) {
+		art_warn("write '%s': %s", r->sysfile, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+system_agent_remove(struct ring *r)
+{
+	if (r->sysdir[0] == '\0')
+		return;
+	unlink(r->sysfile);
+	rmdir(r->sysdir);
+	r->sysdir[0] = '\0';
 }
 
 /* Starts the four stages; -1 (said) when one could not start. */
@@ -415,8 +481,8 @@ ring_loop(struct ring *r, struct render *rn, bool *stopped)
  * turn again on the next run, and refuse the next message meanwhile.
  * What the turn recorded stays (agentrt-session cancel).
  */
-static void
-cancel(const struct shell *sh)
+void
+shell_cancel(const struct shell *sh)
 {
 	struct args a = { .n = 0 };
 
@@ -456,22 +522,28 @@ shell_turn(struct shell *sh, const struct turn *t, struct render *rn)
 	int status;
 
 	shell_sigint = 0;
+	if (system_agent(sh, &r) == -1) {
+		system_agent_remove(&r);
+		return ART_EXIT_FAIL;
+	}
 	if (ring_start(sh, t, &r) == -1) {
 		xclose(&r.evfd), xclose(&r.errfd);
+		system_agent_remove(&r);
 		return ART_EXIT_FAIL;
 	}
 	ring_loop(&r, rn, &stopped);
+	system_agent_remove(&r);
 	status = session_status(&r);
 	if (rn->root[0] != '\0')
 		snprintf(sh->sid, sizeof(sh->sid), "%s", rn->root);
 	if (stopped && sh->sid[0] != '\0')
-		cancel(sh);
+		shell_cancel(sh);
 	else if (status != ART_EXIT_OK && status != 3 &&
 	    sh->sid[0] != '\0' && still_running(sh)) {
 		/* A stage that died (a bad option, say) ends the ring early. */
 		art_warn("the ring stopped before the turn ended; the turn is "
 		    "cancelled");
-		cancel(sh);
+		shell_cancel(sh);
 	}
 	return stopped ? SHELL_STOPPED : status;
 }

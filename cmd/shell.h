@@ -38,6 +38,7 @@ struct opts {
 	const char	*model;
 	const char	*record;
 	const char	*replay;
+	const char	*system;	/* -S: the new sessions' system prompt */
 };
 
 struct shell {
@@ -104,6 +105,8 @@ int	shell_run(const struct shell *, struct args *, int outfd, bool quiet);
 jv	shell_json(const struct shell *, struct args *, bool quiet);
 /* Runs one turn on a ring, rendered through r; the session's status. */
 int	shell_turn(struct shell *, const struct turn *, struct render *);
+/* Ends the session's turn (agentrt-session cancel); what it did stays. */
+void	shell_cancel(const struct shell *);
 
 /* shell-render.c: showing a turn */
 void	render_init(struct render *, struct shell *);
