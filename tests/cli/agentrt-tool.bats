@@ -491,7 +491,7 @@ agentrt-tool: $msg"
 @test "--list prints each tool's declaration, or its name" {
 	run agentrt-tool --list -t "$examples"
 	[ "$status" -eq 0 ]
-	assert_eq "$output" "$(jq -c . "$examples/calc.json")"$'\n''{"name":"upper"}'
+	assert_eq "$output" "$(jq -c . "$examples/calc.json")"$'\n''{"name":"upper"}'$'\n'"$(jq -c . "$examples/wordcount.json")"
 	printf '#!/bin/sh\n' | tool odd
 	printf '[1]\n' >"$tools/odd.json"
 	run agentrt-tool --list -t "$tools" -t "$examples"
