@@ -108,8 +108,13 @@ say_refusal(const jv *e)
 
 	/* A turn a limit or the security pipeline ended says so too. */
 	if (type != NULL && strcmp(type, "completion") == 0 && code != NULL) {
-		art_warn("turn failed (%s): %s", code, art_json_str(e,
-		    "error") != NULL ? art_json_str(e, "error") : code);
+		msg = art_json_str(e, "error");
+		/* A missing stage's words name it: they are the news. */
+		if (strcmp(code, "no_stage") == 0 && msg != NULL)
+			art_warn("%s", msg);
+		else
+			art_warn("turn failed (%s): %s", code, msg != NULL ?
+			    msg : code);
 		return;
 	}
 	if (type == NULL || strcmp(type, "error") != 0 || code == NULL)
