@@ -41,6 +41,9 @@ struct ring {
 	int				 eof;
 };
 
+/* SIGINT or SIGTERM came: the loop ends the run (its number). */
+static volatile sig_atomic_t stop_signal;
+
 /* Where agents and tools are, for the engine's load_agent. */
 struct agents {
 	const char	**dirs;
@@ -140,12 +143,15 @@ drain(struct ring *r)
 			    (size_t)jv_string_length_bytes(jv_copy(line)),
 			    &err) == -1 || art_outq_push_raw(r->out, "\n", 1,
 			    &err) == -1) {
-				art_warn("write to the ring: %s", err.msg);
+				if (!stop_signal)	/* a stage died of it */
+					art_warn("write to the ring: %s",
+					    err.msg);
 				failed = 1;
 			}
 			jv_free(line);
 		} else if (!failed && art_outq_push(r->out, line, &err) == -1) {
-			art_warn("write to the ring: %s", err.msg);
+			if (!stop_signal)
+				art_warn("write to the ring: %s", err.msg);
 			failed = 1;
 		} else if (failed)
 			jv_free(line);
@@ -503,9 +509,6 @@ read_ring(struct ring *r)
 	return 0;
 }
 
-/* SIGINT or SIGTERM came: the loop ends the run (its number). */
-static volatile sig_atomic_t stop_signal;
-
 static void
 on_stop(int sig)
 {
@@ -681,19 +684,21 @@ loop(struct ring *r)
 		if (n == -1 && errno != EINTR)
 			return art_warn("poll: %s", strerror(errno)),
 			    ART_EXIT_FAIL;
+		if (stop_signal != 0)
+			return stopped(r);
 		if (n > 0 && (pfd[1].revents & (POLLOUT | POLLERR | POLLHUP)) &&
 		    art_outq_flush(r->out, &err) == -1)
-			return art_warn("write to the ring: %s", err.msg),
-			    ART_EXIT_FAIL;
+			return stop_signal != 0 ? stopped(r) : (art_warn("write "
+			    "to the ring: %s", err.msg), ART_EXIT_FAIL);
 		if (n > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    read_ring(r) == -1)
-			return ART_EXIT_FAIL;
+			return stop_signal != 0 ? stopped(r) : ART_EXIT_FAIL;
 		if (art_engine_tick(r->engine, &err) == -1) {
 			drain(r);
 			return store_failed(r, &err);
 		}
 		if (drain(r) == -1)
-			return ART_EXIT_FAIL;
+			return stop_signal != 0 ? stopped(r) : ART_EXIT_FAIL;
 	}
 }
 
