@@ -542,8 +542,8 @@ stopped(struct ring *r)
 	struct art_err err;
 
 	art_engine_stop(r->engine);
-	if (art_engine_cancel(r->engine, r->sid, "cancelled: agentrt-session "
-	    "run was interrupted", &err) == -1) {
+	/* The words of agentrt-session cancel: it is the same end. */
+	if (art_engine_cancel(r->engine, r->sid, "cancelled", &err) == -1) {
 		art_warn("interrupted: %s; session '%s' is left in flight: run "
 		    "again with -s %s to resume", err.msg, r->sid, r->sid);
 		return ART_EXIT_FAIL;
