@@ -791,7 +791,8 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 		if (status == 0)
 			status = send_message(&r, o);
 		if (status == 0)
-			status = drain(&r) == -1 ? ART_EXIT_FAIL : loop(&r);
+			status = drain(&r) == 0 ? loop(&r) : stop_signal != 0 ?
+			    stopped(&r) : ART_EXIT_FAIL;
 		if (status == 3)
 			say_parked(&r);
 		art_engine_stop(r.engine);
