@@ -45,6 +45,9 @@ struct ring {
 	int				 eof;
 };
 
+/* SIGINT or SIGTERM came: the loop ends the run (its number). */
+static volatile sig_atomic_t stop_signal;
+
 /* Where agents and tools are, for the engine's load_agent. */
 struct agents {
 	const char	**dirs;
@@ -113,8 +116,13 @@ say_refusal(const jv *e)
 
 	/* A turn a limit or the security pipeline ended says so too. */
 	if (type != NULL && strcmp(type, "completion") == 0 && code != NULL) {
-		art_warn("turn failed (%s): %s", code, art_json_str(e,
-		    "error") != NULL ? art_json_str(e, "error") : code);
+		msg = art_json_str(e, "error");
+		/* A missing stage's words name it: they are the news. */
+		if (strcmp(code, "no_stage") == 0 && msg != NULL)
+			art_warn("%s", msg);
+		else
+			art_warn("turn failed (%s): %s", code, msg != NULL ?
+			    msg : code);
 		return;
 	}
 	if (type == NULL || strcmp(type, "error") != 0 || code == NULL)
@@ -159,12 +167,15 @@ drain(struct ring *r)
 			    (size_t)jv_string_length_bytes(jv_copy(line)),
 			    &err) == -1 || art_outq_push_raw(r->out, "\n", 1,
 			    &err) == -1) {
-				art_warn("write to the ring: %s", err.msg);
+				if (!stop_signal)	/* a stage died of it */
+					art_warn("write to the ring: %s",
+					    err.msg);
 				failed = 1;
 			}
 			jv_free(line);
 		} else if (!failed && art_outq_push(r->out, line, &err) == -1) {
-			art_warn("write to the ring: %s", err.msg);
+			if (!stop_signal)
+				art_warn("write to the ring: %s", err.msg);
 			failed = 1;
 		} else if (failed)
 			jv_free(line);
@@ -521,6 +532,135 @@ read_ring(struct ring *r)
 	return 0;
 }
 
+static void
+on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+/*
+ * SIGINT (Ctrl-C) and SIGTERM end the run between steps, never inside a
+ * transaction; without SA_RESTART they wake the poll.
+ */
+static void
+catch_stop(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/*
+ * Stopped by a signal: nobody will answer what is in flight, so the
+ * turn is cancelled (its decision dropped, its calls voided) rather than
+ * left running for no one.  What it recorded stays.
+ */
+static int
+stopped(struct ring *r)
+{
+	struct art_err err;
+
+	art_engine_stop(r->engine);
+	/* The words of agentrt-session cancel: it is the same end. */
+	if (art_engine_cancel(r->engine, r->sid, "cancelled", &err) == -1) {
+		art_warn("interrupted: %s; session '%s' is left in flight: run "
+		    "again with -s %s to resume", err.msg, r->sid, r->sid);
+		return ART_EXIT_FAIL;
+	}
+	drain(r);
+	art_warn("interrupted (%s): the turn of session '%s' is cancelled",
+	    stop_signal == SIGINT ? "SIGINT" : "SIGTERM", r->sid);
+	return ART_EXIT_FAIL;
+}
+
+/*
+ * The ring closed with work in flight.  A ring made with >ring and no
+ * mkfifo is a plain file: its reader read it to its end and went, so
+ * nothing could answer; say that, not just that the ring closed.
+ */
+static int
+ring_closed(struct ring *r)
+{
+	struct stat sb;
+
+	if (fstat(STDOUT_FILENO, &sb) == 0 && S_ISREG(sb.st_mode))
+		art_warn("the ring is a regular file, not a fifo: rm ring && "
+		    "mkfifo ring, then run again with -s %s to resume",
+		    r->sid);
+	else
+		art_warn("the ring closed with session '%s' in flight; run "
+		    "again with -s %s to resume", r->sid, r->sid);
+	return ART_EXIT_FAIL;
+}
+
+struct open_interrupts {
+	const char	*sid;
+	jv		 all;
+};
+
+static int
+interrupts_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct open_interrupts *q = ctx;
+	jv s = art_session_get(t, q->sid, err);
+
+	q->all = jv_is_valid(s) ? art_json_field(&s, "interrupts") : jv_null();
+	jv_free(s);
+	return 0;
+}
+
+/* The --payload an interrupt (borrowed) wants, as an option; "" none. */
+static const char *
+payload_for(const jv *it)
+{
+	jv p = art_json_field(it, "payload");
+	const char *type = art_json_str(&p, "type"), *opt;
+
+	if (type != NULL && strcmp(type, "llm.failed") == 0)
+		opt = "";	/* a retry: the call is made again */
+	else if (type != NULL && strcmp(type, "approval") == 0)
+		opt = " --payload '{\"approved\":true}'";
+	else if (art_json_str(&p, "question") != NULL)
+		opt = " --payload '{\"answer\":\"...\"}'";
+	else
+		opt = " --payload JSON";
+	jv_free(p);
+	return opt;
+}
+
+/*
+ * A parked session: for each open interrupt, the command that resumes
+ * it, with the payload it wants (none for a failed call, which a resume
+ * retries).
+ */
+static void
+say_parked(struct ring *r)
+{
+	struct open_interrupts q = { r->sid, jv_null() };
+	struct art_err err;
+
+	if (art_store_read(r->store, interrupts_fn, &q, &err) == -1 ||
+	    jv_get_kind(q.all) != JV_KIND_OBJECT) {
+		jv_free(q.all);
+		return;
+	}
+	jv_object_foreach(q.all, id, it) {
+		const char *why = art_json_str(&it, "reason");
+
+		art_warn("session '%s' is parked on interrupt %s (%s): resume "
+		    "it with agentrt-session run -s %s --resume %s%s >ring",
+		    r->sid, jv_string_value(id), why != NULL ? why : "?",
+		    r->sid, jv_string_value(id), payload_for(&it));
+		jv_free(id);
+		jv_free(it);
+	}
+	jv_free(q.all);
+}
+
 static int
 exit_status(enum art_engine_state st)
 {
@@ -556,11 +696,10 @@ loop(struct ring *r)
 		st = art_engine_state(r->engine, &err);
 		if (st != ART_ENGINE_BUSY && art_outq_pending(r->out) == 0)
 			return exit_status(st);
-		if (r->eof) {
-			art_warn("the ring closed with session '%s' in flight; "
-			    "run again with -s %s to resume", r->sid, r->sid);
-			return ART_EXIT_FAIL;
-		}
+		if (stop_signal != 0)
+			return stopped(r);
+		if (r->eof)
+			return ring_closed(r);
 		pfd[0] = (struct pollfd){ STDIN_FILENO, POLLIN, 0 };
 		pfd[1] = (struct pollfd){ art_outq_fd(r->out), POLLOUT, 0 };
 		n = poll(pfd, art_outq_pending(r->out) > 0 ? 2 : 1,
@@ -568,19 +707,21 @@ loop(struct ring *r)
 		if (n == -1 && errno != EINTR)
 			return art_warn("poll: %s", strerror(errno)),
 			    ART_EXIT_FAIL;
+		if (stop_signal != 0)
+			return stopped(r);
 		if (n > 0 && (pfd[1].revents & (POLLOUT | POLLERR | POLLHUP)) &&
 		    art_outq_flush(r->out, &err) == -1)
-			return art_warn("write to the ring: %s", err.msg),
-			    ART_EXIT_FAIL;
+			return stop_signal != 0 ? stopped(r) : (art_warn("write "
+			    "to the ring: %s", err.msg), ART_EXIT_FAIL);
 		if (n > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    read_ring(r) == -1)
-			return ART_EXIT_FAIL;
+			return stop_signal != 0 ? stopped(r) : ART_EXIT_FAIL;
 		if (art_engine_tick(r->engine, &err) == -1) {
 			drain(r);
 			return store_failed(r, &err);
 		}
 		if (drain(r) == -1)
-			return ART_EXIT_FAIL;
+			return stop_signal != 0 ? stopped(r) : ART_EXIT_FAIL;
 	}
 }
 
@@ -686,6 +827,24 @@ sync_always(void)
 	    v);
 }
 
+/*
+ * run is the last stage of a ring: at a terminal it would print a
+ * decision.request and wait for an answer no one types.  Refused before
+ * anything is recorded.
+ */
+static void
+refuse_terminal(void)
+{
+	const char *which = isatty(STDOUT_FILENO) ? "stdout" :
+	    isatty(STDIN_FILENO) ? "stdin" : NULL;
+
+	if (which != NULL)
+		art_die(ART_EXIT_USAGE, "%s is a terminal, not a ring: run it "
+		    "last in one: mkfifo ring; agentrt-decide <ring | "
+		    "agentrt-llm | agentrt-tool | agentrt-session run ... >ring "
+		    "(see agentrt-session(1))", which);
+}
+
 int
 session_run(struct env *e, const struct opts *o, int argc, char **argv)
 {
@@ -698,12 +857,14 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 	jv inputs;
 
 	(void)argc, (void)argv;
+	refuse_terminal();
 	if ((status = read_inputs(o, &inputs)) != 0 ||
 	    (status = check_agents(e->store, o, &inputs)) != 0) {
 		jv_free(inputs);
 		return status;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	catch_stop();
 	eo.sync_always = sync_always();
 	find_agents(&agents, o);
 	r.events = open_events(o->events);
@@ -729,7 +890,10 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 		if (status == 0)
 			status = send_message(&r, o);
 		if (status == 0)
-			status = drain(&r) == -1 ? ART_EXIT_FAIL : loop(&r);
+			status = drain(&r) == 0 ? loop(&r) : stop_signal != 0 ?
+			    stopped(&r) : ART_EXIT_FAIL;
+		if (status == 3)
+			say_parked(&r);
 		art_engine_stop(r.engine);
 	}
 	jv_free(inputs);

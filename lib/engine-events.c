@@ -127,11 +127,25 @@ project_metrics(struct cx *c, const jv *ev, const jv *p)
 	return 0;
 }
 
+/*
+ * A failed attempt as an error event.  A call's event carries the call's
+ * own code, the one agentrt-llm or the tool gave (provider_error,
+ * rate_limited, deadline_exceeded, ...), so a client reads one name for
+ * one failure; what (decision_error, or a call's code when it gave none)
+ * is the rest.
+ */
 static void
 project_errored(struct cx *c, const jv *ev, const jv *p, const char *what)
 {
-	jv ce = set(obj("error"), "code", jv_string(what));
+	jv own = art_json_field(p, "code"), ce;
 	jv next = art_json_field(p, "next_at"), again;
+
+	if (strcmp(what, "decision_error") == 0 ||
+	    jv_get_kind(own) != JV_KIND_STRING) {
+		jv_free(own);
+		own = jv_string(what);
+	}
+	ce = set(obj("error"), "code", own);
 
 	ce = set(ce, "id", art_json_field(p, "id"));
 	ce = set(ce, "message", art_json_field(p, "error"));
@@ -186,7 +200,7 @@ project(struct cx *c, const jv *ev)
 	} else if (strcmp(type, "llm.call.completed") == 0)
 		r = project_metrics(c, ev, &p);
 	else if (strcmp(type, "llm.call.errored") == 0)
-		project_errored(c, ev, &p, "llm_error");
+		project_errored(c, ev, &p, "provider_error");
 	else if (strcmp(type, "decision.errored") == 0)
 		project_errored(c, ev, &p, "decision_error");
 	else if (strcmp(type, "session.interrupted") == 0)

@@ -488,13 +488,30 @@ input_decision_error(struct cx *c, const jv *line)
 	return r;
 }
 
-/* A request of ours came round the ring: no stage answered it. */
+/*
+ * A request of ours came round the ring unanswered: the stage that takes
+ * it is missing.  No answer will ever come, so the turn fails (code
+ * "no_stage") naming the stage, rather than the model reading a result
+ * that no tool gave.
+ */
+static int
+no_stage(struct cx *c, const char *did, const char *msg)
+{
+	int r = 0;
+
+	if (did != NULL)
+		r = eng_rec(c, set(set(set(set(obj("decision.errored"), "id",
+		    jv_string(did)), "error", jv_string(msg)), "retryable",
+		    jv_false()), "code", jv_string("no_stage")));
+	return r == 0 ? eng_stop_turn(c, "no_stage", jv_null(), msg) : r;
+}
+
 static int
 input_unanswered(struct cx *c, const jv *line)
 {
-	const char *id = art_json_str(line, "decision_id"), *lid, *tt;
-	jv s = eng_summary(c), live, tr, call;
-	char msg[300];
+	const char *id = art_json_str(line, "decision_id"), *lid, *tt, *cid;
+	jv s = eng_summary(c), live, tr;
+	char msg[400];
 	int r;
 
 	if (!jv_is_valid(s))
@@ -508,32 +525,22 @@ input_unanswered(struct cx *c, const jv *line)
 	}
 	tr = art_json_field(&live, "trigger");
 	tt = art_json_str(&tr, "type");
-	if (tt != NULL && (strcmp(tt, "tool.execute") == 0 ||
-	    strcmp(tt, "llm.execute") == 0)) {
-		snprintf(msg, sizeof(msg), "no stage in the ring ran %s '%s'",
-		    strcmp(tt, "tool.execute") == 0 ? "tool" : "model call",
-		    strcmp(tt, "tool.execute") == 0 ? art_json_str(&tr,
-		    "name") : art_json_str(&tr, "id"));
-		call = eng_get_call(c, art_json_str(&tr, "id"));
-		r = eng_rec(c, set(set(obj("decision.completed"), "id",
-		    jv_string(id)), "response", jv_object()));
-		if (r == 0 && jv_is_valid(call)) {
-			struct settle st = { art_json_str(&tr, "id"), 0, 0,
-			    jv_string(msg), 0, jv_null(), 0, 1, jv_null() };
-
-			r = eng_settle(c, &st, strcmp(tt, "llm.execute") == 0 ?
-			    "llm.error" : "tool.error", NULL);
-		}
-		jv_free(call);
-	} else {
-		snprintf(msg, sizeof(msg), "no stage answered decision '%s' "
-		    "(trigger %s)", id, tt != NULL ? tt : "?");
-		r = eng_rec(c, set(set(set(obj("decision.errored"), "id",
-		    jv_string(id)), "error", jv_string(msg)), "retryable",
-		    jv_false()));
-		if (r == 0)
-			r = eng_fail_run(c, msg);
-	}
+	cid = art_json_str(&tr, "id");
+	if (tt != NULL && strcmp(tt, "tool.execute") == 0)
+		snprintf(msg, sizeof(msg), "no agentrt-tool in the ring: the "
+		    "decision.request for tool call %s ('%.100s') came back "
+		    "unanswered", cid != NULL ? cid : "?",
+		    art_json_str(&tr, "name") != NULL ? art_json_str(&tr,
+		    "name") : "?");
+	else if (tt != NULL && strcmp(tt, "llm.execute") == 0)
+		snprintf(msg, sizeof(msg), "no agentrt-llm in the ring: the "
+		    "decision.request for model call %s came back unanswered",
+		    cid != NULL ? cid : "?");
+	else
+		snprintf(msg, sizeof(msg), "no agentrt-decide in the ring: the "
+		    "decision.request %s (trigger %.100s) came back unanswered",
+		    id, tt != NULL ? tt : "?");
+	r = no_stage(c, id, msg);
 	jv_free(tr);
 	jv_free(live);
 	return r;
@@ -543,16 +550,26 @@ input_unanswered(struct cx *c, const jv *line)
 static int
 input_unanswered_llm(struct cx *c, const jv *line)
 {
-	struct settle st = { art_json_str(line, "id"), 0, 0,
-	    jv_string("no stage in the ring answered the model call"), 0,
-	    jv_null(), 0, 1, jv_null() };
+	const char *id = art_json_str(line, "id"), *st;
+	int64_t attempt = 0, now = 0;
+	char msg[300];
+	jv call;
+	int open;
 
-	if (st.id == NULL) {
-		eng_settle_release(&st);
+	if (id == NULL)
 		return 0;
-	}
-	art_json_get_int(line, "attempt", 0, &st.attempt, NULL);
-	return eng_settle(c, &st, "llm.error", NULL);
+	call = eng_get_call(c, id);
+	st = art_json_str(&call, "status");
+	art_json_get_int(line, "attempt", 0, &attempt, NULL);
+	art_json_get_int(&call, "attempt", 0, &now, NULL);
+	open = jv_is_valid(call) && st != NULL && strcmp(st, "pending") == 0 &&
+	    (attempt == 0 || attempt == now);
+	jv_free(call);
+	if (!open)
+		return 0;	/* an old attempt's: already dealt with */
+	snprintf(msg, sizeof(msg), "no agentrt-llm in the ring: the "
+	    "llm.request for call %s came back unanswered", id);
+	return no_stage(c, NULL, msg);
 }
 
 static void

@@ -329,6 +329,22 @@ recover(struct cx *c)
 	return r;
 }
 
+/*
+ * Another run made the session between our look and our write (two rings
+ * started on one -s id): it drives the session now, so say which process
+ * does, as for a session found driven.
+ */
+static int
+raced(struct cx *c)
+{
+	int64_t pid = eng_other_driver(c);
+
+	if (pid > 0)
+		return art_err_set(c->err, "busy", "session '%s' is driven by "
+		    "process %lld", c->sid, (long long)pid);
+	return -1;	/* its maker is gone: "exists" says it all */
+}
+
 static int
 start_step(struct cx *c, void *arg)
 {
@@ -338,7 +354,7 @@ start_step(struct cx *c, void *arg)
 	if (st->create) {
 		if (st->create == 1 && art_session_create(c->t, c->sid,
 		    st->agent, jv_null(), jv_array(), c->err) == -1)
-			return -1;
+			return art_err_is(c->err, "exists") ? raced(c) : -1;
 		trigger = obj("session.start");
 		if (eng_claim(c) == -1)
 			return -1;

@@ -539,6 +539,33 @@ is_config_error(const jv *trigger)
 	return yes;
 }
 
+/*
+ * Did the provider refuse the request itself: a bad key (401), no
+ * access (403), a bad request (400) or no such model (404)?  The same
+ * request sent again is refused again, so no resume can help; a rate
+ * limit, a server error or a network failure may pass and still parks.
+ */
+static int
+is_refused_request(const jv *trigger)
+{
+	static const int final[] = { 400, 401, 403, 404 };
+	jv d = art_json_field(trigger, "detail"), v;
+	int64_t status = 0;
+	int retry = 0;
+	size_t i;
+
+	v = art_json_field(&d, "status");
+	if (jv_get_kind(v) == JV_KIND_NUMBER)
+		status = (int64_t)jv_number_value(v);
+	jv_free(v);
+	jv_free(d);
+	art_json_get_bool(trigger, "retryable", 0, &retry, NULL);
+	for (i = 0; i < sizeof(final) / sizeof(final[0]) && !retry; i++)
+		if (status == final[i])
+			return 1;
+	return 0;
+}
+
 static jv
 llm_failed(const struct art_propose_in *in, int truncated)
 {
@@ -553,6 +580,12 @@ llm_failed(const struct art_propose_in *in, int truncated)
 		jv_free(p);
 		return after_head(in, jv_array(), jv_array_append(jv_array(),
 		    failed_done(in, jv_null(), "config")));
+	}
+	if (!truncated && is_refused_request(in->trigger)) {
+		jv_free(error);
+		jv_free(p);
+		return after_head(in, jv_array(), jv_array_append(jv_array(),
+		    failed_done(in, jv_null(), "provider_error")));
 	}
 	a = action("interrupt");
 
