@@ -845,6 +845,35 @@ refuse_terminal(void)
 		    "(see agentrt-session(1))", which);
 }
 
+/*
+ * A run of an existing session given nothing to send: no -m, no --input,
+ * no --resume.  It finishes what is in flight, if anything.
+ */
+static bool
+asks_nothing(const struct opts *o, int inputs)
+{
+	return o->session != NULL && o->message == NULL &&
+	    o->resume == NULL && inputs == 0;
+}
+
+/*
+ * Such a run of a session with nothing in flight ends at once, so a line
+ * piped into the ring for it would never be read: say so rather than
+ * drop it without a word.
+ */
+static void
+say_idle(struct ring *r)
+{
+	struct art_err err;
+
+	if (art_engine_state(r->engine, &err) == ART_ENGINE_DONE &&
+	    art_outq_pending(r->out) == 0)
+		art_warn("session '%s' has no turn in flight and this run was "
+		    "given nothing to send: it ends now, and what the ring "
+		    "carries for it is not read (send a message with -m TEXT "
+		    "or --input FILE)", r->sid);
+}
+
 int
 session_run(struct env *e, const struct opts *o, int argc, char **argv)
 {
@@ -853,7 +882,7 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 	    &agents, (long)getpid(), false };
 	struct ring r = { .clock = &e->clock, .store = e->store };
 	struct art_err err;
-	int fl, status;
+	int fl, status, inputs0 = 0;
 	jv inputs;
 
 	(void)argc, (void)argv;
@@ -883,12 +912,15 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 	} else {
 		if (o->session == NULL)
 			art_warn("session %s", r.sid);
+		inputs0 = jv_array_length(jv_copy(inputs));
 		status = send_inputs(&r, inputs);
 		inputs = jv_null();
 		if (status == 0)
 			status = send_resume(&r, o);
 		if (status == 0)
 			status = send_message(&r, o);
+		if (status == 0 && asks_nothing(o, inputs0))
+			say_idle(&r);
 		if (status == 0)
 			status = drain(&r) == 0 ? loop(&r) : stop_signal != 0 ?
 			    stopped(&r) : ART_EXIT_FAIL;

@@ -231,3 +231,19 @@ EOF
 	[ "$status" -eq 1 ]
 	assert_eq "$output" "agentrt-session: session 'x' is driven by process $pid"
 }
+
+@test "a run of an idle session given nothing to send says it reads nothing" {
+	ring agentrt-decide agentrt-llm "$tools" -- -a calc -m 'What is 2*3?'
+	[ "$status" -eq 0 ] || fail "first turn: $status: $output"
+	sid=$(the_session)
+	# The client's line piped in ahead of the ring is never read.
+	in="$BATS_TEST_TMPDIR/in.ndjson"
+	echo '{"type":"client.message","message":{"role":"user","content":"again"}}' >"$in"
+	ring "cat $in - | agentrt-decide" agentrt-llm "$tools" -- -s "$sid"
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$output" "agentrt-session: session '$sid' has no turn in flight and this run was given nothing to send: it ends now, and what the ring carries for it is not read (send a message with -m TEXT or --input FILE)"
+	# A run that does send something says nothing of the kind.
+	ring agentrt-decide agentrt-llm "$tools" -- -s "$sid" -m 'And 3*4?'
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$output" ""
+}
