@@ -423,6 +423,19 @@ jq_would_leak(const char *p, const char *end, int *line, int *col)
 	return 0;
 }
 
+/* The first control character JSON text may not hold, or NULL. */
+static const char *
+control_char(const char *text, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)text[i] < 0x20 && text[i] != '\t' &&
+		    text[i] != '\n' && text[i] != '\r')
+			return text + i;
+	return NULL;
+}
+
 jv
 art_json_parse(const char *text, size_t len, struct art_err *err)
 {
@@ -437,13 +450,16 @@ art_json_parse(const char *text, size_t len, struct art_err *err)
 		return jv_invalid();
 	}
 	/*
-	 * libjq 1.6 takes an RS (0x1e) as the end of a record, even in a
-	 * string, and goes on after it (RFC 7464 sequences), further than
-	 * jq_would_leak() follows; JSON allows it nowhere.
+	 * JSON allows no control character but tab, newline and return
+	 * outside a string's escapes.  libjq 1.6 takes an RS (0x1e) as the
+	 * end of a record, even in a string, and goes on after it (RFC 7464
+	 * sequences), and reads others (a NUL, a vertical tab) as part of a
+	 * literal, further than jq_would_leak() follows: such text can leak.
 	 */
-	if ((cut = memchr(text, '\036', len)) != NULL) {
-		art_err_set(err, "bad_json", "not valid JSON: record separator "
-		    "(0x1e) at byte %zu", (size_t)(cut - text) + 1);
+	if ((cut = control_char(text, len)) != NULL) {
+		art_err_set(err, "bad_json", "not valid JSON: control character "
+		    "0x%02x at byte %zu", (unsigned char)*cut,
+		    (size_t)(cut - text) + 1);
 		return jv_invalid();
 	}
 	if (jq_would_leak(text, text + len, &line, &col)) {
