@@ -608,6 +608,93 @@ put_tools(jv body, const jv *req, struct art_err *err)
 }
 
 /*
+ * The Messages API has no response format, so agentrt's response_format
+ * {name, description?, schema} becomes a tool whose input is the answer,
+ * and tool_choice makes the model use it: that tool alone when it is the
+ * only one, else any tool (a real call, or the answer).  Extended
+ * thinking refuses a forced tool choice, so with thinking on the choice
+ * stays "auto" and the model is only offered the tool.
+ */
+/* The tool_choice that makes the model answer through tool name. */
+static jv
+answer_choice(const jv *body, const jv *tools, const char *name)
+{
+	jv think = art_json_field(body, "thinking");
+	bool thinking = jv_get_kind(think) == JV_KIND_OBJECT;
+
+	jv_free(think);
+	if (thinking)
+		return art_json_set(jv_object(), "type", jv_string("auto"));
+	if (jv_array_length(jv_copy(*tools)) > 0)
+		return art_json_set(jv_object(), "type", jv_string("any"));
+	return art_json_set(art_json_set(jv_object(), "type",
+	    jv_string("tool")), "name", jv_string(name));
+}
+
+/* Whether one of tools (borrowed, the body's) is called name. */
+static bool
+has_tool(const jv *tools, const char *name)
+{
+	bool found = false;
+
+	jv_array_foreach(*tools, i, t) {
+		found |= is(art_json_str(&t, "name"), name);
+		jv_free(t);
+	}
+	return found;
+}
+
+static jv
+put_answer_tool(jv body, const jv *req, struct art_err *err)
+{
+	jv rf = jv_null(), schema = jv_null(), tools, t, choice;
+	const char *name = NULL, *desc = NULL;
+
+	if (art_json_get_kind(req, "response_format", JV_KIND_OBJECT, 0, &rf,
+	    err) == -1) {
+		jv_free(body);
+		return bad_request(err);
+	}
+	if (jv_get_kind(rf) != JV_KIND_OBJECT)
+		return body;
+	if (art_json_get_str(&rf, "name", 1, &name, err) == -1 ||
+	    art_json_get_str(&rf, "description", 0, &desc, err) == -1 ||
+	    art_json_get_kind(&rf, "schema", JV_KIND_OBJECT, 1, &schema,
+	    err) == -1) {
+		art_err_prefix(err, "response_format");
+		jv_free(rf);
+		jv_free(body);
+		return bad_request(err);
+	}
+	tools = art_json_field(&body, "tools");
+	if (jv_get_kind(tools) != JV_KIND_ARRAY) {
+		jv_free(tools);
+		tools = jv_array();
+	}
+	if (*name == '\0' || has_tool(&tools, name)) {
+		if (*name == '\0')
+			art_err_set(err, "bad_request", "response_format: "
+			    "empty 'name'");
+		else
+			art_err_set(err, "bad_request", "response_format: "
+			    "name '%.64s' is a tool's name too", name);
+		jv_free(tools);
+		jv_free(schema);
+		jv_free(rf);
+		jv_free(body);
+		return jv_invalid();
+	}
+	choice = answer_choice(&body, &tools, name);
+	t = art_json_set(jv_object(), "name", jv_string(name));
+	if (desc != NULL)
+		t = art_json_set(t, "description", jv_string(desc));
+	t = art_json_set(t, "input_schema", schema);
+	jv_free(rf);
+	body = art_json_set(body, "tools", jv_array_append(tools, t));
+	return art_json_set(body, "tool_choice", choice);
+}
+
+/*
  * Extended thinking, when reasoning asks for it: enabled, or a token
  * budget given.  An explicit "enabled": false wins over a budget.
  */
@@ -683,6 +770,8 @@ make_request(const jv *req, const char *model, bool stream,
 		body = put_messages(body, &msgs, err);
 	if (jv_is_valid(body))
 		body = put_tools(body, req, err);
+	if (jv_is_valid(body))
+		body = put_answer_tool(body, req, err);
 	if (jv_is_valid(body) && stream)
 		body = art_json_set(body, "stream", jv_true());
 	jv_free(msgs);
@@ -1191,6 +1280,7 @@ struct block {
 	jv		 id, name;	/* a tool_use block's */
 	jv		 text;		/* the text, thinking, data or input JSON */
 	jv		 sig;		/* a thinking block's signature */
+	bool		 answer;	/* a tool_use of the answer tool */
 };
 
 struct art_wire_stream {
@@ -1199,6 +1289,7 @@ struct art_wire_stream {
 	jv		 usage;		/* the provider's, merged as it comes */
 	jv		 stop;		/* message_delta's stop_reason */
 	bool		 ended;		/* message_stop came */
+	jv		 answer;	/* the answer tool's name, or null */
 	struct block	*blocks;
 	size_t		 nblocks;
 };
@@ -1221,8 +1312,15 @@ stream_new(void)
 
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return NULL;
-	st->id = st->model = st->usage = st->stop = jv_null();
+	st->id = st->model = st->usage = st->stop = st->answer = jv_null();
 	return st;
+}
+
+static void
+stream_answer(struct art_wire_stream *st, const char *name)
+{
+	jv_free(st->answer);
+	st->answer = jv_string(name);
 }
 
 static void
@@ -1239,6 +1337,7 @@ stream_free(struct art_wire_stream *st)
 	jv_free(st->model);
 	jv_free(st->usage);
 	jv_free(st->stop);
+	jv_free(st->answer);
 	free(st);
 }
 
@@ -1375,8 +1474,13 @@ on_block_start(struct art_wire_stream *st, const jv *data, jv *deltas,
 			return malformed(error, "content_block_start",
 			    "has a tool_use block without an id and a name");
 		}
-		*deltas = jv_array_append(*deltas, call_delta(&b->id, "name",
-		    jv_copy(b->name)));
+		/* The answer streams as its JSON text, as OpenAI's does. */
+		b->answer = jv_get_kind(st->answer) == JV_KIND_STRING &&
+		    strcmp(jv_string_value(st->answer),
+		    jv_string_value(b->name)) == 0;
+		if (!b->answer)
+			*deltas = jv_array_append(*deltas, call_delta(&b->id,
+			    "name", jv_copy(b->name)));
 	}
 	jv_free(cb);
 	return 0;
@@ -1405,7 +1509,9 @@ on_block_delta(struct art_wire_stream *st, const jv *data, jv *deltas,
 		b->sig = join(b->sig, art_json_field(&d, "signature"));
 	} else if (is(type, "input_json_delta") && b->kind == TOOL) {
 		piece = art_json_field(&d, "partial_json");
-		if (jv_get_kind(piece) == JV_KIND_STRING &&
+		if (b->answer)
+			*deltas = text_delta(*deltas, "text", jv_copy(piece));
+		else if (jv_get_kind(piece) == JV_KIND_STRING &&
 		    jv_string_length_bytes(jv_copy(piece)) > 0)
 			*deltas = jv_array_append(*deltas, call_delta(&b->id,
 			    "arguments", jv_copy(piece)));
@@ -1606,6 +1712,55 @@ stream_result(struct art_wire_stream *st, jv *resp, jv *error)
 	return finish(&a, resp, error);
 }
 
+/* --- answers through the forced tool ------------------------------------ */
+
+/*
+ * The first call of tool name becomes the content, the JSON text of its
+ * input (compact, as tool_calls carry it), in place of any text beside
+ * it; the other calls stay.  With none left the model has answered, so
+ * a finish of "tool_calls" becomes "stop".  A response without
+ * such a call is left as it is: the caller checks its text.
+ */
+static jv
+make_answer(jv resp, const char *name)
+{
+	jv calls = art_json_field(&resp, "tool_calls"), rest = jv_array();
+	jv text = jv_null(), fn;
+
+	if (jv_get_kind(calls) != JV_KIND_ARRAY) {
+		jv_free(calls);
+		jv_free(rest);
+		return resp;
+	}
+	jv_array_foreach(calls, i, c) {
+		fn = art_json_field(&c, "function");
+		if (!is(art_json_str(&fn, "name"), name))
+			rest = jv_array_append(rest, c);
+		else {
+			if (jv_get_kind(text) == JV_KIND_NULL)
+				text = art_json_field(&fn, "arguments");
+			jv_free(c);
+		}
+		jv_free(fn);
+	}
+	jv_free(calls);
+	if (jv_get_kind(text) != JV_KIND_STRING) {
+		jv_free(text);
+		jv_free(rest);
+		return resp;
+	}
+	resp = art_json_set(resp, "content", text);
+	if (jv_array_length(jv_copy(rest)) > 0)
+		return art_json_set(resp, "tool_calls", rest);
+	jv_free(rest);
+	resp = jv_object_delete(resp, jv_string("tool_calls"));
+	/* A cut-short answer ("length") stays so. */
+	if (art_json_str(&resp, "finish_reason") == NULL ||
+	    is(art_json_str(&resp, "finish_reason"), "tool_calls"))
+		resp = art_json_set(resp, "finish_reason", jv_string("stop"));
+	return resp;
+}
+
 const struct art_wire art_anthropic_wire = {
 	.name = "anthropic",
 	.base_url = "https://api.anthropic.com",
@@ -1620,9 +1775,11 @@ const struct art_wire art_anthropic_wire = {
 	.request = make_request,
 	.response = read_response,
 	.native = make_native,
+	.answer = make_answer,
 	.error = map_error,
 	.stream_new = stream_new,
 	.stream_free = stream_free,
+	.stream_answer = stream_answer,
 	.stream_event = stream_event,
 	.stream_result = stream_result,
 };

@@ -23,7 +23,7 @@ struct art_mock {
 
 /* The step fields a script may use; anything else is a typo. */
 static const char *const step_fields[] = {
-	"content", "tool_calls", "error", "retryable", "code",
+	"content", "json", "tool_calls", "error", "retryable", "code",
 	"retry_after_ms", "times", "finish_reason", "delay_ms", NULL
 };
 
@@ -457,6 +457,22 @@ check_tool_calls(const jv *step, struct art_err *err)
 	return r;
 }
 
+static bool
+has_field(const jv *obj, const char *key)
+{
+	return jv_object_has(jv_copy(*obj), jv_string(key));
+}
+
+/* "json" is the content written as JSON, so the two cannot both come. */
+static int
+check_json(const jv *step, struct art_err *err)
+{
+	if (has_field(step, "json") && has_field(step, "content"))
+		return art_err_set(err, "mock", "fields 'content' and 'json' "
+		    "together: a reply is one or the other");
+	return 0;
+}
+
 /* 0 when step is a step the mock can play; else -1 with err. */
 static int
 check_step(const jv *step, struct art_err *err)
@@ -469,6 +485,7 @@ check_step(const jv *step, struct art_err *err)
 		    art_json_kind_name(jv_get_kind(*step)));
 	if (only_fields(step, step_fields, err) == -1 ||
 	    art_json_get_str(step, "content", 0, &s, err) == -1 ||
+	    check_json(step, err) == -1 ||
 	    art_json_get_str(step, "error", 0, &s, err) == -1 ||
 	    art_json_get_str(step, "code", 0, &s, err) == -1 ||
 	    art_json_get_str(step, "finish_reason", 0, &s, err) == -1 ||
@@ -515,6 +532,11 @@ step_reply(const jv *step, const struct art_llm_call *call,
 	jv specs = art_json_field(step, "tool_calls"), calls = jv_null();
 	jv content = art_json_field(step, "content");
 
+	if (has_field(step, "json")) {
+		jv_free(content);
+		content = jv_dump_string(art_json_field(step, "json"), 0);
+	} else if (jv_get_kind(content) == JV_KIND_STRING)
+		content = fill(content, &call->request);
 	if (jv_get_kind(specs) == JV_KIND_ARRAY) {
 		calls = jv_array();
 		jv_array_foreach(specs, i, spec) {
@@ -524,9 +546,8 @@ step_reply(const jv *step, const struct art_llm_call *call,
 		}
 	}
 	jv_free(specs);
-	if (jv_get_kind(content) == JV_KIND_STRING)
-		content = fill(content, &call->request);
-	else if (jv_get_kind(calls) != JV_KIND_ARRAY)
+	if (jv_get_kind(content) != JV_KIND_STRING &&
+	    jv_get_kind(calls) != JV_KIND_ARRAY)
 		content = jv_string("");
 	if (finish == NULL)
 		finish = jv_get_kind(calls) == JV_KIND_ARRAY ? "tool_calls" :
@@ -601,12 +622,54 @@ play(struct art_mock *m, const struct art_llm_call *call, const char *model,
 	return 0;
 }
 
+/* Whether the schema of request's response_format has property key. */
+static bool
+format_has(const jv *request, const char *key)
+{
+	jv rf = art_json_field(request, "response_format");
+	jv schema = art_json_field(&rf, "schema");
+	jv props = art_json_field(&schema, "properties");
+	bool yes = jv_get_kind(props) == JV_KIND_OBJECT &&
+	    has_field(&props, key);
+
+	jv_free(props);
+	jv_free(schema);
+	jv_free(rf);
+	return yes;
+}
+
+/*
+ * The echo of text (consumed) as the JSON request's response_format
+ * asks for: a plan of one todo, an answer of one summary, or the text
+ * as a JSON string.
+ */
+static jv
+echo_json(jv text, const jv *request)
+{
+	jv v;
+
+	if (format_has(request, "todos"))
+		v = art_json_set(jv_object(), "todos", JV_ARRAY(
+		    art_json_set(jv_object(), "title", text)));
+	else if (format_has(request, "summary"))
+		v = art_json_set(jv_object(), "summary", text);
+	else
+		v = text;
+	return jv_dump_string(v, 0);
+}
+
 static void
 echo(const struct art_llm_call *call, const char *model,
     struct art_llm_outcome *out)
 {
-	out->response = response(model, last_text(&call->request, "user"),
-	    jv_null(), "stop", &call->request);
+	jv text = last_text(&call->request, "user"), rf;
+
+	rf = art_json_field(&call->request, "response_format");
+	if (jv_get_kind(rf) == JV_KIND_OBJECT)
+		text = echo_json(text, &call->request);
+	jv_free(rf);
+	out->response = response(model, text, jv_null(), "stop",
+	    &call->request);
 	if (call->stream)
 		out->deltas = jv_array_concat(out->deltas,
 		    art_mock_deltas(&out->response));

@@ -10,13 +10,21 @@
 #include "llm.h"
 
 /*
- * mock/echo answers with the last user message's text.  mock/script plays
- * a script, a JSON array of steps, so tests and demos can drive tool
- * loops, parallel tool calls, failures and retries without a network:
+ * mock/echo answers with the last user message's text.  A request with a
+ * response_format gets that text as JSON the format can take: when the
+ * schema's properties have "todos", {"todos": [{"title": text}]}; else
+ * when they have "summary", {"summary": text}; else the text as a JSON
+ * string.  mock/script plays a script, a JSON array of steps, so tests
+ * and demos can drive tool loops, parallel tool calls, failures and
+ * retries without a network:
  *
  *	{"content": "text"}		a reply; {{user}} and {{tool}} in
  *					it become the last user message's
  *					text and the last tool result's
+ *	{"json": VALUE}			a reply whose content is VALUE (any
+ *					JSON) dumped compactly: a structured
+ *					answer or a plan, written readably;
+ *					not with "content"
  *	{"tool_calls": [{"name": "calc", "arguments": {...}}, ...]}
  *					tool calls (content may come too)
  *	{"error": "msg", "retryable": true, "code": "rate_limited",
@@ -60,7 +68,8 @@ jv	art_mock_read_script(const char *path, struct art_err *);
  * by path).  A script's errors are error outcomes; -1 with err is for
  * what cannot be answered: an unknown mock model, no script, a bad
  * script or step ("mock script step 1: field 'content': expected string,
- * got number"), or a step past the end ("mock script has no step 3").
+ * got number"; "mock script step 0: fields 'content' and 'json'
+ * together: ..."), or a step past the end ("mock script has no step 3").
  */
 int	art_mock_answer(struct art_mock *, const struct art_llm_call *,
 	    const char *model, struct art_llm_outcome *, struct art_err *);

@@ -436,6 +436,47 @@ options_out(jv *body, const jv *req, struct art_err *err)
 	return 0;
 }
 
+/*
+ * agentrt's response_format {name, description?, schema} as Chat
+ * Completions' json_schema one, or jv_null() when the request has none.
+ * strict stays off: strict mode wants every property required and
+ * additionalProperties false at every level, which the schemas agentrt
+ * asks for (optional members) do not meet; the answer is checked after.
+ */
+static jv
+response_format_out(const jv *req, struct art_err *err)
+{
+	jv rf = jv_null(), schema = jv_null(), js;
+	const char *name = NULL, *desc = NULL;
+	struct art_err e;
+
+	if (art_json_get_kind(req, "response_format", JV_KIND_OBJECT, 0, &rf,
+	    &e) == -1)
+		return bad(err, "%s", e.msg);
+	if (is_null(&rf))
+		return rf;
+	if (art_json_get_str(&rf, "name", 1, &name, &e) == -1 ||
+	    art_json_get_str(&rf, "description", 0, &desc, &e) == -1 ||
+	    art_json_get_kind(&rf, "schema", JV_KIND_OBJECT, 1, &schema,
+	    &e) == -1) {
+		jv_free(rf);
+		return bad(err, "response_format: %s", e.msg);
+	}
+	if (*name == '\0') {
+		jv_free(rf);
+		jv_free(schema);
+		return bad(err, "response_format: empty 'name'");
+	}
+	js = art_json_set(jv_object(), "name", jv_string(name));
+	if (desc != NULL)
+		js = art_json_set(js, "description", jv_string(desc));
+	js = art_json_set(js, "schema", schema);
+	js = art_json_set(js, "strict", jv_false());
+	jv_free(rf);
+	return art_json_set(art_json_set(jv_object(), "type",
+	    jv_string("json_schema")), "json_schema", js);
+}
+
 static jv
 openai_request(const jv *req, const char *model, bool stream,
     struct art_err *err)
@@ -455,6 +496,12 @@ openai_request(const jv *req, const char *model, bool stream,
 		return jv_free(body), v;
 	if (!is_null(&v))
 		body = art_json_set(body, "tools", v);
+	if (!jv_is_valid(v = response_format_out(req, err)))
+		return jv_free(body), v;
+	if (!is_null(&v))
+		body = art_json_set(body, "response_format", v);
+	else
+		jv_free(v);
 	if (options_out(&body, req, err) == -1)
 		return jv_free(body), jv_invalid();
 	if (stream) {

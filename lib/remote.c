@@ -310,10 +310,28 @@ transport_error(const struct xfer *x, const struct art_http_done *d)
 	}
 }
 
+/*
+ * The name of the response_format req (borrowed) asks for, or NULL; valid
+ * while req is.
+ */
+static const char *
+answer_name(const jv *req)
+{
+	jv rf = jv_get_kind(*req) == JV_KIND_OBJECT ?
+	    jv_object_get(jv_copy(*req), jv_string("response_format")) :
+	    jv_null();
+	const char *name = art_json_str(&rf, "name");
+
+	jv_free(rf);	/* req still holds the string */
+	return name;
+}
+
 /* A 2xx answer as the outcome: a response, or why it is none. */
 static void
 read_answer(struct xfer *x, struct art_llm_outcome *out)
 {
+	const char *name = answer_name(&art_llm_job_call(x->job)->request);
+
 	struct art_err err;
 	jv resp = jv_invalid(), e = jv_invalid();
 	int r;
@@ -334,6 +352,8 @@ read_answer(struct xfer *x, struct art_llm_outcome *out)
 	}
 	jv_free(e);
 	if (!x->native) {
+		if (name != NULL && x->wire->answer != NULL)
+			resp = x->wire->answer(resp, name);
 		out->response = resp;
 		return;
 	}
@@ -746,6 +766,9 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 		art_err_set(err, "nomem", "out of memory");
 		goto out;
 	}
+	if (x->ws != NULL && !x->native && r->wire->stream_answer != NULL &&
+	    answer_name(&call->request) != NULL)
+		r->wire->stream_answer(x->ws, answer_name(&call->request));
 
 	base = art_json_str(&block, "base_url");
 	if (base == NULL && builtin)

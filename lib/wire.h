@@ -126,6 +126,16 @@ struct art_wire {
 	jv	 (*native)(const jv *resp);
 
 	/*
+	 * For a call whose LlmRequest has a response_format named name:
+	 * resp (what response() or stream_result() gave, consumed) with the
+	 * answer the model gave through the format's own means (Anthropic:
+	 * a call of the forced tool name) as "content", the JSON text of
+	 * the object, and gone from "tool_calls".  A new jv.  NULL when the
+	 * format answers in content already (OpenAI's json_schema).
+	 */
+	jv	 (*answer)(jv resp, const char *name);
+
+	/*
 	 * The error object for an HTTP status that is not 2xx.  headers is
 	 * an object of lower-cased header names to values (borrowed); the
 	 * retry delay comes from retry-after-ms, then retry-after (seconds
@@ -138,6 +148,12 @@ struct art_wire {
 	/* A stream's state, one per call.  NULL when out of memory. */
 	struct art_wire_stream *(*stream_new)(void);
 	void	 (*stream_free)(struct art_wire_stream *);
+	/*
+	 * Tells st, before its first event, its call's response_format name
+	 * (copied), so the answer streams as {text} deltas of its JSON and
+	 * not as a tool call's.  NULL when answer is.
+	 */
+	void	 (*stream_answer)(struct art_wire_stream *, const char *name);
 
 	/*
 	 * One Server-Sent Event of a streamed response.  Appends to *deltas
