@@ -907,15 +907,21 @@ on_event(const struct art_sse_event *ev, void *ctx)
 	return r->rc;
 }
 
-/* Feeds s[0..n) in chunks of step bytes until an event ends the stream. */
+/*
+ * Feeds s[0..n) in chunks of step bytes until an event ends the stream,
+ * told the answer tool's name when answer is not NULL.
+ */
 static void
-run_bytes(struct run *r, const char *s, size_t n, size_t step)
+run_answer_bytes(struct run *r, const char *s, size_t n, size_t step,
+    const char *answer)
 {
 	struct art_sse *sse = art_sse_new(0);
 	struct art_err err;
 	size_t off, k;
 
 	r->st = W->stream_new();
+	if (answer != NULL)
+		W->stream_answer(r->st, answer);
 	r->deltas = jv_array();
 	r->error = jv_null();
 	r->rc = 0;
@@ -926,6 +932,23 @@ run_bytes(struct run *r, const char *s, size_t n, size_t step)
 	}
 	art_sse_finish(sse, NULL, NULL, &err);
 	art_sse_free(sse);
+}
+
+static void
+run_bytes(struct run *r, const char *s, size_t n, size_t step)
+{
+	run_answer_bytes(r, s, n, step, NULL);
+}
+
+/* A stream of dir, whole, told the answer is structured_answer. */
+static void
+run_answer(struct run *r, const char *dir, const char *file)
+{
+	size_t n;
+	char *s = load(dir, file, "", &n);
+
+	run_answer_bytes(r, s, n, n, "structured_answer");
+	free(s);
 }
 
 static void
@@ -1479,6 +1502,290 @@ test_stream_chunking_does_not_matter(void)
 	}
 }
 
+/* --- structured answers: response_format as a forced tool ------------ */
+
+#define RF \
+	"\"response_format\":{\"name\":\"structured_answer\"," \
+	"\"description\":\"The answer\",\"schema\":{\"type\":\"object\"," \
+	"\"properties\":{\"summary\":{\"type\":\"string\"}}}}"
+#define ANSWER_TOOL \
+	"{\"name\":\"structured_answer\",\"description\":\"The answer\"," \
+	"\"input_schema\":{\"type\":\"object\",\"properties\":{\"summary\":" \
+	"{\"type\":\"string\"}}}}"
+#define HI	"\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]"
+#define HI_OUT \
+	"\"model\":\"claude-sonnet-4\",\"max_tokens\":4096," \
+	"\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]"
+
+static void
+test_response_format_becomes_a_forced_tool(void)
+{
+	ok(request_is("{" HI "," RF "}", false, "{" HI_OUT ",\"tools\":["
+	    ANSWER_TOOL "],\"tool_choice\":{\"type\":\"tool\",\"name\":"
+	    "\"structured_answer\"}}"),
+	    "response_format alone: the answer tool, and tool_choice names it");
+	ok(request_is("{" HI "," RF ",\"tools\":[{\"name\":\"now\"}]}", false,
+	    "{" HI_OUT ",\"tools\":[{\"name\":\"now\",\"input_schema\":"
+	    "{\"type\":\"object\",\"properties\":{}}}," ANSWER_TOOL "],"
+	    "\"tool_choice\":{\"type\":\"any\"}}"),
+	    "response_format beside tools: the answer tool last, tool_choice "
+	    "any (a real call or the answer)");
+	ok(request_is("{" HI "," RF ",\"reasoning\":{\"enabled\":true}}",
+	    false, "{" HI_OUT ",\"thinking\":{\"type\":\"enabled\","
+	    "\"budget_tokens\":1024},\"tools\":[" ANSWER_TOOL "],"
+	    "\"tool_choice\":{\"type\":\"auto\"}}"),
+	    "response_format with thinking: tool_choice auto, since thinking "
+	    "refuses a forced tool");
+	ok(request_is("{" HI ",\"response_format\":{\"name\":\"todo_plan\","
+	    "\"schema\":{\"type\":\"object\"}}}", true, "{" HI_OUT
+	    ",\"tools\":[{\"name\":\"todo_plan\",\"input_schema\":"
+	    "{\"type\":\"object\"}}],\"tool_choice\":{\"type\":\"tool\","
+	    "\"name\":\"todo_plan\"},\"stream\":true}"),
+	    "response_format without a description: none is sent");
+}
+
+static void
+test_bad_response_formats_are_named(void)
+{
+	static const struct {
+		const char	*req;
+		const char	*says;
+	} cases[] = {
+		{ "{" HI ",\"response_format\":\"json\"}",
+		    "field 'response_format': expected object" },
+		{ "{" HI ",\"response_format\":{\"name\":\"a\"}}",
+		    "response_format: missing field 'schema'" },
+		{ "{" HI ",\"response_format\":{\"schema\":{}}}",
+		    "response_format: missing field 'name'" },
+		{ "{" HI ",\"response_format\":{\"name\":\"\",\"schema\":{}}}",
+		    "response_format: empty 'name'" },
+		{ "{" HI ",\"tools\":[{\"name\":\"a\"}],\"response_format\":"
+		    "{\"name\":\"a\",\"schema\":{}}}",
+		    "response_format: name 'a' is a tool's name too" },
+	};
+	struct art_err err;
+	size_t i;
+	jv body;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err.code = NULL;
+		err.msg[0] = '\0';
+		body = request(cases[i].req, false, &err);
+		ok(!jv_is_valid(body) && art_err_is(&err, "bad_request") &&
+		    strstr(err.msg, cases[i].says) != NULL,
+		    "bad response_format %zu: \"%s\" (got \"%s\")", i,
+		    cases[i].says, err.msg);
+		jv_free(body);
+	}
+}
+
+/* The answer the structured-answer fixtures carry, compact. */
+#define ANSWER_JSON \
+	"{\"summary\":\"Paris is 18C and sunny; Oslo is 4C with rain.\"," \
+	"\"columns\":[\"city\",\"weather\"],\"rows\":[{\"cells\":[\"Paris\"," \
+	"\"18C, sunny\"]},{\"cells\":[\"Oslo\",\"4C, rain\"]}]," \
+	"\"followups\":[\"Show tomorrow's forecast\"]}"
+/* The same as a JSON string. */
+#define ANSWER_TEXT \
+	"\"{\\\"summary\\\":\\\"Paris is 18C and sunny; Oslo is 4C with " \
+	"rain.\\\",\\\"columns\\\":[\\\"city\\\",\\\"weather\\\"]," \
+	"\\\"rows\\\":[{\\\"cells\\\":[\\\"Paris\\\",\\\"18C, sunny\\\"]}," \
+	"{\\\"cells\\\":[\\\"Oslo\\\",\\\"4C, rain\\\"]}]," \
+	"\\\"followups\\\":[\\\"Show tomorrow's forecast\\\"]}\""
+
+/* resp (consumed) without usage, id and model: what the answer changes. */
+static jv
+gist(jv resp)
+{
+	resp = jv_object_delete(resp, jv_string("usage"));
+	resp = jv_object_delete(resp, jv_string("id"));
+	return jv_object_delete(resp, jv_string("model"));
+}
+
+/* response() then answer() for name, on text. */
+static jv
+answered(const char *body, const char *name)
+{
+	jv resp, error;
+
+	if (respond(body, strlen(body), &resp, &error) != 0) {
+		jv_free(resp);
+		return error;
+	}
+	jv_free(error);
+	return gist(W->answer(resp, name));
+}
+
+#define MSG(content, stop) \
+	"{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\"," \
+	"\"model\":\"m\",\"content\":[" content "],\"stop_reason\":\"" stop \
+	"\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}"
+#define USE(id, name, input) \
+	"{\"type\":\"tool_use\",\"id\":\"" id "\",\"name\":\"" name "\"," \
+	"\"input\":" input "}"
+#define WEATHER_CALL \
+	"{\"id\":\"toolu_w\",\"type\":\"function\",\"function\":{\"name\":" \
+	"\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Oslo\\\"}\"}}"
+
+/* {content, finish_reason}: what an answer's gist is. */
+static jv
+answer_with(const char *content, const char *finish)
+{
+	return art_json_set(art_json_set(jv_object(), "content",
+	    jv_string(content)), "finish_reason", jv_string(finish));
+}
+
+static void
+test_answer_tool_call_becomes_content(void)
+{
+	jv resp;
+
+	ok(fixture_response("messages-nonstream-structured-answer.json",
+	    &resp) == 0 && same(gist(W->answer(resp, "structured_answer")),
+	    answer_with(ANSWER_JSON, "stop")),
+	    "fixture: the answer tool's input is the content, compact JSON; "
+	    "no tool_calls; finish_reason stop, not tool_calls");
+	ok(fixture_response("messages-nonstream-structured-answer.json",
+	    &resp) == 0 && is_json(gist(W->answer(resp, "todo_plan")),
+	    "{\"tool_calls\":[{\"id\":\"toolu_01Q9ExVZnzZj7E2QQYHYtNUa\","
+	    "\"type\":\"function\",\"function\":{\"name\":"
+	    "\"structured_answer\",\"arguments\":" ANSWER_TEXT "}}],"
+	    "\"finish_reason\":\"tool_calls\"}"),
+	    "fixture: answer() for another name leaves the call alone");
+	ok(is_json(answered(MSG("{\"type\":\"text\",\"text\":\"Here:\"},"
+	    USE("toolu_a", "structured_answer", "{\"summary\": \"s\"}"),
+	    "tool_use"), "structured_answer"),
+	    "{\"content\":\"{\\\"summary\\\":\\\"s\\\"}\","
+	    "\"finish_reason\":\"stop\"}"),
+	    "a text block beside the answer is dropped");
+	ok(is_json(answered(MSG(USE("toolu_w", "get_weather",
+	    "{\"city\":\"Oslo\"}") ","
+	    USE("toolu_a", "structured_answer", "{\"summary\":\"s\"}"),
+	    "tool_use"), "structured_answer"),
+	    "{\"content\":\"{\\\"summary\\\":\\\"s\\\"}\",\"tool_calls\":["
+	    WEATHER_CALL "],\"finish_reason\":\"tool_calls\"}"),
+	    "beside a real call: the answer is the content, the real call "
+	    "stays, finish_reason tool_calls");
+	ok(is_json(answered(MSG(USE("toolu_w", "get_weather",
+	    "{\"city\":\"Oslo\"}"), "tool_use"), "structured_answer"),
+	    "{\"tool_calls\":[" WEATHER_CALL "],\"finish_reason\":"
+	    "\"tool_calls\"}"),
+	    "a real call alone is left as it is");
+	ok(is_json(answered(MSG("{\"type\":\"text\",\"text\":\"{}\"}",
+	    "end_turn"), "structured_answer"),
+	    "{\"content\":\"{}\",\"finish_reason\":\"stop\"}"),
+	    "no answer tool call: the text stays for the caller to check");
+	ok(is_json(answered(MSG("{\"type\":\"thinking\",\"thinking\":\"hm\","
+	    "\"signature\":\"SIG\"},"
+	    USE("toolu_a", "structured_answer", "{\"summary\":\"s\"}"),
+	    "tool_use"), "structured_answer"),
+	    "{\"content\":\"{\\\"summary\\\":\\\"s\\\"}\","
+	    "\"finish_reason\":\"stop\",\"reasoning\":\"hm\","
+	    "\"thinking_blocks\":[{\"type\":\"thinking\",\"thinking\":\"hm\","
+	    "\"signature\":\"SIG\"}]}"),
+	    "thinking beside the answer is kept, as reasoning and its block");
+	ok(is_json(answered(MSG(USE("toolu_a", "structured_answer",
+	    "{\"summary\":\"s\"}"), "max_tokens"), "structured_answer"),
+	    "{\"content\":\"{\\\"summary\\\":\\\"s\\\"}\","
+	    "\"finish_reason\":\"length\"}"),
+	    "an answer cut short by max_tokens keeps finish_reason length");
+}
+
+static void
+test_stream_answer_tool(void)
+{
+	struct run r;
+	jv resp = jv_null(), error = jv_null();
+
+	run_answer(&r, FIXTURES, "messages-stream-structured-answer.sse");
+	ok(r.rc == 1 && is_json(jv_copy(r.deltas),
+	    "[{\"text\":\"{\\\"summary\\\": \\\"\"},"
+	    "{\"text\":\"Paris is 18C and sunny; Oslo is 4C with rain.\\\",\"},"
+	    "{\"text\":\" \\\"columns\\\": [\\\"city\\\", \\\"weather\\\"], "
+	    "\\\"rows\\\": [{\\\"cells\\\": [\\\"Paris\\\",\"},"
+	    "{\"text\":\" \\\"18C, sunny\\\"]}, {\\\"cells\\\": [\\\"Oslo\\\", "
+	    "\\\"4C, rain\\\"]}], \\\"followups\\\": [\\\"Show tomorrow's "
+	    "forecast\\\"]}\"},"
+	    "{\"finish_reason\":\"tool_calls\"}]"),
+	    "answer stream: the input's fragments as text deltas, no tool "
+	    "call delta");
+	ok(W->stream_result(r.st, &resp, &error) == 0, "answer stream: it "
+	    "settles");
+	ok(same(gist(W->answer(resp, "structured_answer")),
+	    answer_with(ANSWER_JSON, "stop")),
+	    "answer stream: the content is the answer's compact JSON, "
+	    "finish_reason stop, no tool_calls");
+	jv_free(error);
+	run_free(&r);
+
+	/* Without stream_answer the same stream is an ordinary tool call. */
+	run_anthropic(&r, "messages-stream-structured-answer.sse");
+	ok(is_json(jv_array_get(jv_copy(r.deltas), 0), "{\"tool_calls\":[{"
+	    TOOLU ",\"name\":\"structured_answer\"}]}"),
+	    "a stream not told the answer's name streams it as a tool call");
+	run_free(&r);
+}
+
+static void
+test_stream_answer_beside_a_real_call(void)
+{
+	static const char s[] =
+	    "event: message_start\ndata: {\"type\":\"message_start\","
+	    "\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"usage\":"
+	    "{\"input_tokens\":1,\"output_tokens\":1}}}\n\n"
+	    "event: content_block_start\ndata: {\"type\":"
+	    "\"content_block_start\",\"index\":0,\"content_block\":"
+	    "{\"type\":\"text\",\"text\":\"\"}}\n\n"
+	    "event: content_block_delta\ndata: {\"type\":"
+	    "\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+	    "\"text_delta\",\"text\":\"Checking.\"}}\n\n"
+	    "event: content_block_stop\ndata: {\"type\":"
+	    "\"content_block_stop\",\"index\":0}\n\n"
+	    "event: content_block_start\ndata: {\"type\":"
+	    "\"content_block_start\",\"index\":1,\"content_block\":"
+	    "{\"type\":\"tool_use\",\"id\":\"toolu_w\",\"name\":"
+	    "\"get_weather\",\"input\":{}}}\n\n"
+	    "event: content_block_delta\ndata: {\"type\":"
+	    "\"content_block_delta\",\"index\":1,\"delta\":{\"type\":"
+	    "\"input_json_delta\",\"partial_json\":"
+	    "\"{\\\"city\\\":\\\"Oslo\\\"}\"}}\n\n"
+	    "event: content_block_stop\ndata: {\"type\":"
+	    "\"content_block_stop\",\"index\":1}\n\n"
+	    "event: content_block_start\ndata: {\"type\":"
+	    "\"content_block_start\",\"index\":2,\"content_block\":"
+	    "{\"type\":\"tool_use\",\"id\":\"toolu_a\",\"name\":"
+	    "\"structured_answer\",\"input\":{}}}\n\n"
+	    "event: content_block_delta\ndata: {\"type\":"
+	    "\"content_block_delta\",\"index\":2,\"delta\":{\"type\":"
+	    "\"input_json_delta\",\"partial_json\":"
+	    "\"{\\\"summary\\\": \\\"s\\\"}\"}}\n\n"
+	    "event: content_block_stop\ndata: {\"type\":"
+	    "\"content_block_stop\",\"index\":2}\n\n"
+	    "event: message_delta\ndata: {\"type\":\"message_delta\","
+	    "\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n"
+	    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+	struct run r;
+	jv resp = jv_null(), error = jv_null();
+
+	run_answer_bytes(&r, s, strlen(s), strlen(s), "structured_answer");
+	ok(is_json(jv_copy(r.deltas), "[{\"text\":\"Checking.\"},"
+	    "{\"tool_calls\":[{\"id\":\"toolu_w\",\"name\":\"get_weather\"}]},"
+	    "{\"tool_calls\":[{\"id\":\"toolu_w\",\"arguments\":"
+	    "\"{\\\"city\\\":\\\"Oslo\\\"}\"}]},"
+	    "{\"text\":\"{\\\"summary\\\": \\\"s\\\"}\"},"
+	    "{\"finish_reason\":\"tool_calls\"}]"),
+	    "answer beside a real call, streamed: the real call's deltas "
+	    "stay, the answer's are text");
+	W->stream_result(r.st, &resp, &error);
+	ok(is_json(gist(W->answer(resp, "structured_answer")),
+	    "{\"content\":\"{\\\"summary\\\":\\\"s\\\"}\",\"tool_calls\":["
+	    WEATHER_CALL "],\"finish_reason\":\"tool_calls\"}"),
+	    "answer beside a real call, streamed: text dropped, the answer "
+	    "is the content, the real call kept");
+	jv_free(error);
+	run_free(&r);
+}
+
 static void
 test_registered_and_stream_free_null(void)
 {
@@ -1518,6 +1825,11 @@ main(void)
 	test_stream_thinking_blocks_keep_signatures();
 	test_request_thinking_blocks();
 	test_stream_chunking_does_not_matter();
+	test_response_format_becomes_a_forced_tool();
+	test_bad_response_formats_are_named();
+	test_answer_tool_call_becomes_content();
+	test_stream_answer_tool();
+	test_stream_answer_beside_a_real_call();
 	test_registered_and_stream_free_null();
 	return tap_done();
 }

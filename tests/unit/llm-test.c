@@ -83,6 +83,13 @@ test_each_request_reads_as_a_whole_parse(void)
 	ok(same_as_whole(&r, l), "messages after other members of the "
 	    "request, one of them holding \"messages\" itself");
 	free(l);
+	l = "{\"type\":\"llm.request\",\"session_id\":\"s\",\"id\":\"g\","
+	    "\"attempt\":1,\"request\":{\"model\":\"m\",\"messages\":["
+	    M1 "," M3 "," M2 "],\"response_format\":{\"name\":"
+	    "\"structured_answer\",\"schema\":{\"type\":\"object\","
+	    "\"properties\":{\"messages\":{\"type\":\"array\"}}}}}}";
+	ok(same_as_whole(&r, l), "a response_format after the kept "
+	    "messages, its schema naming \"messages\", is kept whole");
 	l = line_of("f", "[]", "");
 	ok(same_as_whole(&r, l), "no messages");
 	free(l);

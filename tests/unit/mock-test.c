@@ -24,10 +24,13 @@ parse(const char *text)
 	return v;
 }
 
-/* An llm.request line for call id, attempt and stream, as text. */
+/*
+ * An llm.request line for call id, attempt and stream, as text; extra
+ * ("" or ",\"member\":...") goes in its request after the messages.
+ */
 static void
 call_of(struct art_llm_call *call, const char *id, int attempt, int stream,
-    const char *messages, const char *mock)
+    const char *messages, const char *extra, const char *mock)
 {
 	char buf[8192];
 	struct art_err err;
@@ -35,8 +38,8 @@ call_of(struct art_llm_call *call, const char *id, int attempt, int stream,
 
 	snprintf(buf, sizeof(buf), "{\"type\":\"llm.request\",\"session_id\":"
 	    "\"s\",\"id\":\"%s\",\"attempt\":%d,\"stream\":%s,\"request\":"
-	    "{\"model\":\"mock/script\",\"messages\":%s},\"mock\":%s}", id,
-	    attempt, stream ? "true" : "false", messages,
+	    "{\"model\":\"mock/script\",\"messages\":%s%s},\"mock\":%s}",
+	    id, attempt, stream ? "true" : "false", messages, extra,
 	    mock != NULL ? mock : "null");
 	line = parse(buf);
 	if (art_llm_call_init(call, &line, &err) == -1) {
@@ -51,19 +54,28 @@ call_of(struct art_llm_call *call, const char *id, int attempt, int stream,
  * what art_mock_answer() did, the outcome in *out (to release).
  */
 static int
-answer(struct art_mock *m, const char *model, int attempt, int stream,
-    const char *messages, const char *mock, struct art_llm_outcome *out,
-    struct art_err *err)
+answer_with(struct art_mock *m, const char *model, int attempt, int stream,
+    const char *messages, const char *extra, const char *mock,
+    struct art_llm_outcome *out, struct art_err *err)
 {
 	struct art_llm_call call;
 	int r;
 
 	call_of(&call, "0197ab12-0000-7000-8000-0000deadbeef", attempt, stream,
-	    messages, mock);
+	    messages, extra, mock);
 	art_llm_outcome_init(out);
 	r = art_mock_answer(m, &call, model, out, err);
 	art_llm_call_release(&call);
 	return r;
+}
+
+static int
+answer(struct art_mock *m, const char *model, int attempt, int stream,
+    const char *messages, const char *mock, struct art_llm_outcome *out,
+    struct art_err *err)
+{
+	return answer_with(m, model, attempt, stream, messages, "", mock, out,
+	    err);
 }
 
 static struct art_mock *
@@ -354,6 +366,9 @@ test_bad_scripts_and_steps_are_named(void)
 		  "mock script step 0: tool call 0: missing field 'name'" },
 		{ "{\"script\":[{\"tool_calls\":[\"calc\"]}]}", "mock script "
 		  "step 0: tool call 0: expected object, got string" },
+		{ "{\"script\":[{\"content\":\"y\",\"json\":{}}]}", "mock "
+		  "script step 0: fields 'content' and 'json' together: a "
+		  "reply is one or the other" },
 		{ "{\"script_file\":\"/nonexistent/s.json\"}", "read mock "
 		  "script '/nonexistent/s.json': No such file or directory" },
 	};
@@ -472,6 +487,96 @@ test_script_files_are_read_once_per_path(void)
 }
 
 /* --- streaming --- */
+
+/* --- structured answers --- */
+
+#define RF(props) \
+	",\"response_format\":{\"name\":\"f\",\"schema\":{\"type\":" \
+	"\"object\",\"properties\":" props "}}"
+
+/* The content mock/echo gives messages under extra; "" on failure. */
+static const char *
+echo_content(struct art_mock *m, const char *messages, const char *extra,
+    int stream, struct art_llm_outcome *out)
+{
+	struct art_err err;
+	const char *c;
+
+	if (answer_with(m, "mock/echo", 1, stream, messages, extra, NULL, out,
+	    &err) == -1)
+		return "";
+	c = art_json_str(&out->response, "content");
+	return c != NULL ? c : "";
+}
+
+static void
+test_echo_answers_a_response_format_in_json(void)
+{
+	struct art_mock *m = mock_new();
+	struct art_llm_outcome out;
+	const char *msgs = "[" USER("first") "," ASSISTANT ","
+	    USER("say \\\"hi\\\"") "]";
+
+	ok(strcmp(echo_content(m, msgs, RF("{\"todos\":{},\"summary\":{}}"), 0,
+	    &out), "{\"todos\":[{\"title\":\"say \\\"hi\\\"\"}]}") == 0,
+	    "echo for a schema with todos: a plan of one todo, the user text");
+	art_llm_outcome_release(&out);
+	ok(strcmp(echo_content(m, msgs, RF("{\"summary\":{},\"note\":{}}"), 0,
+	    &out), "{\"summary\":\"say \\\"hi\\\"\"}") == 0,
+	    "echo for a schema with summary: an answer of that summary");
+	art_llm_outcome_release(&out);
+	ok(strcmp(echo_content(m, msgs, RF("{\"x\":{}}"), 0, &out),
+	    "\"say \\\"hi\\\"\"") == 0,
+	    "echo for another schema: the text as a JSON string");
+	art_llm_outcome_release(&out);
+	ok(strcmp(echo_content(m, msgs, ",\"response_format\":{\"name\":"
+	    "\"f\"}", 0, &out), "\"say \\\"hi\\\"\"") == 0,
+	    "echo for a format without a schema: the text as a JSON string");
+	art_llm_outcome_release(&out);
+	ok(strcmp(echo_content(m, msgs, "", 0, &out), "say \"hi\"") == 0,
+	    "echo without a response_format: the text as it is");
+	art_llm_outcome_release(&out);
+
+	echo_content(m, msgs, RF("{\"summary\":{}}"), 1, &out);
+	ok(is_json(jv_copy(out.deltas), "[{\"text\":\"{\\\"summary\\\":"
+	    "\\\"say \"},{\"text\":\"\\\\\\\"hi\\\\\\\"\\\"}\"}]") &&
+	    strcmp(art_json_str(&out.response, "finish_reason"), "stop") == 0,
+	    "a streamed echo's deltas join to the JSON; it stops");
+	art_llm_outcome_release(&out);
+	art_mock_free(m);
+}
+
+static void
+test_script_json_steps_give_compact_json(void)
+{
+	struct art_mock *m = mock_new();
+	struct art_llm_outcome out;
+	struct art_err err;
+	const char *mock = "{\"script\":[{\"json\":{\"todos\": [{\"title\": "
+	    "\"one\"}, {\"title\": \"{{user}}\"}]}},{\"json\":\"plain\","
+	    "\"tool_calls\":[{\"name\":\"calc\"}]},{\"json\":null}]}";
+
+	ok(answer(m, "mock/script", 1, 0, "[" USER("q") "]", mock, &out,
+	    &err) == 0 && strcmp(art_json_str(&out.response, "content"),
+	    "{\"todos\":[{\"title\":\"one\"},{\"title\":\"{{user}}\"}]}") == 0 &&
+	    strcmp(art_json_str(&out.response, "finish_reason"), "stop") == 0,
+	    "a json step: the value dumped compactly, as it is (no "
+	    "templates), and it stops");
+	art_llm_outcome_release(&out);
+	ok(answer(m, "mock/script", 1, 0, "[" USER("q") "," ASSISTANT "]",
+	    mock, &out, &err) == 0 && strcmp(art_json_str(&out.response,
+	    "content"), "\"plain\"") == 0 && strcmp(art_json_str(
+	    &out.response, "finish_reason"), "tool_calls") == 0,
+	    "a json string is its JSON text; tool calls may come beside it");
+	art_llm_outcome_release(&out);
+	ok(answer(m, "mock/script", 1, 0, "[" USER("q") "," ASSISTANT ","
+	    ASSISTANT "]", mock, &out, &err) == 0 &&
+	    strcmp(art_json_str(&out.response, "content"), "null") == 0,
+	    "json null is the text null, not a missing reply");
+	art_llm_outcome_release(&out);
+	art_mock_free(m);
+}
+
 
 static void
 test_deltas_join_to_the_content(void)
@@ -657,6 +762,8 @@ main(void)
 	test_script_tool_calls_may_come_with_content();
 	test_script_error_steps_fail_the_first_times_attempts();
 	test_script_length_and_delay();
+	test_echo_answers_a_response_format_in_json();
+	test_script_json_steps_give_compact_json();
 	test_usage_counts_bytes_in_quarters_rounded_up();
 	test_past_the_end_of_the_script_is_an_error();
 	test_bad_scripts_and_steps_are_named();

@@ -419,6 +419,79 @@ test_request_refuses_what_it_cannot_say(void)
 	}
 }
 
+/* --- structured answers ---------------------------------------------- */
+
+#define RF_SCHEMA \
+	"{\"type\":\"object\",\"properties\":{\"summary\":" \
+	"{\"type\":\"string\"}},\"required\":[\"summary\"]}"
+#define HI	"\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]"
+
+static void
+test_request_sends_response_format_as_json_schema(void)
+{
+	struct art_err err;
+	jv req, body;
+
+	req = parse("{" HI ",\"response_format\":{\"name\":"
+	    "\"structured_answer\",\"description\":\"The answer\","
+	    "\"schema\":" RF_SCHEMA "}}");
+	body = W->request(&req, "gpt-4o", false, &err);
+	ok(is_json(body, "{\"model\":\"gpt-4o\"," HI ",\"response_format\":"
+	    "{\"type\":\"json_schema\",\"json_schema\":{\"name\":"
+	    "\"structured_answer\",\"description\":\"The answer\","
+	    "\"schema\":" RF_SCHEMA ",\"strict\":false}}}"),
+	    "response_format: json_schema with name, description, schema, "
+	    "strict false");
+	jv_free(req);
+
+	req = parse("{" HI ",\"tools\":[{\"name\":\"now\"}],"
+	    "\"response_format\":{\"name\":\"todo_plan\",\"schema\":"
+	    RF_SCHEMA "}}");
+	body = W->request(&req, "gpt-4o", true, &err);
+	ok(is_json(body, "{\"model\":\"gpt-4o\"," HI ",\"tools\":[{\"type\":"
+	    "\"function\",\"function\":{\"name\":\"now\",\"parameters\":"
+	    "{\"type\":\"object\",\"properties\":{}}}}],\"response_format\":"
+	    "{\"type\":\"json_schema\",\"json_schema\":{\"name\":"
+	    "\"todo_plan\",\"schema\":" RF_SCHEMA ",\"strict\":false}},"
+	    "\"stream\":true,\"stream_options\":{\"include_usage\":true}}"),
+	    "response_format beside tools, streamed, no description: the "
+	    "tools as ever, no description sent");
+	jv_free(req);
+
+	ok(refused_request("{" HI ",\"response_format\":\"json\"}",
+	    "field 'response_format': expected object") &&
+	    refused_request("{" HI ",\"response_format\":{\"name\":\"a\"}}",
+	    "openai: response_format: missing field 'schema'") &&
+	    refused_request("{" HI ",\"response_format\":{\"name\":\"a\","
+	    "\"schema\":true}}", "response_format: field 'schema'") &&
+	    refused_request("{" HI ",\"response_format\":{\"schema\":{}}}",
+	    "response_format: missing field 'name'") &&
+	    refused_request("{" HI ",\"response_format\":{\"name\":\"\","
+	    "\"schema\":{}}}", "response_format: empty 'name'"),
+	    "a response_format not an object, without a schema object or a "
+	    "name is bad_request, named");
+	ok(W->answer == NULL && W->stream_answer == NULL,
+	    "the reply's content is the answer already: no answer() step");
+}
+
+static void
+test_response_reads_a_structured_answer(void)
+{
+	jv resp = response_of_file("chat-nonstream-structured-answer.json");
+
+	ok(is_json(art_json_field(&resp, "content"),
+	    "\"{\\\"summary\\\":\\\"Paris is 18C and sunny; Oslo is 4C with "
+	    "rain.\\\",\\\"columns\\\":[\\\"city\\\",\\\"weather\\\"],"
+	    "\\\"rows\\\":[{\\\"cells\\\":[\\\"Paris\\\",\\\"18C, sunny\\\"]},"
+	    "{\\\"cells\\\":[\\\"Oslo\\\",\\\"4C, rain\\\"]}],"
+	    "\\\"followups\\\":[\\\"Show tomorrow's forecast\\\"]}\"") &&
+	    is_json(art_json_field(&resp, "finish_reason"), "\"stop\"") &&
+	    !jv_object_has(jv_copy(resp), jv_string("tool_calls")),
+	    "chat-nonstream-structured-answer.json: the content is the "
+	    "answer's JSON text as it came, no tool_calls");
+	jv_free(resp);
+}
+
 /* --- response and native --------------------------------------------- */
 
 static void
@@ -1411,6 +1484,8 @@ main(void)
 	test_request_leaves_out_what_is_not_there();
 	test_tool_images_follow_in_a_user_message();
 	test_request_refuses_what_it_cannot_say();
+	test_request_sends_response_format_as_json_schema();
+	test_response_reads_a_structured_answer();
 
 	test_response_reads_a_text_answer();
 	test_response_reads_parallel_tool_calls();
