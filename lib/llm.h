@@ -38,6 +38,13 @@
  * {"config": code}.  With
  * a cassette to replay, no provider is asked at all; with one to record,
  * every settled exchange is appended to it.
+ *
+ * A request may carry agentrt's "response_format": {"name", "description"?,
+ * "schema"}, asking for one JSON object meeting the schema.  Every
+ * provider answers it the same way, whatever its own mechanism (OpenAI's
+ * json_schema, Anthropic's forced tool, the mock's JSON echo): the
+ * response's "content" is the object's JSON text, with no tool call for
+ * it.
  */
 
 enum art_llm_kind {

@@ -331,7 +331,6 @@ static void
 read_answer(struct xfer *x, struct art_llm_outcome *out)
 {
 	const char *name = answer_name(&art_llm_job_call(x->job)->request);
-
 	struct art_err err;
 	jv resp = jv_invalid(), e = jv_invalid();
 	int r;
@@ -726,7 +725,8 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 {
 	struct remote *r = state;
 	const struct art_llm_call *call = art_llm_job_call(job);
-	const char *slash = strchr(model, '/'), *base, *keyvar, *path;
+	const char *slash = strchr(model, '/'), *base, *keyvar, *path,
+	    *answer;
 	bool builtin, remote;
 	char prefix[128], *url = NULL, *text = NULL;
 	struct art_http_req req = { 0 };
@@ -766,9 +766,10 @@ remote_start(void *state, struct art_llm_job *job, const char *model,
 		art_err_set(err, "nomem", "out of memory");
 		goto out;
 	}
+	/* A response_format's answer streams as text (wire.h). */
 	if (x->ws != NULL && !x->native && r->wire->stream_answer != NULL &&
-	    answer_name(&call->request) != NULL)
-		r->wire->stream_answer(x->ws, answer_name(&call->request));
+	    (answer = answer_name(&call->request)) != NULL)
+		r->wire->stream_answer(x->ws, answer);
 
 	base = art_json_str(&block, "base_url");
 	if (base == NULL && builtin)
