@@ -154,6 +154,19 @@ same_node(const jv *v, const char *id)
 	    strcmp(jv_string_value(*v), id) == 0;
 }
 
+/*
+ * The member of the resolution cache that holds kind: its letter.  A
+ * cache from before a kind was added lacks the member, and a read of it
+ * walks the path instead (resolve_cached).
+ */
+static jv
+res_key(enum art_version kind)
+{
+	char k[2] = { (char)kind, '\0' };
+
+	return jv_string(k);
+}
+
 static int best_path(struct art_txn *, const char *, enum art_version,
     const char *, struct best *, struct art_err *);
 
@@ -180,18 +193,20 @@ static int
 res_compute(struct art_txn *t, const char *sid, const char *head,
     struct art_err *err)
 {
-	jv a = best_entry(t, sid, ART_VERSION_AGENT, head, err), st, r;
+	static const enum art_version kinds[] = { ART_VERSION_AGENT,
+	    ART_VERSION_STATE, ART_VERSION_PLAN };
+	jv r = jv_object_set(jv_object(), jv_string("at"), head != NULL ?
+	    jv_string(head) : jv_null()), e;
+	size_t i;
 
-	st = jv_is_valid(a) ? best_entry(t, sid, ART_VERSION_STATE, head, err) :
-	    jv_invalid();
-	if (!jv_is_valid(st)) {
-		jv_free(a);
-		return -1;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		e = best_entry(t, sid, kinds[i], head, err);
+		if (!jv_is_valid(e)) {
+			jv_free(r);
+			return -1;
+		}
+		r = jv_object_set(r, res_key(kinds[i]), e);
 	}
-	r = jv_object_set(jv_object(), jv_string("at"), head != NULL ?
-	    jv_string(head) : jv_null());
-	r = jv_object_set(r, jv_string("a"), a);
-	r = jv_object_set(r, jv_string("s"), st);
 	return res_put(t, sid, r, err);
 }
 
@@ -238,8 +253,7 @@ res_version(struct art_txn *t, const char *sid, enum art_version kind,
 	if (anchor == NULL || same_node(&at, anchor)) {
 		e = jv_array_append(jv_array_append(jv_array(), anchor != NULL ?
 		    jv_string(anchor) : jv_null()), jv_number((double)seq));
-		r = res_put(t, sid, jv_object_set(res, jv_string(kind ==
-		    ART_VERSION_AGENT ? "a" : "s"), e), err);
+		r = res_put(t, sid, jv_object_set(res, res_key(kind), e), err);
 		res = jv_null();
 	} else
 		r = res_compute(t, sid, h, err);
@@ -444,6 +458,9 @@ apply_to(struct art_txn *t, const char *sid, jv *s, const jv *ev,
 	if (strcmp(type, "agent.updated") == 0)
 		return apply_version(t, sid, ART_VERSION_AGENT, p, "config",
 		    seq, err);
+	if (strcmp(type, "plan.updated") == 0)
+		return apply_version(t, sid, ART_VERSION_PLAN, p, "plan", seq,
+		    err);
 	if (strcmp(type, "turn.started") == 0)
 		return apply_turn(t, sid, s, ev, p, 1, err);
 	if (strcmp(type, "turn.completed") == 0)
@@ -630,8 +647,7 @@ resolve_cached(struct art_txn *t, const char *sid, enum art_version kind,
 		return 0;
 	}
 	at = jv_object_get(jv_copy(res), jv_string("at"));
-	e = jv_object_get(jv_copy(res), jv_string(kind == ART_VERSION_AGENT ?
-	    "a" : "s"));
+	e = jv_object_get(jv_copy(res), res_key(kind));
 	if (same_node(&at, head) && jv_get_kind(e) == JV_KIND_NULL) {
 		*out = jv_null();
 		hit = 1;
@@ -710,6 +726,11 @@ resolve_all(struct art_txn *t, const char *sid, jv *s, struct art_err *err)
 	    head, err)))
 		goto fail;
 	*s = jv_object_set(*s, jv_string("state"), v);
+	/* An autonomous turn's plan, as the active path resolves it. */
+	if (!jv_is_valid(v = art_session_resolve(t, sid, ART_VERSION_PLAN,
+	    head, err)))
+		goto fail;
+	*s = jv_object_set(*s, jv_string("plan"), v);
 	if (art_store_scan(t, ART_DB_CALLS, sid, NULL, 0, NULL, 0, 0,
 	    open_call_fn, &calls, err) == -1)
 		goto fail;

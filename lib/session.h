@@ -47,7 +47,7 @@ int	art_session_create(struct art_txn *, const char *sid,
 jv	art_session_get(struct art_txn *, const char *sid, struct art_err *);
 /*
  * The summary plus what reads resolve on the active path: config, state,
- * open calls, turn_status (the turn's "running", "completed", "failed", or
+ * plan (autonomous mode's, or null), open calls, turn_status (the turn's "running", "completed", "failed", or
  * null), last_seq.
  */
 jv	art_session_show(struct art_txn *, const char *sid, struct art_err *);
@@ -75,7 +75,8 @@ int	art_session_tool_nodes(struct art_txn *, const char *sid,
 /* The versioned values resolved along a path. */
 enum art_version {
 	ART_VERSION_STATE = 's',	/* worker.state.updated */
-	ART_VERSION_AGENT = 'a'		/* agent.updated */
+	ART_VERSION_AGENT = 'a',	/* agent.updated */
+	ART_VERSION_PLAN = 'p'		/* plan.updated (autonomous mode) */
 };
 /*
  * The newest version of kind whose anchor is on the path root..head (a
