@@ -194,9 +194,22 @@ last_text(const jv *request, const char *role)
 int64_t
 art_mock_step(const jv *request)
 {
-	jv msgs = messages_of(request);
-	int from = last_index(&msgs, "user");
+	jv msgs = messages_of(request), again;
+	int from, len;
 	int64_t n = 0;
+
+	/*
+	 * A call asking again for a structured answer ends with what was
+	 * wrong with the last (agentrt's answer_retry): counted without it,
+	 * it is the step after the reply it mends.
+	 */
+	again = art_json_field(request, "answer_retry");
+	len = jv_get_kind(msgs) == JV_KIND_ARRAY ? jv_array_length(jv_copy(
+	    msgs)) : 0;
+	if (jv_get_kind(again) == JV_KIND_TRUE && len > 0)
+		msgs = jv_array_slice(msgs, 0, len - 1);
+	jv_free(again);
+	from = last_index(&msgs, "user");
 
 	jv_array_foreach(msgs, i, msg) {
 		if (i > from && has_role(&msg, "assistant"))
@@ -524,6 +537,32 @@ step_fails(const jv *step, int64_t attempt, struct art_llm_outcome *out)
 }
 
 /* The reply a checked step gives when it does not fail. */
+/* v (consumed) with the placeholders of every string in it filled. */
+static jv
+fill_json(jv v, const jv *request)
+{
+	jv out;
+
+	switch (jv_get_kind(v)) {
+	case JV_KIND_STRING:
+		return fill(v, request);
+	case JV_KIND_ARRAY:
+		out = jv_array();
+		jv_array_foreach(v, i, x)
+			out = jv_array_append(out, fill_json(x, request));
+		jv_free(v);
+		return out;
+	case JV_KIND_OBJECT:
+		out = jv_object();
+		jv_object_foreach(v, k, x)
+			out = jv_object_set(out, k, fill_json(x, request));
+		jv_free(v);
+		return out;
+	default:
+		return v;
+	}
+}
+
 static jv
 step_reply(const jv *step, const struct art_llm_call *call,
     const char *model, int64_t n)
@@ -534,7 +573,8 @@ step_reply(const jv *step, const struct art_llm_call *call,
 
 	if (has_field(step, "json")) {
 		jv_free(content);
-		content = jv_dump_string(art_json_field(step, "json"), 0);
+		content = jv_dump_string(fill_json(art_json_field(step, "json"),
+		    &call->request), 0);
 	} else if (jv_get_kind(content) == JV_KIND_STRING)
 		content = fill(content, &call->request);
 	if (jv_get_kind(specs) == JV_KIND_ARRAY) {

@@ -23,8 +23,9 @@
  *					text and the last tool result's
  *	{"json": VALUE}			a reply whose content is VALUE (any
  *					JSON) dumped compactly: a structured
- *					answer or a plan, written readably;
- *					not with "content"
+ *					answer or a plan, written readably,
+ *					its strings' placeholders filled as
+ *					content's are; not with "content"
  *	{"tool_calls": [{"name": "calc", "arguments": {...}}, ...]}
  *					tool calls (content may come too)
  *	{"error": "msg", "retryable": true, "code": "rate_limited",
@@ -38,6 +39,9 @@
  * The mock remembers nothing between calls: a call's step is the number of
  * assistant messages after the last user message in its request, so every
  * turn starts at step 0 and each model call of a tool loop moves one on.
+ * A call that asks again for a structured answer (its request's
+ * "answer_retry") is counted without its last message, the correction,
+ * so it plays the step after the reply it mends.
  */
 
 /* The provider table art_llm dispatches "mock/..." models to. */
