@@ -67,7 +67,7 @@ prior_turns(const jv *cfg)
 }
 
 static jv
-llm_request(const jv *a, const jv *cfg, const char *h)
+llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
 {
 	static const char *const extras[] = { "temperature",
 	    "max_completion_tokens", "reasoning", NULL };
@@ -101,7 +101,11 @@ llm_request(const jv *a, const jv *cfg, const char *h)
 	req = set_some(req, "tools", tools);
 	for (k = extras; *k != NULL; k++)
 		req = set_some(req, *k, pick(a, cfg, *k));
-	return req;
+	/* agentrt's: a format to answer in, and an answer asked again. */
+	req = set_some(req, "response_format", art_json_field(a,
+	    "response_format"));
+	req = set_some(req, "answer_retry", art_json_field(a, "answer_retry"));
+	return eng_auto_request(c, cfg, h, req);
 }
 
 static int
@@ -125,7 +129,7 @@ act_llm_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 		snprintf(id, sizeof(id), "%s", given);
 	else if (eng_mint(c, id) == -1)
 		return -1;
-	req = llm_request(a, cfg, h);
+	req = llm_request(c, a, cfg, h);
 	if (!jv_is_valid(req))
 		return -1;
 	if (art_json_str(&req, "model") == NULL) {
@@ -224,6 +228,9 @@ act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 		jv_free(decl);
 		decl = set(art_propose_ask_user_tool(), "hold",
 		    jv_string("input_required"));
+	} else if (jv_get_kind(decl) == JV_KIND_NULL) {
+		jv_free(decl);
+		decl = eng_auto_builtin(cfg, name);
 	} else if (jv_get_kind(hold = art_json_field(&decl,
 	    "requires_approval")) == JV_KIND_TRUE)
 		decl = set(decl, "hold", jv_string("approval"));
@@ -251,6 +258,7 @@ act_tool_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	p = set(p, "anchor", eng_head_jv(h));
 	p = check_tool_schemas(p, &decl);
 	p = set_some(p, "hold", art_json_field(&decl, "hold"));
+	p = set_some(p, "builtin", art_json_field(&decl, "builtin"));
 	jv_free(decl);
 	/* Under schema_validation_mode warn or log_only the call runs. */
 	why = art_json_field(&p, "input_error");
@@ -892,6 +900,8 @@ eng_apply_response(struct cx *c, const jv *live, const jv *r)
 	}
 	actions = art_json_field(&resp, "actions");
 	rc = jv_is_valid(cfg) ? 0 : -1;
+	if (rc == 0)
+		rc = eng_auto_step(c, live, &cfg, h, &actions);
 	if (jv_get_kind(actions) == JV_KIND_ARRAY) {
 		jv_array_foreach(actions, i, a) {
 			if (rc == 0 && jv_get_kind(a) != JV_KIND_OBJECT)

@@ -225,6 +225,8 @@ dispatch_call(struct cx *c, const jv *call)
 	jv_free(yes);
 	if (held)
 		return eng_hold_call(c, call);	/* a person answers first */
+	if (art_json_str(call, "builtin") != NULL)
+		return eng_auto_done(c, call);	/* the engine's own tool */
 	p = eng_call_event(call, "dispatched");
 	call_retry(call, kind, &pol);
 	deadline = art_retry_deadline_ms(&pol, c->now);
@@ -574,11 +576,12 @@ is_worker(const jv *call)
  * read it as an LlmResponse, or make the settle the error it is.
  */
 static void
-native_response(const jv *call, struct settle *st)
+native_response(struct cx *c, const jv *call, struct settle *st)
 {
 	const struct art_wire *w = art_wire_find(art_json_str(call,
 	    "format"));
-	jv resp = jv_invalid(), e = jv_invalid();
+	jv resp = jv_invalid(), e = jv_invalid(), req, rf;
+	const char *name;
 	size_t len;
 	char *text;
 	int r = -1;
@@ -590,6 +593,14 @@ native_response(const jv *call, struct settle *st)
 	jv_free(st->value);
 	if (r == 0) {
 		jv_free(e);
+		/* An answer given through the format's own means (a forced
+		 * tool) is the reply's content, as agentrt-llm makes it. */
+		req = w->answer != NULL ? eng_call_request(c, call) : jv_null();
+		rf = art_json_field(&req, "response_format");
+		if ((name = art_json_str(&rf, "name")) != NULL)
+			resp = w->answer(resp, name);
+		jv_free(rf);
+		jv_free(req);
 		st->value = resp;
 		return;
 	}
@@ -671,7 +682,7 @@ settle_llm(struct cx *c, struct settle *st, const jv *line)
 		return 0;
 	if (st->ok && art_json_str(&call, "format") != NULL &&
 	    is_worker(&call))
-		native_response(&call, st);
+		native_response(c, &call, st);
 	fin = set(obj("llm.finished"), "id", jv_string(st->id));
 	if (!st->ok) {
 		int r;

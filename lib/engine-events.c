@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "answer.h"
 #include "json.h"
 #include "session.h"
 
@@ -71,6 +72,7 @@ eng_project_completion(struct cx *c, const jv *ev, const jv *p)
 	    jv_number((double)(c->now - started)) : jv_null());
 	ce = set_some(ce, "error", jv_copy(error));
 	ce = set_some(ce, "code", art_json_field(p, "code"));
+	ce = set_some(ce, "reason", art_json_field(p, "reason"));
 	if (ev == NULL)		/* a turn reported again: name it */
 		ce = set(ce, "turn_id", art_json_field(p, "turn_id"));
 	eng_publish(c, ev, ce);
@@ -159,6 +161,53 @@ project_errored(struct cx *c, const jv *ev, const jv *p, const char *what)
 	eng_publish(c, ev, ce);
 }
 
+/* One warning event per entry of warnings (borrowed). */
+static void
+publish_warnings(struct cx *c, const jv *ev, const jv *warnings)
+{
+	const char *part;
+
+	if (jv_get_kind(*warnings) != JV_KIND_ARRAY)
+		return;
+	jv_array_foreach(*warnings, i, w) {
+		part = art_json_str(&w, "part");
+		eng_publish(c, ev, set(set(set(obj("warning"), "code",
+		    jv_string(part != NULL && strcmp(part, "answer") == 0 ?
+		    "answer_invalid" : "answer_cap")), "part", art_json_field(&w,
+		    "part")), "message", art_json_field(&w, "message")));
+		jv_free(w);
+		(void)i;
+	}
+}
+
+/*
+ * A recorded message (m, borrowed) that carries a structured answer: its
+ * structured_answer event, held to the seed's caps again (whoever wrote
+ * the message), after the warnings of what the caps dropped.
+ */
+static void
+project_answer(struct cx *c, const jv *ev, const jv *m)
+{
+	jv ans = art_json_field(m, "structured_answer"), w, more, ce;
+
+	w = art_json_field(m, "answer_warnings");
+	publish_warnings(c, ev, &w);
+	jv_free(w);
+	if (jv_get_kind(ans) != JV_KIND_OBJECT ||
+	    art_json_str(&ans, "summary") == NULL) {
+		jv_free(ans);
+		return;
+	}
+	ans = art_answer_cap(ans, &more);
+	publish_warnings(c, ev, &more);
+	jv_free(more);
+	ce = set(obj("structured_answer"), "id", art_json_field(m, "id"));
+	jv_object_foreach(ans, k, v)
+		ce = jv_object_set(ce, k, v);
+	jv_free(ans);
+	eng_publish(c, ev, ce);
+}
+
 /*
  * What a client sees of a recorded event; most events show nothing.  -1
  * when the store fails.
@@ -175,10 +224,14 @@ project(struct cx *c, const jv *ev)
 		;
 	else if (strcmp(type, "turn.started") == 0)
 		eng_publish(c, ev, obj("turn.started"));
-	else if (strcmp(type, "message.new") == 0)
+	else if (strcmp(type, "message.new") == 0) {
+		jv m = art_json_field(&p, "message");
+
 		eng_publish(c, ev, set(set(obj("message"), "message",
-		    art_json_field(&p, "message")), "parent_id",
-		    art_json_field(&p, "parent_id")));
+		    jv_copy(m)), "parent_id", art_json_field(&p, "parent_id")));
+		project_answer(c, ev, &m);
+		jv_free(m);
+	}
 	else if (strcmp(type, "llm.call.dispatched") == 0)
 		status_event(c, ev, "thinking");
 	else if (strcmp(type, "tool.call.requested") == 0)
@@ -210,7 +263,9 @@ project(struct cx *c, const jv *ev)
 		    "payload", art_json_field(&p, "payload")));
 	else if (strcmp(type, "turn.completed") == 0)
 		r = eng_project_completion(c, ev, &p);
-	else if (strcmp(type, "security") == 0)
+	else if (strcmp(type, "security") == 0 ||
+	    strcmp(type, "decomposition") == 0 || strcmp(type, "todo") == 0 ||
+	    strcmp(type, "step_progress") == 0)
 		eng_publish(c, ev, jv_copy(p));
 	else if (strcmp(type, "error") == 0)
 		eng_publish(c, ev, set(set(obj("error"), "code",

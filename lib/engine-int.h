@@ -21,6 +21,8 @@
  *	engine-scan.c		the security pipeline on what is recorded
  *	engine-mcp.c		an agent's MCP servers: their tools asked
  *				for, recorded, layered into its config
+ *	engine-auto.c		autonomous mode: the plan, its steps and
+ *				its verdicts; structured answers' requests
  *
  * Naming: a function one engine file defines and another calls is
  * eng_<what> (eng_rec, eng_summary), declared below under the file that
@@ -278,6 +280,14 @@ int	eng_cancel_step(struct cx *, void *why);
 /* engine-mcp.c */
 int	eng_mcp_ready(struct cx *, const jv *s, const jv *d, jv *file);
 int	eng_mcp_listed(struct cx *, const jv *line);
+
+/* engine-auto.c */
+jv	eng_auto_request(struct cx *, const jv *cfg, const char *h, jv req);
+jv	eng_auto_builtin(const jv *cfg, const char *name);
+int	eng_auto_done(struct cx *, const jv *call);
+int	eng_auto_step(struct cx *, const jv *live, const jv *cfg,
+	    const char *h, jv *actions);
+jv	eng_auto_reason(struct cx *, const char *tid);
 
 /* engine-actions.c */
 int	eng_deliver(struct cx *, void *message);

@@ -754,6 +754,7 @@ end_turn(struct cx *c, jv data, jv error, const char *code)
 		p = set_some(p, "error", jv_copy(error));
 		if (code != NULL && jv_get_kind(error) != JV_KIND_NULL)
 			p = set(p, "code", jv_string(code));
+		p = set_some(p, "reason", eng_auto_reason(c, tid));
 		p = turn_totals(c, p, tid);
 		d.usage = art_json_field(&p, "usage");
 		d.cost = art_json_field(&p, "cost");

@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "answer.h"
+#include "auto.h"
+#include "err.h"
 #include "ids.h"
 #include "json.h"
 
@@ -676,6 +679,112 @@ is_delegation(const jv *config, const jv *tc)
 	return yes;
 }
 
+/* Does config ask for structured answers ("answer": "structured")? */
+static int
+asks_structured(const jv *config)
+{
+	const char *a = art_json_str(config, "answer");
+
+	return a != NULL && strcmp(a, "structured") == 0 &&
+	    !art_auto_is(config);
+}
+
+/* Was the finished call (the trigger's) already the answer's retry? */
+static int
+was_answer_retry(const struct art_propose_in *in)
+{
+	const char *id = art_json_str(in->trigger, "id");
+	jv call = id != NULL && in->llm_call != NULL ? in->llm_call(in->ctx,
+	    id) : jv_null(), req = art_json_field(&call, "request");
+	int yes = jv_get_kind(req) == JV_KIND_OBJECT &&
+	    jv_object_has(jv_copy(req), jv_string("answer_retry"));
+
+	jv_free(req);
+	jv_free(call);
+	return yes;
+}
+
+/*
+ * The call asked again for an answer the schema refused: the messages
+ * the finished call sent, then its reply and what was wrong with it, so
+ * the model can mend it.  Neither is recorded: only the mended answer
+ * joins the conversation.  jv_invalid() when the call cannot be read.
+ */
+static jv
+answer_retry(const struct art_propose_in *in, const jv *msg, const char *why)
+{
+	const char *id = art_json_str(in->trigger, "id");
+	jv call = id != NULL && in->llm_call != NULL ? in->llm_call(in->ctx,
+	    id) : jv_null(), req = art_json_field(&call, "request"), msgs, a;
+	jv m;
+
+	msgs = jv_get_kind(req) == JV_KIND_OBJECT && in->prompt != NULL ?
+	    in->prompt(in->ctx, &req) : jv_invalid();
+	jv_free(req);
+	jv_free(call);
+	if (jv_get_kind(msgs) != JV_KIND_ARRAY) {
+		jv_free(msgs);
+		return jv_invalid();
+	}
+	m = jv_object_set(jv_object(), jv_string("role"),
+	    jv_string("assistant"));
+	msgs = jv_array_append(msgs, jv_object_set(m, jv_string("content"),
+	    art_json_field(msg, "content")));
+	m = jv_object_set(jv_object(), jv_string("role"), jv_string("user"));
+	msgs = jv_array_append(msgs, jv_object_set(m, jv_string("content"),
+	    jv_string_fmt("That answer does not fit the %s schema (%s). "
+	    "Answer again with one JSON object that does.", ART_ANSWER_FORMAT,
+	    why)));
+	a = art_propose_llm_call(in->config, jv_invalid());
+	a = jv_object_set(a, jv_string("messages"), msgs);
+	return jv_object_set(a, jv_string("answer_retry"), jv_true());
+}
+
+/*
+ * The final reply of a structured-answer agent (msg, consumed).  An
+ * answer that fits the schema is held to the seed's caps and rides on
+ * the message ("structured_answer", with "answer_warnings" for what the
+ * caps dropped); the turn's data is its summary.  One that does not is
+ * asked for once more, then delivered as the plain text it is, with a
+ * warning.
+ */
+static jv
+structured_finished(const struct art_propose_in *in, jv msg)
+{
+	const char *text = art_json_str(&msg, "content");
+	struct art_err err;
+	jv ans, warn, a, w;
+
+	if (art_answer_parse(text != NULL ? text : "", &ans, &err) == 0) {
+		ans = art_answer_cap(ans, &warn);
+		if (jv_array_length(jv_copy(warn)) > 0)
+			msg = jv_object_set(msg, jv_string("answer_warnings"),
+			    warn);
+		else
+			jv_free(warn);
+		a = jv_object_set(action("done"), jv_string("data"),
+		    art_json_field(&ans, "summary"));
+		msg = jv_object_set(msg, jv_string("structured_answer"), ans);
+		return after_head(in, jv_array_append(jv_array(), msg),
+		    jv_array_append(jv_array(), a));
+	}
+	if (!was_answer_retry(in) && jv_is_valid(a = answer_retry(in, &msg,
+	    err.msg))) {
+		jv_free(msg);
+		return after_head(in, jv_array(), jv_array_append(jv_array(),
+		    a));
+	}
+	w = jv_object_set(jv_object(), jv_string("part"), jv_string("answer"));
+	w = jv_object_set(w, jv_string("message"), jv_string_fmt("%s; "
+	    "delivered as plain text", err.msg));
+	msg = jv_object_set(msg, jv_string("answer_warnings"),
+	    jv_array_append(jv_array(), w));
+	a = jv_object_set(action("done"), jv_string("data"),
+	    art_json_field(&msg, "content"));
+	return after_head(in, jv_array_append(jv_array(), msg),
+	    jv_array_append(jv_array(), a));
+}
+
 static jv
 llm_finished(const struct art_propose_in *in)
 {
@@ -708,6 +817,14 @@ llm_finished(const struct art_propose_in *in)
 				    tool_call_for(in->config, &tc));
 			jv_free(tc);
 		}
+	} else if (art_auto_is(in->config)) {
+		/* A plan's step ended: the engine judges the plan, and ends
+		 * the turn, or this call is the next step. */
+		actions = jv_array_append(actions, default_llm_call(in->config));
+	} else if (asks_structured(in->config)) {
+		jv_free(calls);
+		jv_free(actions);
+		return structured_finished(in, msg);
 	} else
 		actions = jv_array_append(actions, jv_object_set(action("done"),
 		    jv_string("data"), art_json_field(&msg, "content")));

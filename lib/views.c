@@ -85,7 +85,7 @@ call_requested(struct art_txn *t, const char *sid, const jv *ev,
 	static const char *const keys[] = { "attempt", "anchor", "handler",
 	    "stream", "retry", "mock", "name", "arguments",
 	    "decision_id", "format", "providers", "fallback", "input_error",
-	    "output_schema", "hold", "ask", "session_id", "agent_id",
+	    "output_schema", "hold", "builtin", "ask", "session_id", "agent_id",
 	    "tool_call_id", "security", NULL };
 	const char *id = art_json_str(p, "id");
 	jv c, req;
