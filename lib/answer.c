@@ -638,6 +638,7 @@ wrap(const char *s, size_t width)
 		s += n;
 	}
 	lines_flush(&l);
+	jv_free(l.cur);
 	return l.a;
 }
 
