@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
 #include "json.h"
 #include "schema.h"
 #include "utf8.h"
@@ -726,47 +725,50 @@ shares(size_t *w, size_t n, size_t width)
 	free(fixed);
 }
 
+/* l (consumed) without the blanks at its end. */
+static jv
+trim(jv l)
+{
+	const char *p = jv_string_value(l);
+	size_t n = bytes(&l);
+	jv out;
+
+	while (n > 0 && p[n - 1] == ' ')
+		n--;
+	out = jv_string_sized(p, (int)n);
+	jv_free(l);
+	return out;
+}
+
 /* One row: each cell wrapped to its column, lines side by side. */
 static jv
 text_row(jv out, const jv *cells, const size_t *w, size_t n)
 {
-	jv *wrapped = calloc(n, sizeof(*wrapped)), line;
-	size_t i, k, height = 1, len, pad;
-	struct art_buf b = ART_BUF_INIT;
+	jv wrapped = jv_array(), cell, line, l;
+	size_t i, k, height = 1, pad;
 
-	if (wrapped == NULL)
-		abort();
 	for (i = 0; i < n; i++) {
-		wrapped[i] = wrap(nth(cells, i), w[i]);
-		if (length(&wrapped[i]) > height)
-			height = length(&wrapped[i]);
+		cell = wrap(nth(cells, i), w[i]);
+		if (length(&cell) > height)
+			height = length(&cell);
+		wrapped = jv_array_append(wrapped, cell);
 	}
 	for (k = 0; k < height; k++) {
-		art_buf_clear(&b);
+		l = jv_string("");
 		for (i = 0; i < n; i++) {
-			line = k < length(&wrapped[i]) ? jv_array_get(
-			    jv_copy(wrapped[i]), (int)k) : jv_string("");
-			len = bytes(&line);
-			pad = w[i] - cols_of(jv_string_value(line), len);
-			if (art_buf_add(&b, jv_string_value(line), len) == -1)
-				abort();
+			cell = jv_array_get(jv_copy(wrapped), (int)i);
+			line = k < length(&cell) ? jv_array_get(cell, (int)k) :
+			    (jv_free(cell), jv_string(""));
+			pad = w[i] - cols_of(jv_string_value(line),
+			    bytes(&line)) + 2;
+			l = jv_string_concat(l, line);
 			while (i + 1 < n && pad-- > 0)
-				art_buf_addc(&b, ' ');
-			if (i + 1 < n)
-				art_buf_addstr(&b, "  ");
-			jv_free(line);
+				l = jv_string_append_str(l, " ");
 		}
-		/* No blanks at the end of a line. */
-		while (b.len > 0 && b.p[b.len - 1] == ' ')
-			b.len--;
-		out = jv_string_append_buf(out, b.p != NULL ? b.p : "",
-		    (int)b.len);
-		out = jv_string_append_str(out, "\n");
+		out = jv_string_append_str(jv_string_concat(out, trim(l)),
+		    "\n");
 	}
-	art_buf_release(&b);
-	for (i = 0; i < n; i++)
-		jv_free(wrapped[i]);
-	free(wrapped);
+	jv_free(wrapped);
 	return out;
 }
 
@@ -777,11 +779,13 @@ text_table(jv out, const jv *a, size_t width)
 	    "rows"), cells;
 	size_t n = table_width(&cols, &rows), i, k, *w;
 
-	if (n == 0 || (w = calloc(n, sizeof(*w))) == NULL) {
+	if (n == 0) {
 		jv_free(cols);
 		jv_free(rows);
 		return out;
 	}
+	if ((w = calloc(n, sizeof(*w))) == NULL)
+		abort();	/* out of memory is fatal, as in libjq */
 	for (i = 0; i < n; i++)
 		w[i] = natural(&cols, &rows, i);
 	shares(w, n, width);

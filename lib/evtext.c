@@ -20,7 +20,7 @@ struct art_evtext {
 	char		 root[128];
 	bool		 midline;	/* a streamed line is open */
 	jv		 streamed;	/* ids of replies drawn as tokens */
-	jv		 held;		/* ids of replies held back: hold_token */
+	jv		 held;		/* replies held back (hold_token) */
 	jv		 names;		/* sub-agent session id -> agent */
 	char		 lasterr[256];	/* the last error, said once */
 };

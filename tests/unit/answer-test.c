@@ -357,7 +357,8 @@ test_cap_cells(void)
 	    jv_string("ok"))));
 	a = cap(with("rows", a), &w);
 	c = cells_of(&a, 0);
-	ok(jv_array_length(jv_copy(c)) == 2 && same(jv_string_value(w), "[{\"message\":\"rows/0/cells: "
+	ok(jv_array_length(jv_copy(c)) == 2 && same(jv_string_value(w),
+	    "[{\"message\":\"rows/0/cells: "
 	    "1 cell over the cap of 1024 bytes: emptied\",\"part\":"
 	    "\"rows/0/cells\"}]"), "a cell one over becomes \"\"");
 	c = jv_array_get(c, 0);

@@ -260,9 +260,9 @@ test_warnings(void)
 
 	feed(t, "{\"type\":\"turn.started\",\"session_id\":\"S\"}\n"
 	    "{\"type\":\"token\",\"session_id\":\"S\",\"text\":\"par\"}\n"
-	    "{\"type\":\"warning\",\"session_id\":\"S\",\"code\":\"answer_cap\","
-	    "\"part\":\"rows\",\"message\":\"rows: 201 rows over the cap of "
-	    "200: 1 dropped\"}\n", &out, &out);
+	    "{\"type\":\"warning\",\"session_id\":\"S\",\"code\":"
+	    "\"answer_cap\",\"part\":\"rows\",\"message\":\"rows: 201 rows "
+	    "over the cap of 200: 1 dropped\"}\n", &out, &out);
 	ok(out.p != NULL && strcmp(out.p, "par\n\033[2mwarning: rows: 201 rows "
 	    "over the cap of 200: 1 dropped\033[0m\n") == 0,
 	    "in the flow: dim, after the streamed line ends");
