@@ -980,6 +980,9 @@ shell_slash_help(FILE *f, const char *indent)
 		    *s->args != '\0' ? " " : "", s->args);
 		fprintf(f, "%s%-20s %s\n", indent, head, s->help);
 	}
+	/* Not a row of the table: N is any number (shell_slash). */
+	fprintf(f, "%s%-20s %s\n", indent, "/N", "send follow-up N of the "
+	    "last structured answer");
 }
 
 const char *const *
@@ -994,6 +997,28 @@ shell_slash_names(void)
 	return names;
 }
 
+/*
+ * /N: the last answer's Nth follow-up, sent as if typed, so it is echoed
+ * after the prompt as a typed line is.
+ */
+static void
+pick(struct shell *sh, const char *word, size_t len)
+{
+	unsigned long n = strtoul(word, NULL, 10);
+	char text[sizeof(sh->followups[0])];
+
+	if (n == 0 || n > sh->nfollowups) {
+		art_warn("no follow-up %.*s (the last answer has %zu)",
+		    (int)len, word, sh->nfollowups);
+		return;
+	}
+	/* The turn it starts forgets the follow-ups: keep this one. */
+	snprintf(text, sizeof(text), "%s", sh->followups[n - 1]);
+	printf("%s%s\n", sh->prompt, text);
+	fflush(stdout);
+	shell_send(sh, &(struct turn){ .message = text }, NULL);
+}
+
 bool
 shell_slash(struct shell *sh, char *line)
 {
@@ -1003,6 +1028,11 @@ shell_slash(struct shell *sh, char *line)
 
 	for (end = arg + n; *end == ' ' || *end == '\t'; end++)
 		;
+	if (n > 0 && strspn(arg, "0123456789") == n) {
+		pick(sh, arg, n);
+		fflush(stdout);
+		return true;
+	}
 	for (s = slashes; s->name != NULL; s++)
 		if (strlen(s->name) == n && strncmp(s->name, arg, n) == 0)
 			break;

@@ -86,6 +86,8 @@ render_init(struct render *r, struct shell *sh)
 		art_die(ART_EXIT_FAIL, "out of memory");
 	snprintf(r->root, sizeof(r->root), "%s", sh->sid);
 	art_evtext_set_root(r->text, sh->sid);
+	/* The follow-ups are the last reply's: a new turn forgets them. */
+	sh->nfollowups = 0;
 	r->screen = isatty(STDOUT_FILENO);
 	r->started = r->quiet_since = art_clock_mono_ms();
 	r->completion = jv_null();
@@ -172,12 +174,33 @@ render_error(const struct shell *sh, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A structured answer's follow-ups, for /1, /2, ... (shell-cmds.c). */
+static void
+keep_followups(struct shell *sh, const jv *ev)
+{
+	jv fs = art_json_field(ev, "followups");
+
+	sh->nfollowups = 0;
+	if (jv_get_kind(fs) == JV_KIND_ARRAY)
+		jv_array_foreach(fs, i, f) {
+			if (jv_get_kind(f) == JV_KIND_STRING &&
+			    sh->nfollowups < ART_ANSWER_FOLLOWUPS_MAX)
+				snprintf(sh->followups[sh->nfollowups++],
+				    sizeof(sh->followups[0]), "%s",
+				    jv_string_value(f));
+			jv_free(f);
+		}
+	jv_free(fs);
+}
+
 /* What the turn leaves: its interrupt, its completion, its activity. */
 static void
 keep(struct render *r, const jv *ev, const char *type, bool child)
 {
 	const char *status = art_json_str(ev, "status");
 
+	if (strcmp(type, "structured_answer") == 0 && !child)
+		keep_followups(r->sh, ev);
 	if (strcmp(type, "completion") == 0 && !child) {
 		jv_free(r->completion);
 		r->completion = jv_copy(*ev);

@@ -10,6 +10,7 @@
 #include <histedit.h>
 #include <jv.h>
 
+#include "answer.h"
 #include "buf.h"
 #include "evtext.h"
 
@@ -57,6 +58,11 @@ struct shell {
 	char		 histfile[4096];
 	char		 prompt[512];
 	bool		 interrupted;	/* Ctrl-C came while reading a line */
+	/* The last turn's structured answer's follow-ups, for /1, /2, ...:
+	 * the engine caps them to these sizes, so they fit. */
+	char		 followups[ART_ANSWER_FOLLOWUPS_MAX]
+			    [ART_ANSWER_FOLLOWUP_MAX + 1];
+	size_t		 nfollowups;
 };
 
 /* A command line for a sibling binary; v[0] is its name. */

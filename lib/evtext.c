@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answer.h"
 #include "json.h"
 #include "utf8.h"
 
@@ -19,6 +20,7 @@ struct art_evtext {
 	char		 root[128];
 	bool		 midline;	/* a streamed line is open */
 	jv		 streamed;	/* ids of replies drawn as tokens */
+	jv		 held;		/* replies held back (hold_token) */
 	jv		 names;		/* sub-agent session id -> agent */
 	char		 lasterr[256];	/* the last error, said once */
 };
@@ -34,6 +36,7 @@ art_evtext_new(const struct art_evtext_opts *o)
 	if (t->o.width < 20)
 		t->o.width = 80;
 	t->streamed = jv_object();
+	t->held = jv_object();
 	t->names = jv_object();
 	return t;
 }
@@ -44,6 +47,7 @@ art_evtext_free(struct art_evtext *t)
 	if (t == NULL)
 		return;
 	jv_free(t->streamed);
+	jv_free(t->held);
 	jv_free(t->names);
 	free(t);
 }
@@ -227,6 +231,24 @@ was_streamed(const struct art_evtext *t, const char *id)
 	return yes;
 }
 
+/*
+ * Whether m is a structured answer's message, whose content is the raw
+ * JSON: the structured_answer event after it draws the answer.  Its held
+ * tokens are forgotten either way, as the message ends the reply.
+ */
+static bool
+is_answer(struct art_evtext *t, const jv *m)
+{
+	jv a = art_json_field(m, "structured_answer");
+	bool yes = jv_get_kind(a) == JV_KIND_OBJECT;
+	const char *id = art_json_str(m, "id");
+
+	jv_free(a);
+	if (id != NULL)
+		t->held = jv_object_delete(t->held, jv_string(id));
+	return yes;
+}
+
 static int
 show_assistant(struct art_evtext *t, struct art_buf *out, const char *pre,
     const jv *m)
@@ -237,7 +259,7 @@ show_assistant(struct art_evtext *t, struct art_buf *out, const char *pre,
 
 	if (!(t->o.show & ART_EVTEXT_TEXT))
 		;
-	else if (was_streamed(t, art_json_str(m, "id")))
+	else if (was_streamed(t, art_json_str(m, "id")) || is_answer(t, m))
 		r = art_evtext_break(t, out);
 	else if (text != NULL && *text != '\0')
 		r = art_evtext_break(t, out) == -1 ? -1 : addf(out, "%s%s\n",
@@ -290,20 +312,63 @@ on_message(struct art_evtext *t, const jv *ev, struct art_buf *out)
 	return r;
 }
 
+/*
+ * A structured answer streams as its JSON, which is no text to read: a
+ * reply whose first character but blanks is "{" is held back, not drawn,
+ * and its message (or the structured_answer event after it) draws it
+ * whole.  Blanks before that character wait to see which it is.  True
+ * when text was held; else *pre is the blanks held before it (a new jv).
+ */
+static bool
+hold_token(struct art_evtext *t, const char *id, const char *text, jv *pre)
+{
+	jv h = jv_object_get(jv_copy(t->held), jv_string(id));
+	const char *p;
+
+	if (jv_get_kind(h) == JV_KIND_TRUE) {
+		jv_free(h);
+		return true;
+	}
+	if (jv_get_kind(h) != JV_KIND_STRING) {
+		jv_free(h);
+		h = jv_string("");
+	}
+	for (p = text; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r';
+	    p++)
+		;
+	if (*p == '\0' || *p == '{') {
+		t->held = jv_object_set(t->held, jv_string(id), *p == '\0' ?
+		    jv_string_append_str(h, text) : (jv_free(h), jv_true()));
+		return true;
+	}
+	t->held = jv_object_delete(t->held, jv_string(id));
+	*pre = h;
+	return false;
+}
+
 static int
 on_token(struct art_evtext *t, const jv *ev, bool child, struct art_buf *out)
 {
 	const char *text = art_json_str(ev, "text"), *id = art_json_str(ev,
 	    "id");
+	jv pre;
 	size_t n;
 
 	/* A sub-agent's tokens would interleave; its message shows it. */
 	if (child || text == NULL || *text == '\0' ||
 	    !(t->o.show & ART_EVTEXT_TEXT))
 		return 0;
-	if (id != NULL)
+	if (id != NULL && !was_streamed(t, id)) {
+		if (hold_token(t, id, text, &pre))
+			return 0;
 		t->streamed = jv_object_set(t->streamed, jv_string(id),
 		    jv_true());
+		if (art_buf_addstr(out, jv_string_value(pre)) == -1) {
+			jv_free(pre);
+			return -1;
+		}
+		jv_free(pre);
+	}
 	n = strlen(text);
 	t->midline = text[n - 1] != '\n';
 	return art_buf_add(out, text, n);
@@ -458,6 +523,47 @@ on_security(struct art_evtext *t, const jv *ev, struct art_buf *out)
 	    sgr(t->o.color, ART_EVTEXT_RESET));
 }
 
+/* A structured answer as a table, each line after the prefix. */
+static int
+on_answer(struct art_evtext *t, const jv *ev, struct art_buf *out)
+{
+	jv text;
+	const char *p, *nl;
+	char pre[512];
+	int r;
+
+	if (!(t->o.show & ART_EVTEXT_TEXT))
+		return 0;
+	prefix(t, ev, pre, sizeof(pre));
+	text = art_answer_text(ev, t->o.width);
+	r = art_evtext_break(t, out);
+	/* art_answer_text ends every line, the last too, with a newline. */
+	for (p = jv_string_value(text); r == 0 && *p != '\0'; p = nl + 1) {
+		nl = strchr(p, '\n');
+		r = addf(out, "%s%.*s\n", nl > p ? pre : "", (int)(nl - p), p);
+	}
+	jv_free(text);
+	return r;
+}
+
+/* "warning: MESSAGE", dim in the flow, plain in a buffer of its own. */
+static int
+on_warning(struct art_evtext *t, const jv *ev, struct art_buf *out,
+    struct art_buf *err)
+{
+	const char *msg = art_json_str(ev, "message"), *code =
+	    art_json_str(ev, "code");
+	char pre[512];
+
+	if (msg == NULL)
+		msg = code != NULL ? code : "?";
+	if (err != out)
+		return art_evtext_break(t, out) == -1 ? -1 : addf(err,
+		    "warning: %s\n", msg);
+	prefix(t, ev, pre, sizeof(pre));
+	return dim_line(t, out, pre, "warning: ", msg);
+}
+
 int
 art_evtext_event(struct art_evtext *t, const jv *ev, struct art_buf *out,
     struct art_buf *err)
@@ -484,6 +590,10 @@ art_evtext_event(struct art_evtext *t, const jv *ev, struct art_buf *out,
 		return on_status(t, ev, out);
 	if (strcmp(type, "security") == 0)
 		return on_security(t, ev, out);
+	if (strcmp(type, "structured_answer") == 0)
+		return on_answer(t, ev, out);
+	if (strcmp(type, "warning") == 0)
+		return on_warning(t, ev, out, err);
 	return 0;
 }
 

@@ -14,6 +14,15 @@
  * too, but has no tool events.  Lines are cut to the terminal's width,
  * never inside a UTF-8 sequence; a reply's text is drawn whole.
  *
+ * A structured answer (lib/answer.h) is drawn from its structured_answer
+ * event, as art_answer_text() lays it out, under ART_EVTEXT_TEXT: its
+ * message, which carries "structured_answer" beside the raw JSON content,
+ * draws no text, and the completion after it (whose text is the summary)
+ * draws none either.  Its JSON is not streamed: tokens of a reply whose
+ * first character but blanks is "{" are held back, and if the message
+ * then turns out to be no answer, its content is drawn whole.  A warning
+ * event is "warning: MESSAGE", dim, always drawn, to err as an error is.
+ *
  * A renderer is one caller's, in one thread.
  */
 #ifndef ART_EVTEXT_H

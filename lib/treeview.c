@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "answer.h"
 #include "json.h"
 #include "wire.h"
 
@@ -516,14 +517,20 @@ markdown_message(jv out, const jv *m)
 {
 	const char *role = art_json_str(m, "role");
 	const char *call = art_json_str(m, "tool_call_id");
-	jv c = art_json_field(m, "content"), tcs;
+	jv c = art_json_field(m, "content"), tcs,
+	    answer = art_json_field(m, "structured_answer");
 
 	out = jv_string_concat(out, jv_string_fmt("## %s", role != NULL ?
 	    role : "?"));
 	if (call != NULL)
 		out = jv_string_concat(out, jv_string_fmt(" (%s)", call));
 	out = jv_string_append_str(out, "\n\n");
-	if (jv_get_kind(c) == JV_KIND_STRING && jv_string_length_bytes(
+	/* A structured answer's content is its raw JSON: draw the answer. */
+	if (jv_get_kind(answer) == JV_KIND_OBJECT) {
+		out = jv_string_concat(out, art_answer_markdown(&answer));
+		out = jv_string_append_str(out, "\n");
+		jv_free(c);
+	} else if (jv_get_kind(c) == JV_KIND_STRING && jv_string_length_bytes(
 	    jv_copy(c)) > 0) {
 		out = jv_string_concat(out, c);
 		out = jv_string_append_str(out, "\n\n");
@@ -539,6 +546,7 @@ markdown_message(jv out, const jv *m)
 		}
 	}
 	jv_free(tcs);
+	jv_free(answer);
 	return out;
 }
 

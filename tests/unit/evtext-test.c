@@ -166,6 +166,118 @@ test_errors(void)
 	    "with it, said");
 }
 
+/* As the engine writes a structured turn: the JSON streams, the message
+ * carries the capped answer beside the raw content, then the event. */
+#define ANSWER_JSON \
+    "{\\\"summary\\\":\\\"Two files.\\\",\\\"columns\\\":[\\\"name\\\"," \
+    "\\\"size\\\"],\\\"rows\\\":[{\\\"cells\\\":[\\\"a.txt\\\",\\\"3\\\"]}]," \
+    "\\\"followups\\\":[\\\"Show more\\\"]}"
+#define ANSWER_MEMBERS \
+    "\"summary\":\"Two files.\",\"columns\":[\"name\",\"size\"]," \
+    "\"rows\":[{\"cells\":[\"a.txt\",\"3\"]}],\"followups\":[\"Show more\"]"
+
+static const char answer_turn[] =
+    "{\"type\":\"turn.started\",\"session_id\":\"S\",\"turn_id\":\"t1\"}\n"
+    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"role\":"
+    "\"user\",\"content\":\"ls\"}}\n"
+    "{\"type\":\"token\",\"session_id\":\"S\",\"id\":\"m1\",\"text\":"
+    "\" \\n\"}\n"
+    "{\"type\":\"token\",\"session_id\":\"S\",\"id\":\"m1\",\"text\":"
+    "\"{\\\"summary\\\":\"}\n"
+    "{\"type\":\"token\",\"session_id\":\"S\",\"id\":\"m1\",\"text\":"
+    "\"\\\"Two files.\\\"}\"}\n"
+    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"id\":\"m1\","
+    "\"role\":\"assistant\",\"content\":\"" ANSWER_JSON "\","
+    "\"structured_answer\":{" ANSWER_MEMBERS "}}}\n"
+    "{\"type\":\"warning\",\"session_id\":\"S\",\"turn_id\":\"t1\","
+    "\"seq\":5,\"code\":\"answer_cap\",\"part\":\"note\",\"message\":"
+    "\"note: 3000 bytes over the cap of 2048: dropped\"}\n"
+    "{\"type\":\"structured_answer\",\"session_id\":\"S\",\"turn_id\":"
+    "\"t1\",\"seq\":6,\"id\":\"m1\"," ANSWER_MEMBERS "}\n"
+    "{\"type\":\"completion\",\"session_id\":\"S\",\"text\":\"Two files.\","
+    "\"usage\":{\"input\":3,\"output\":9},\"cost\":\"0\"}\n"
+    "{\"type\":\"turn.finished\",\"session_id\":\"S\",\"status\":"
+    "\"completed\"}\n";
+
+#define ANSWER_TEXT \
+    "Two files.\n\nname   size\n-----  ----\na.txt  3\n\n  /1 Show more\n"
+
+static void
+test_a_structured_answer_is_drawn_once(void)
+{
+	ok(same(draw(ALL, answer_turn), "> ls\n"
+	    "warning: note: 3000 bytes over the cap of 2048: dropped\n"
+	    ANSWER_TEXT "[3 in \xc2\xb7 9 out \xc2\xb7 $0]\n"),
+	    "structured turn: no JSON streamed, the answer as a table once, "
+	    "the summary not again");
+	ok(same(draw(ART_EVTEXT_TEXT, answer_turn),
+	    "warning: note: 3000 bytes over the cap of 2048: dropped\n"
+	    ANSWER_TEXT), "text only: the warning and the answer");
+	ok(same(draw(0, answer_turn),
+	    "warning: note: 3000 bytes over the cap of 2048: dropped\n"),
+	    "nothing shown: the warning still is");
+	ok(same(draw(ART_EVTEXT_TEXT,
+	    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"id\":"
+	    "\"m1\",\"role\":\"assistant\",\"content\":\"" ANSWER_JSON "\","
+	    "\"structured_answer\":{" ANSWER_MEMBERS "}}}\n"
+	    "{\"type\":\"structured_answer\",\"session_id\":\"S\",\"id\":"
+	    "\"m1\"," ANSWER_MEMBERS "}\n"), ANSWER_TEXT),
+	    "unstreamed: the message's raw JSON is not drawn");
+}
+
+static void
+test_held_tokens(void)
+{
+	ok(same(draw(ART_EVTEXT_TEXT,
+	    "{\"type\":\"turn.started\",\"session_id\":\"S\"}\n"
+	    "{\"type\":\"token\",\"session_id\":\"S\",\"id\":\"m1\",\"text\":"
+	    "\"{oops\"}\n"
+	    "{\"type\":\"warning\",\"session_id\":\"S\",\"code\":"
+	    "\"answer_invalid\",\"message\":\"structured answer: not JSON\"}\n"
+	    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"id\":"
+	    "\"m1\",\"role\":\"assistant\",\"content\":\"{oops\"}}\n"),
+	    "warning: structured answer: not JSON\n{oops\n"),
+	    "a held reply that is no answer is drawn whole from its message");
+	ok(same(draw(ART_EVTEXT_TEXT,
+	    "{\"type\":\"turn.started\",\"session_id\":\"S\"}\n"
+	    "{\"type\":\"token\",\"session_id\":\"S\",\"id\":\"m1\",\"text\":"
+	    "\"  \"}\n"
+	    "{\"type\":\"token\",\"session_id\":\"S\",\"id\":\"m1\",\"text\":"
+	    "\"hi\"}\n"
+	    "{\"type\":\"token\",\"session_id\":\"S\",\"id\":\"m1\",\"text\":"
+	    "\" {x}\"}\n"
+	    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"id\":"
+	    "\"m1\",\"role\":\"assistant\",\"content\":\"  hi {x}\"}}\n"),
+	    "  hi {x}\n"), "prose streams, blanks before it kept, once");
+}
+
+static void
+test_warnings(void)
+{
+	struct art_evtext_opts o = { .show = ART_EVTEXT_TEXT, .color = true };
+	struct art_evtext *t = art_evtext_new(&o);
+	struct art_buf out = ART_BUF_INIT, err = ART_BUF_INIT;
+
+	feed(t, "{\"type\":\"turn.started\",\"session_id\":\"S\"}\n"
+	    "{\"type\":\"token\",\"session_id\":\"S\",\"text\":\"par\"}\n"
+	    "{\"type\":\"warning\",\"session_id\":\"S\",\"code\":"
+	    "\"answer_cap\",\"part\":\"rows\",\"message\":\"rows: 201 rows "
+	    "over the cap of 200: 1 dropped\"}\n", &out, &out);
+	ok(out.p != NULL && strcmp(out.p, "par\n\033[2mwarning: rows: 201 rows "
+	    "over the cap of 200: 1 dropped\033[0m\n") == 0,
+	    "in the flow: dim, after the streamed line ends");
+	art_buf_release(&out);
+	feed(t, "{\"type\":\"warning\",\"code\":\"answer_invalid\","
+	    "\"message\":\"structured answer: missing member 'summary'\"}\n",
+	    &out, &err);
+	ok(out.p == NULL && err.p != NULL && strcmp(err.p, "warning: "
+	    "structured answer: missing member 'summary'\n") == 0,
+	    "in a buffer of its own: plain");
+	art_buf_release(&out);
+	art_buf_release(&err);
+	art_evtext_free(t);
+}
+
 static const char *
 names(void *ctx, const char *sid)
 {
@@ -269,6 +381,9 @@ main(void)
 	test_what_show_leaves_out();
 	test_colour();
 	test_errors();
+	test_a_structured_answer_is_drawn_once();
+	test_held_tokens();
+	test_warnings();
 	test_sub_agents_are_prefixed();
 	test_parked();
 	test_lines_fit_the_width();

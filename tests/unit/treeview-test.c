@@ -316,6 +316,17 @@ test_export_speaks_each_format(const jv *nodes)
 	ok(is_json(art_treeview_export(&sys, "markdown", &err),
 	    "\"## system\\n\\nbe brief\\n\\n## user\\n\\nfresh\\n\""),
 	    "markdown: every role");
+	jv_free(sys);
+	sys = parse("[{\"id\":\"u\",\"role\":\"user\",\"content\":\"ls\"},"
+	    "{\"id\":\"a\",\"role\":\"assistant\",\"content\":"
+	    "\"{\\\"summary\\\":\\\"raw\\\"}\",\"structured_answer\":"
+	    "{\"summary\":\"Two files.\",\"columns\":[\"name\"],\"rows\":"
+	    "[{\"cells\":[\"a|b\"]}],\"note\":\"n\",\"followups\":"
+	    "[\"More\"]}}]");
+	ok(is_json(art_treeview_export(&sys, "markdown", &err),
+	    "\"## user\\n\\nls\\n\\n## assistant\\n\\nTwo files.\\n\\n"
+	    "| name |\\n| --- |\\n| a\\\\|b |\\n\\n*n*\\n\\n- More\\n\""),
+	    "markdown: a structured answer as its table, not its JSON");
 	ok(!jv_is_valid(art_treeview_export(&p, "yaml", &err)) &&
 	    strcmp(err.code, "bad_format") == 0, "another format is refused");
 	jv_free(md);
