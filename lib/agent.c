@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "auto.h"
 #include "buf.h"
 #include "ids.h"
 #include "json.h"
@@ -487,6 +488,9 @@ art_agent_check(const jv *config, struct art_err *err)
 		err->code = "bad_agent";
 		return -1;
 	}
+	/* execution_mode, autonomous and answer (issue 21). */
+	if (art_auto_check(config, err) == -1)
+		return -1;
 	/* Its security object compiles: a bad pattern is said by its id. */
 	if (art_security_new(config, &sec, err) == -1)
 		return -1;
@@ -507,7 +511,8 @@ static const char *const known_keys[] = {
 	"mock", "providers", "fallback", "security", "max_loops",
 	"max_tool_calls", "max_turn_cost", "max_session_cost", "max_turn_ms",
 	"tool_result_max_bytes", "prior_turns", "temperature",
-	"max_completion_tokens", "reasoning", "mcp_servers", NULL
+	"max_completion_tokens", "reasoning", "mcp_servers",
+	"execution_mode", "autonomous", "answer", NULL
 };
 
 /* The edit distance of a and b, or more than max once it must be. */

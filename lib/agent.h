@@ -68,7 +68,9 @@ jv	art_agent_key_notes(const jv *config);
  * a non-negative one, max_turn_cost and max_session_cost decimal strings
  * ("0.50"); and each tool's "env" an array of variable names that are
  * no provider key (art_tools_env_check(), or a provider block's
- * api_key_env).  0, or -1 with "bad_agent" naming the field and why.
+ * api_key_env); execution_mode, autonomous and answer as
+ * art_auto_check() takes them.  0, or -1 with "bad_agent" naming the
+ * field and why.
  */
 int	art_agent_check(const jv *config, struct art_err *);
 /*

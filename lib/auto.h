@@ -123,7 +123,10 @@ struct art_auto_step {
  * The step_progress record of a step of plan (both borrowed):
  * {"step", "todo", "made_tool_calls", "tool_calls_errored",
  *  "produced_new_artifacts", "todo_marked_complete_by_model",
- *  "todo_completed", "response_delta_hash"}.  An artifact is a successful
+ *  "todo_completed", "response_delta_hash"}.  step is the plan's step + 1
+ * (steps count from 1); todo the active todo's id, or, when the step's
+ * todo_done was confirmed (art_auto_mark_done() already ran), the todo it
+ * finished (the last done).  An artifact is a successful
  * result or a non-empty reply text whose SHA-256 is not in plan's seen;
  * response_delta_hash is the hex SHA-256 of the reply text and the tool
  * calls' names and arguments, so a step that says and does the same as
@@ -138,7 +141,8 @@ jv	art_auto_progress(const jv *plan, const struct art_auto_step *st);
  * *verdict (static text) to, first that holds: "completed" every todo is
  * done; "stalled" the window is full and none of its steps produced a
  * new artifact or completed a todo, and its response_delta_hashes repeat
- * (fewer distinct than steps); "max_steps" step reached max_steps;
+ * (fewer distinct than steps; a window of one repeats when its hash is
+ * the step before's); "max_steps" step reached max_steps;
  * "continue" (status "running").  Returns the new plan.
  */
 jv	art_auto_after_step(jv plan, jv *progress, const struct art_auto *s,

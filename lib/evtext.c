@@ -23,6 +23,7 @@ struct art_evtext {
 	jv		 held;		/* replies held back (hold_token) */
 	jv		 names;		/* sub-agent session id -> agent */
 	char		 lasterr[256];	/* the last error, said once */
+	char		 stop[256];	/* why the root's plan stopped */
 };
 
 struct art_evtext *
@@ -564,6 +565,147 @@ on_warning(struct art_evtext *t, const jv *ev, struct art_buf *out,
 	return dim_line(t, out, pre, "warning: ", msg);
 }
 
+/* --- autonomous mode's plan -------------------------------------------- */
+
+/* One todo line: pre, "  [x] ", its title cut to the width. */
+static int
+todo_line(struct art_evtext *t, struct art_buf *out, const char *pre,
+    const char *mark, bool dim, const char *title)
+{
+	char *line;
+	int r;
+
+	if ((line = art_evtext_line(title != NULL ? title : "?", 6 +
+	    strlen(pre), t->o.width)) == NULL)
+		return -1;
+	r = addf(out, "%s%s  %s %s%s\n", pre, sgr(t->o.color && dim,
+	    ART_EVTEXT_DIM), mark, line, sgr(t->o.color && dim,
+	    ART_EVTEXT_RESET));
+	free(line);
+	return r;
+}
+
+/* "Plan:" and the todos, unticked. */
+static int
+on_decomposition(struct art_evtext *t, const jv *ev, const char *pre,
+    struct art_buf *out)
+{
+	jv todos = art_json_field(ev, "todos");
+	int r;
+
+	r = art_evtext_break(t, out) == -1 ? -1 : addf(out, "%s%sPlan:%s\n",
+	    pre, sgr(t->o.color, ART_EVTEXT_BOLD), sgr(t->o.color,
+	    ART_EVTEXT_RESET));
+	if (jv_get_kind(todos) == JV_KIND_ARRAY)
+		jv_array_foreach(todos, i, td) {
+			if (r == 0)
+				r = todo_line(t, out, pre, "[ ]", false,
+				    art_json_str(&td, "title"));
+			jv_free(td);
+			(void)i;
+		}
+	jv_free(todos);
+	return r;
+}
+
+/* A todo done is ticked off; one made active is named, dim. */
+static int
+on_todo(struct art_evtext *t, const jv *ev, const char *pre,
+    struct art_buf *out)
+{
+	const char *status = art_json_str(ev, "status");
+	bool done = status != NULL && strcmp(status, "done") == 0;
+
+	if (!done && (status == NULL || strcmp(status, "active") != 0))
+		return 0;
+	if (art_evtext_break(t, out) == -1)
+		return -1;
+	return todo_line(t, out, pre, done ? "[x]" : "[>]", !done,
+	    art_json_str(ev, "title"));
+}
+
+/*
+ * Why a plan stopped, from its last step_progress: nothing while it goes
+ * on.  The root's turn says it in its completion's error, so only a
+ * stop that parks the turn instead (no completion) is drawn, when the
+ * status comes; a sub-agent's completion is never drawn, so its stop is.
+ */
+static int
+on_step_progress(struct art_evtext *t, const jv *ev, const char *pre,
+    bool child, struct art_buf *out)
+{
+	const char *v = art_json_str(ev, "verdict");
+	jv step = art_json_field(ev, "step");
+	char line[256];
+	int n = jv_get_kind(step) == JV_KIND_NUMBER ?
+	    (int)jv_number_value(step) : 0;
+
+	jv_free(step);
+	if (v != NULL && strcmp(v, "stalled") == 0)
+		snprintf(line, sizeof(line), "[stalled at step %d: no new "
+		    "results and no todo done]", n);
+	else if (v != NULL && strcmp(v, "max_steps") == 0)
+		snprintf(line, sizeof(line), "[max_steps: stopped after step "
+		    "%d]", n);
+	else
+		return 0;
+	if (!child) {
+		snprintf(t->stop, sizeof(t->stop), "%s", line);
+		return 0;
+	}
+	return art_evtext_break(t, out) == -1 ? -1 : addf(out, "%s%s%s%s\n",
+	    pre, sgr(t->o.color, ART_EVTEXT_DIM), line, sgr(t->o.color,
+	    ART_EVTEXT_RESET));
+}
+
+/* The root's stop, drawn when its turn parks, forgotten when it ends. */
+static int
+plan_stop(struct art_evtext *t, const jv *ev, const char *type,
+    struct art_buf *out)
+{
+	const char *status = art_json_str(ev, "status");
+	int r = 0;
+
+	if (t->stop[0] == '\0')
+		return 0;
+	if (strcmp(type, "status") == 0 && status != NULL &&
+	    strcmp(status, "suspended") == 0 && (t->o.show & ART_EVTEXT_TOOLS))
+		r = art_evtext_break(t, out) == -1 ? -1 : addf(out,
+		    "%s%s%s\n", sgr(t->o.color, ART_EVTEXT_DIM), t->stop,
+		    sgr(t->o.color, ART_EVTEXT_RESET));
+	else if (strcmp(type, "completion") != 0 &&
+	    strcmp(type, "status") != 0)
+		return 0;
+	t->stop[0] = '\0';
+	return r;
+}
+
+/* decomposition, todo and step_progress; 1 when ev is none of them. */
+static int
+on_plan(struct art_evtext *t, const jv *ev, const char *type, bool child,
+    struct art_buf *out)
+{
+	char pre[512];
+	int which;
+
+	if (strcmp(type, "decomposition") == 0)
+		which = 0;
+	else if (strcmp(type, "todo") == 0)
+		which = 1;
+	else if (strcmp(type, "step_progress") == 0)
+		which = 2;
+	else
+		return 1;
+	if (!(t->o.show & ART_EVTEXT_TOOLS))
+		return 0;
+	prefix(t, ev, pre, sizeof(pre));
+	if (which == 0)
+		return on_decomposition(t, ev, pre, out);
+	if (which == 1)
+		return on_todo(t, ev, pre, out);
+	return on_step_progress(t, ev, pre, child, out);
+}
+
 int
 art_evtext_event(struct art_evtext *t, const jv *ev, struct art_buf *out,
     struct art_buf *err)
@@ -571,6 +713,7 @@ art_evtext_event(struct art_evtext *t, const jv *ev, struct art_buf *out,
 	const char *type = art_json_str(ev, "type"),
 	    *sid = art_json_str(ev, "session_id");
 	bool child;
+	int r;
 
 	if (type == NULL)
 		return 0;
@@ -578,6 +721,10 @@ art_evtext_event(struct art_evtext *t, const jv *ev, struct art_buf *out,
 	    strcmp(type, "turn.started") == 0)
 		art_evtext_set_root(t, sid);
 	child = sid != NULL && strcmp(sid, t->root) != 0;
+	if ((r = on_plan(t, ev, type, child, out)) != 1)
+		return r;
+	if (!child && plan_stop(t, ev, type, out) == -1)
+		return -1;
 	if (strcmp(type, "error") == 0)
 		return on_error(t, ev, out, err);
 	if (strcmp(type, "completion") == 0)

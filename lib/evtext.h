@@ -37,7 +37,13 @@
 
 /* What a renderer draws (struct art_evtext_opts show); errors always. */
 #define ART_EVTEXT_TEXT		0x01	/* the model's text, tokens as they come */
-#define ART_EVTEXT_TOOLS	0x02	/* tool calls and results; security notes */
+/*
+ * Tool calls and results; security notes; and an autonomous turn's plan:
+ * its todos when decomposed ("Plan:", "  [ ] title"), a todo made active
+ * ("  [>] title", dim) and done ("  [x] title"), and why a plan stopped
+ * when no completion will say it (a sub-agent's, or a turn that parks).
+ */
+#define ART_EVTEXT_TOOLS	0x02
 #define ART_EVTEXT_USER		0x04	/* user messages, "> text" */
 #define ART_EVTEXT_USAGE	0x08	/* the turn's usage line at its end */
 #define ART_EVTEXT_PARKED	0x10	/* a turn parked on an interrupt */

@@ -335,7 +335,8 @@ test_unknown_keys_are_noted(void)
 	    "\"providers\":{},\"fallback\":[],\"security\":{},\"max_loops\":1,"
 	    "\"max_tool_calls\":1,\"max_turn_cost\":\"1\",\"max_session_cost\":"
 	    "\"1\",\"max_turn_ms\":1,\"tool_result_max_bytes\":1,"
-	    "\"prior_turns\":1}", NULL);
+	    "\"prior_turns\":1,\"execution_mode\":\"chat\",\"autonomous\":"
+	    "{},\"answer\":\"text\"}", NULL);
 	ok(is_json(art_agent_key_notes(&c), "[]"), "every known key is quiet");
 	jv_free(c);
 	c = jv_string("x");
@@ -379,6 +380,27 @@ test_mcp_servers_are_checked(void)
 	    "mcp_servers: an entry not an object");
 }
 
+static void
+test_autonomous_members_are_checked(void)
+{
+	struct art_err err;
+
+	ok(check("{\"model\":\"m\",\"execution_mode\":\"autonomous\","
+	    "\"autonomous\":{\"max_todos\":3,\"stall_window\":2,"
+	    "\"max_steps\":9,\"on_stall\":\"park\"},\"answer\":"
+	    "\"structured\"}", &err) == 0,
+	    "execution_mode, autonomous and answer pass");
+	ok(refused("{\"model\":\"m\",\"execution_mode\":\"loop\"}",
+	    "execution_mode: expected \"chat\" or \"autonomous\", got "
+	    "\"loop\""), "a bad execution_mode is refused");
+	ok(refused("{\"model\":\"m\",\"autonomous\":{\"stall_window\":0}}",
+	    "autonomous.stall_window: expected an integer from 1 to 100, got "
+	    "0"), "an autonomous member out of range is refused");
+	ok(refused("{\"model\":\"m\",\"answer\":\"table\"}",
+	    "answer: expected \"text\" or \"structured\", got \"table\""),
+	    "a bad answer is refused");
+}
+
 int
 main(void)
 {
@@ -392,5 +414,6 @@ main(void)
 	test_a_declaration_files_env_is_checked();
 	test_unknown_keys_are_noted();
 	test_mcp_servers_are_checked();
+	test_autonomous_members_are_checked();
 	return tap_done();
 }

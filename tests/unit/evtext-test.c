@@ -374,6 +374,124 @@ test_log_lines(void)
 	art_buf_release(&out);
 }
 
+/* An autonomous turn: a plan of two todos, worked through. */
+static const char plan_turn[] =
+    "{\"type\":\"turn.started\",\"session_id\":\"S\",\"turn_id\":\"T\","
+    "\"seq\":1,\"at\":\"2026-01-01T00:00:00Z\"}\n"
+    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"role\":"
+    "\"user\",\"content\":\"tidy the repo\"}}\n"
+    "{\"type\":\"decomposition\",\"session_id\":\"S\",\"turn_id\":\"T\","
+    "\"seq\":2,\"at\":\"x\",\"goal\":\"tidy the repo\",\"todos\":["
+    "{\"id\":\"todo-1\",\"title\":\"List the files\",\"ordering\":0},"
+    "{\"id\":\"todo-2\",\"title\":\"Remove the junk\",\"ordering\":1}]}\n"
+    "{\"type\":\"todo\",\"session_id\":\"S\",\"id\":\"todo-1\",\"title\":"
+    "\"List the files\",\"status\":\"active\"}\n"
+    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"role\":"
+    "\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"c1\","
+    "\"function\":{\"name\":\"ls\",\"arguments\":\"{}\"}}]}}\n"
+    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{\"role\":"
+    "\"tool\",\"name\":\"ls\",\"content\":\"a b\"}}\n"
+    "{\"type\":\"todo\",\"session_id\":\"S\",\"id\":\"todo-1\",\"title\":"
+    "\"List the files\",\"status\":\"done\"}\n"
+    "{\"type\":\"step_progress\",\"session_id\":\"S\",\"step\":1,\"todo\":"
+    "\"todo-1\",\"made_tool_calls\":true,\"tool_calls_errored\":0,"
+    "\"produced_new_artifacts\":true,\"todo_marked_complete_by_model\":"
+    "true,\"todo_completed\":true,\"response_delta_hash\":\"ab\","
+    "\"verdict\":\"continue\"}\n"
+    "{\"type\":\"todo\",\"session_id\":\"S\",\"id\":\"todo-2\",\"title\":"
+    "\"Remove the junk\",\"status\":\"active\"}\n"
+    "{\"type\":\"todo\",\"session_id\":\"S\",\"id\":\"todo-2\",\"title\":"
+    "\"Remove the junk\",\"status\":\"done\"}\n"
+    "{\"type\":\"step_progress\",\"session_id\":\"S\",\"step\":2,\"todo\":"
+    "\"todo-2\",\"made_tool_calls\":false,\"tool_calls_errored\":0,"
+    "\"produced_new_artifacts\":true,\"todo_marked_complete_by_model\":"
+    "true,\"todo_completed\":true,\"response_delta_hash\":\"cd\","
+    "\"verdict\":\"completed\"}\n"
+    "{\"type\":\"completion\",\"session_id\":\"S\",\"text\":\"Tidy.\","
+    "\"reason\":\"completed\",\"usage\":{\"input\":1,\"output\":2},"
+    "\"cost\":\"0\"}\n";
+
+static void
+test_a_plan_is_drawn_and_ticked_off(void)
+{
+	ok(same(draw(ALL, plan_turn),
+	    "> tidy the repo\n"
+	    "Plan:\n"
+	    "  [ ] List the files\n"
+	    "  [ ] Remove the junk\n"
+	    "  [>] List the files\n"
+	    "\xe2\x86\x92 ls {}\n"
+	    "\xe2\x86\x90 ls: a b\n"
+	    "  [x] List the files\n"
+	    "  [>] Remove the junk\n"
+	    "  [x] Remove the junk\n"
+	    "[1 in \xc2\xb7 2 out \xc2\xb7 $0]\n"),
+	    "the plan, each todo made active and ticked off; progress quiet");
+	ok(same(draw(ART_EVTEXT_TEXT | ART_EVTEXT_ENDED, plan_turn), ""),
+	    "without ART_EVTEXT_TOOLS: no plan");
+}
+
+static void
+test_a_plan_in_colour(void)
+{
+	struct art_evtext_opts o = { .show = ALL, .color = true };
+	struct art_evtext *t = art_evtext_new(&o);
+	struct art_buf out = ART_BUF_INIT;
+
+	feed(t, plan_turn, &out, &out);
+	ok(out.p != NULL && strstr(out.p, "\033[1mPlan:\033[0m\n") != NULL &&
+	    strstr(out.p, "\033[2m  [>] List the files\033[0m\n") != NULL &&
+	    strstr(out.p, "  [x] List the files\n") != NULL,
+	    "colour: Plan bold, the active todo dim, a done one plain");
+	art_buf_release(&out);
+	art_evtext_free(t);
+}
+
+static const char stalled_turn[] =
+    "{\"type\":\"turn.started\",\"session_id\":\"S\"}\n"
+    "{\"type\":\"step_progress\",\"session_id\":\"S\",\"step\":7,\"todo\":"
+    "\"todo-1\",\"made_tool_calls\":true,\"tool_calls_errored\":0,"
+    "\"produced_new_artifacts\":false,\"todo_marked_complete_by_model\":"
+    "false,\"todo_completed\":false,\"response_delta_hash\":\"ab\","
+    "\"verdict\":\"stalled\"}\n";
+
+static void
+test_a_stop_is_said_once(void)
+{
+	char ev[1024];
+
+	snprintf(ev, sizeof(ev), "%s{\"type\":\"completion\",\"session_id\":"
+	    "\"S\",\"text\":null,\"reason\":\"stalled\",\"code\":\"stalled\","
+	    "\"error\":\"stalled: no progress in the last 3 steps\"}\n",
+	    stalled_turn);
+	ok(same(draw(ALL, ev), "error: stalled: no progress in the last 3 "
+	    "steps\n[0 in \xc2\xb7 0 out \xc2\xb7 $?]\n"),
+	    "a stalled turn that ends: its completion's error says it");
+	ok(same(draw(ALL & ~ART_EVTEXT_ENDED, ev),
+	    "[0 in \xc2\xb7 0 out \xc2\xb7 $?]\n"),
+	    "beside the session's stderr: not said twice");
+	snprintf(ev, sizeof(ev), "%s{\"type\":\"status\",\"session_id\":\"S\","
+	    "\"status\":\"suspended\",\"reason\":\"stalled\","
+	    "\"interrupt_id\":\"I\"}\n", stalled_turn);
+	ok(same(draw(ALL, ev), "[stalled at step 7: no new results and no "
+	    "todo done]\n[parked: stalled (interrupt I)]\n"),
+	    "a stalled turn that parks: why, then the park");
+	ok(same(draw(ALL, "{\"type\":\"turn.started\",\"session_id\":\"S\"}\n"
+	    "{\"type\":\"step_progress\",\"session_id\":\"K\",\"step\":40,"
+	    "\"verdict\":\"max_steps\"}\n"
+	    "{\"type\":\"completion\",\"session_id\":\"K\",\"code\":"
+	    "\"max_steps\",\"error\":\"out of steps\"}\n"),
+	    "[sub-agent] [max_steps: stopped after step 40]\n"),
+	    "a sub-agent's stop, whose completion is not drawn");
+	ok(same(draw(ALL, "{\"type\":\"turn.started\",\"session_id\":\"S\"}\n"
+	    "{\"type\":\"step_progress\",\"session_id\":\"S\",\"step\":2,"
+	    "\"verdict\":\"continue\"}\n"
+	    "{\"type\":\"status\",\"session_id\":\"S\",\"status\":"
+	    "\"suspended\",\"reason\":\"approval\",\"interrupt_id\":\"I\"}\n"),
+	    "[parked: approval (interrupt I)]\n"),
+	    "a plan going on says nothing, even when the turn parks");
+}
+
 int
 main(void)
 {
@@ -388,5 +506,8 @@ main(void)
 	test_parked();
 	test_lines_fit_the_width();
 	test_log_lines();
+	test_a_plan_is_drawn_and_ticked_off();
+	test_a_plan_in_colour();
+	test_a_stop_is_said_once();
 	return tap_done();
 }
