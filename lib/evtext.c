@@ -234,14 +234,20 @@ was_streamed(const struct art_evtext *t, const char *id)
 
 /*
  * Whether m is a structured answer's message, whose content is the raw
- * JSON: the structured_answer event after it draws the answer.  Its held
- * tokens are forgotten either way, as the message ends the reply.
+ * JSON: the structured_answer event after it draws the answer; or an
+ * autonomous plan's reply ("todo_plan"), which its decomposition event
+ * draws.  Its held tokens are forgotten either way, as the message ends
+ * the reply.
  */
 static bool
 is_answer(struct art_evtext *t, const jv *m)
 {
-	jv a = art_json_field(m, "structured_answer");
-	bool yes = jv_get_kind(a) == JV_KIND_OBJECT;
+	jv a = art_json_field(m, "structured_answer"), p = art_json_field(m,
+	    "todo_plan");
+	bool yes = jv_get_kind(a) == JV_KIND_OBJECT ||
+	    jv_get_kind(p) == JV_KIND_TRUE;
+
+	jv_free(p);
 	const char *id = art_json_str(m, "id");
 
 	jv_free(a);

@@ -689,6 +689,22 @@ asks_structured(const jv *config)
 	    !art_auto_is(config);
 }
 
+/* Did the finished call (the trigger's) ask for an autonomous plan? */
+static int
+is_plan_reply(const struct art_propose_in *in)
+{
+	const char *id = art_json_str(in->trigger, "id"), *g;
+	jv call = id != NULL && in->llm_call != NULL ? in->llm_call(in->ctx,
+	    id) : jv_null(), req = art_json_field(&call, "request");
+	int yes;
+
+	g = art_json_str(&req, "step_goal");
+	yes = g != NULL && strcmp(g, ART_AUTO_PLAN_GOAL) == 0;
+	jv_free(req);
+	jv_free(call);
+	return yes;
+}
+
 /* Was the finished call (the trigger's) already the answer's retry? */
 static int
 was_answer_retry(const struct art_propose_in *in)
@@ -819,7 +835,11 @@ llm_finished(const struct art_propose_in *in)
 		}
 	} else if (art_auto_is(in->config)) {
 		/* A plan's step ended: the engine judges the plan, and ends
-		 * the turn, or this call is the next step. */
+		 * the turn, or this call is the next step.  The plan's own
+		 * reply is marked, so what draws a transcript can tell it. */
+		if (is_plan_reply(in))
+			msg = jv_object_set(msg, jv_string("todo_plan"),
+			    jv_true());
 		actions = jv_array_append(actions, default_llm_call(in->config));
 	} else if (asks_structured(in->config)) {
 		jv_free(calls);

@@ -7,6 +7,11 @@
 
 load lib
 
+setup() {
+	# The example agents name their tools; the engine reads them here.
+	export AGENTRT_TOOLS="$top_srcdir/examples/tools"
+}
+
 teardown() {
 	stop_server 2>/dev/null || true
 }
