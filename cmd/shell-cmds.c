@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "answer.h"
 #include "diag.h"
 #include "err.h"
 #include "json.h"
@@ -424,6 +425,24 @@ resolve(struct shell *sh, const jv *intr, bool *stopped)
 	return out;
 }
 
+/* The answer ev (borrowed) as the text -c prints, without its last
+ * newline, in place of reply (consumed). */
+static jv
+answer_reply(jv reply, const jv *ev)
+{
+	jv text = art_answer_text(ev, 80);
+	int n = jv_string_length_bytes(jv_copy(text));
+	const char *s = jv_string_value(text);
+
+	jv_free(reply);
+	if (n > 0 && s[n - 1] == '\n')
+		reply = jv_string_sized(s, n - 1);
+	else
+		reply = jv_copy(text);
+	jv_free(text);
+	return reply;
+}
+
 static int
 turn_once(struct shell *sh, const struct turn *t, jv *reply, jv *intr)
 {
@@ -436,6 +455,11 @@ turn_once(struct shell *sh, const struct turn *t, jv *reply, jv *intr)
 	if (reply != NULL && jv_get_kind(r.completion) == JV_KIND_OBJECT) {
 		jv_free(*reply);
 		*reply = art_json_field(&r.completion, "text");
+		/* A structured answer's reply is the answer, table and all
+		 * (its completion's text is the summary alone). */
+		if (jv_get_kind(r.answer) == JV_KIND_OBJECT &&
+		    jv_get_kind(*reply) == JV_KIND_STRING)
+			*reply = answer_reply(*reply, &r.answer);
 	}
 	*intr = jv_copy(r.interrupt);
 	render_release(&r);

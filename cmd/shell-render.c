@@ -91,6 +91,7 @@ render_init(struct render *r, struct shell *sh)
 	r->screen = isatty(STDOUT_FILENO);
 	r->started = r->quiet_since = art_clock_mono_ms();
 	r->completion = jv_null();
+	r->answer = jv_null();
 	r->interrupt = jv_null();
 }
 
@@ -99,6 +100,7 @@ render_release(struct render *r)
 {
 	art_evtext_free(r->text);
 	jv_free(r->completion);
+	jv_free(r->answer);
 	jv_free(r->interrupt);
 	art_buf_release(&r->errline);
 }
@@ -199,8 +201,11 @@ keep(struct render *r, const jv *ev, const char *type, bool child)
 {
 	const char *status = art_json_str(ev, "status");
 
-	if (strcmp(type, "structured_answer") == 0 && !child)
+	if (strcmp(type, "structured_answer") == 0 && !child) {
 		keep_followups(r->sh, ev);
+		jv_free(r->answer);
+		r->answer = jv_copy(*ev);
+	}
 	if (strcmp(type, "completion") == 0 && !child) {
 		jv_free(r->completion);
 		r->completion = jv_copy(*ev);

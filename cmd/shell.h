@@ -93,6 +93,7 @@ struct render {
 	int64_t		 quiet_since;	/* the last time we drew something */
 	int64_t		 drawn_at;	/* the spinner's last frame */
 	jv		 completion;	/* the root's completion, or null */
+	jv		 answer;	/* the root's structured answer, or null */
 	jv		 interrupt;	/* last suspension: id, reason, … */
 	struct art_buf	 errline;	/* stage stderr not yet a whole line */
 };

@@ -54,19 +54,17 @@ agentrt-shell: no follow-up 0 (the last answer has 0)"
 }
 
 @test "an answer's table is drawn, and /N sends its follow-up" {
-	skip "needs the engine's structured answers"
 	cat >agents/lister.json <<-'EOF'
 	{"model": "mock/script", "answer": "structured",
 	 "mock": {"script": [
-	  {"json": {"summary": "Two files.", "columns": ["name", "size"],
+	  {"json": {"summary": "Two files ({{user}}).", "columns": ["name", "size"],
 	   "rows": [{"cells": ["a.txt", "3"]}, {"cells": ["b.txt", "12"]}],
-	   "followups": ["Say hi", "Sort by size"]}},
-	  {"json": {"summary": "hi there"}}]}}
+	   "followups": ["Say hi", "Sort by size"]}}]}}
 	EOF
 	pty -a lister <<-EOF
 	expect \(new\)> 
 	send ls\r
-	expect Two files\.
+	expect Two files \(ls\)\.
 	expect name   size
 	expect a\.txt  3
 	expect b\.txt  12
@@ -77,16 +75,16 @@ agentrt-shell: no follow-up 0 (the last answer has 0)"
 	expect $P
 	send /1\r
 	expect ${P}Say hi
-	expect hi there
+	expect Two files \(Say hi\)\.
 	expect $P
-	send /1\r
+	send /3\r
 	expect $P
 	send \x04
 	wait 0
 	EOF
 	[ "$status" -eq 0 ] || fail "$output"
 	assert_eq "$(cat "$ERR")" "agentrt-shell: no follow-up 3 (the last answer has 2)
-agentrt-shell: no follow-up 1 (the last answer has 0)"
+agentrt-shell: no follow-up 3 (the last answer has 2)"
 	assert_eq "$(user_texts "$(newest)")" '["ls","Say hi"]'
 	# The JSON was never drawn.
 	! grep -q '"summary"' "$PTY_LOG" || fail "raw JSON on the screen"
