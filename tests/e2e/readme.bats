@@ -220,6 +220,19 @@ calc said: 42"
 	done
 }
 
+@test "README autonomous: planner's plan drawn and ticked off, as the README shows it" {
+	run_block planner
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(grep -v '^agentrt-session: ' <<<"$output")" "$(readme_block planner |
+	    sed -n 's/^# //p')"
+}
+
+@test "README structured answers: analyst's table, as the README shows it" {
+	run_block analyst
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$output" "$(readme_block analyst | sed -n 's/^# \{0,1\}//p' | sed 's/^#$//')"
+}
+
 @test "README HTTP worker: the ring starts once the worker listens, and no request fails" {
 	command -v python3 >/dev/null || skip "no python3"
 	block=$(readme_block http-worker)
