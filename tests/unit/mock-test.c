@@ -123,6 +123,13 @@ test_step_counts_assistant_messages_after_the_last_user_message(void)
 	    "with no user message every assistant message counts");
 	ok(step_of("{\"messages\":\"nope\"}") == 0,
 	    "messages that are not an array count as none");
+	ok(step_of("{\"answer_retry\":true,\"messages\":[" USER("a") ","
+	    ASSISTANT "," USER("that does not fit") "]}") == 1,
+	    "an answer asked for again plays the step after the reply it "
+	    "mends");
+	ok(step_of("{\"messages\":[" USER("a") "," ASSISTANT ","
+	    USER("that does not fit") "]}") == 0,
+	    "without answer_retry the correction is a new turn");
 }
 
 /* --- echo --- */
@@ -558,10 +565,16 @@ test_script_json_steps_give_compact_json(void)
 
 	ok(answer(m, "mock/script", 1, 0, "[" USER("q") "]", mock, &out,
 	    &err) == 0 && strcmp(art_json_str(&out.response, "content"),
-	    "{\"todos\":[{\"title\":\"one\"},{\"title\":\"{{user}}\"}]}") == 0 &&
+	    "{\"todos\":[{\"title\":\"one\"},{\"title\":\"q\"}]}") == 0 &&
 	    strcmp(art_json_str(&out.response, "finish_reason"), "stop") == 0,
-	    "a json step: the value dumped compactly, as it is (no "
-	    "templates), and it stops");
+	    "a json step: the value dumped compactly, its strings' "
+	    "placeholders filled, and it stops");
+	art_llm_outcome_release(&out);
+	ok(answer(m, "mock/script", 1, 0, "[" USER("say \\\"hi\\\"") "]",
+	    mock, &out, &err) == 0 && strcmp(art_json_str(&out.response,
+	    "content"), "{\"todos\":[{\"title\":\"one\"},{\"title\":"
+	    "\"say \\\"hi\\\"\"}]}") == 0,
+	    "a placeholder's quotes are escaped: the JSON stays whole");
 	art_llm_outcome_release(&out);
 	ok(answer(m, "mock/script", 1, 0, "[" USER("q") "," ASSISTANT "]",
 	    mock, &out, &err) == 0 && strcmp(art_json_str(&out.response,
