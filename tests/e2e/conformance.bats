@@ -165,6 +165,17 @@ rejects() {
 	conforms
 }
 
+@test "conformance: an autonomous plan worked through, and a structured answer" {
+	AGENTRT_TOOLS="$top_srcdir/examples/tools" cring -a planner -m 'Work out 17*23 and count some words'
+	[ "$status" -eq 0 ] || fail "$output"
+	AGENTRT_TOOLS="$top_srcdir/examples/tools" cring -a analyst -m 'What is 17*23?'
+	[ "$status" -eq 0 ] || fail "$output"
+	# The engine's own parts ride beside the seed's shapes.
+	grep -q '"step_goal":"Work out 17\*23"' "$REC/wire" || fail "no step_goal on the wire"
+	grep -q '"response_format":{"name":"structured_answer"' "$REC/wire" || fail "no response_format on the wire"
+	conforms
+}
+
 @test "conformance: parallel tools" {
 	cring -a parallel -m go
 	[ "$status" -eq 0 ] || fail "$output"
