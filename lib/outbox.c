@@ -89,6 +89,7 @@ claim_fn(struct art_txn *t, void *ctx, struct art_err *err)
 
 	if (jv_is_valid(was)) {
 		c->claimed = 0;
+		jv_free(c->entry);	/* ours, not kept */
 		c->entry = was;
 		return 0;
 	}
