@@ -10,18 +10,11 @@ load lib
 setup() {
 	# The example agents name their tools; the engine reads them here.
 	export AGENTRT_TOOLS="$top_srcdir/examples/tools"
-	export EFFECT_DIR="$BATS_TEST_TMPDIR/fx"
-	mkdir -p "$EFFECT_DIR" "$BATS_TEST_TMPDIR/pids"
-	: >"$EFFECT_DIR/started"
-	: >"$EFFECT_DIR/effects"
+	effect_setup
 }
 
 teardown() {
-	local f
-	for f in "$BATS_TEST_TMPDIR"/pids/*; do
-		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
-	done
-	return 0
+	kill_stages
 }
 
 # completion FIELD: the turn's completion event's field, compact.
@@ -128,23 +121,6 @@ requested() {
 	ring -s "$sid" --resume "$iid" --payload '{"action":"stop"}'
 	[ "$status" -eq 1 ] || fail "status $status: $output"
 	assert_eq "$(completion code)" '"stalled"'
-}
-
-# bg_ring RUN-ARGS...: the ring in the background, each stage's pid in
-# pids/STAGE.
-bg_ring() {
-	local fifo="$BATS_TEST_TMPDIR/ring" p="$BATS_TEST_TMPDIR/pids"
-	rm -f "$fifo" "$p"/*
-	mkfifo "$fifo"
-	(
-		sh -c 'echo $$ >"$0"; exec agentrt-decide' "$p/decide" <"$fifo" 2>>"$BATS_TEST_TMPDIR/stages.err" |
-		sh -c 'echo $$ >"$0"; exec agentrt-llm' "$p/llm" 2>>"$BATS_TEST_TMPDIR/stages.err" |
-		sh -c 'echo $$ >"$0"; exec agentrt-tool --env EFFECT_DIR --tools "$1"' "$p/tool" \
-		    "$top_srcdir/tests/fixtures/tools" 2>>"$BATS_TEST_TMPDIR/stages.err" |
-		sh -c 'echo $$ >"$0"; shift; AGENTRT_AGENTS="$AGENTS" exec agentrt-session run --events "$EVENTS" "$@"' \
-		    "$p/session" - "$@" >"$fifo" 2>>"$BATS_TEST_TMPDIR/session.err"
-	) &
-	RING_PID=$!
 }
 
 @test "the engine killed in mid-plan: the resumed turn keeps its plan, and the tool ran once" {

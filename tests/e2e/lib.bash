@@ -29,6 +29,44 @@ ring() {
 	' ring "$fifo" "$@"
 }
 
+# effect_setup: the effect tool's EFFECT_DIR (tests/fixtures/tools/effect),
+# its run and effect counts empty.
+effect_setup() {
+	export EFFECT_DIR="$BATS_TEST_TMPDIR/fx"
+	mkdir -p "$EFFECT_DIR"
+	: >"$EFFECT_DIR/started"
+	: >"$EFFECT_DIR/effects"
+}
+
+# kill_stages: kill -9 whatever bg_ring started that still runs.
+kill_stages() {
+	local f
+	for f in "$BATS_TEST_TMPDIR"/pids/*; do
+		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+	done
+	return 0
+}
+
+# bg_ring RUN-ARGS...: the ring in the background, each stage's pid in
+# pids/STAGE, the effect tool's EFFECT_DIR passed to the tool stage;
+# waits for nothing, and sets RING_PID.  For tests that kill a stage
+# mid-turn.
+bg_ring() {
+	local fifo="$BATS_TEST_TMPDIR/ring" p="$BATS_TEST_TMPDIR/pids"
+	mkdir -p "$p"
+	rm -f "$fifo" "$p"/*
+	mkfifo "$fifo"
+	(
+		sh -c 'echo $$ >"$0"; exec agentrt-decide' "$p/decide" <"$fifo" 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		sh -c 'echo $$ >"$0"; exec agentrt-llm' "$p/llm" 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		sh -c 'echo $$ >"$0"; exec agentrt-tool --env EFFECT_DIR --tools "$1"' "$p/tool" \
+		    "$top_srcdir/tests/fixtures/tools" 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		sh -c 'echo $$ >"$0"; shift; AGENTRT_AGENTS="$AGENTS" exec agentrt-session run --events "$EVENTS" "$@"' \
+		    "$p/session" - "$@" >"$fifo" 2>>"$BATS_TEST_TMPDIR/session.err"
+	) &
+	RING_PID=$!
+}
+
 # ring_exec RUN-ARGS...: ring with agentrt-decide --exec "$DECIDE_EXEC".
 ring_exec() {
 	local fifo="$BATS_TEST_TMPDIR/ring"
