@@ -20,9 +20,8 @@
 #include "answer.h"
 #include "auto.h"
 #include "json.h"
-#include "propose.h"
+#include "parts.h"
 #include "session.h"
-#include "tree.h"
 
 /* The running turn's id (buf), or "" when no turn runs; -1 on failure. */
 static int
@@ -69,7 +68,7 @@ turn_plan(struct cx *c, const char *h)
 	return plan;
 }
 
-/* A message's text: its content string, or its text parts joined. */
+/* A message's text: its content string, or its parts as text. */
 static jv
 text_of(const jv *m)
 {
@@ -77,17 +76,8 @@ text_of(const jv *m)
 
 	if (jv_get_kind(content) == JV_KIND_STRING)
 		return content;
-	out = jv_string("");
-	if (jv_get_kind(content) == JV_KIND_ARRAY) {
-		jv_array_foreach(content, i, part) {
-			const char *t = art_json_str(&part, "text");
-
-			if (t != NULL)
-				out = jv_string_append_str(out, t);
-			jv_free(part);
-			(void)i;
-		}
-	}
+	out = jv_get_kind(content) == JV_KIND_ARRAY ?
+	    art_parts_text(&content) : jv_string("");
 	jv_free(content);
 	return out;
 }
