@@ -21,6 +21,7 @@
 #include "auto.h"
 #include "json.h"
 #include "parts.h"
+#include "propose.h"
 #include "session.h"
 
 /* The running turn's id (buf), or "" when no turn runs; -1 on failure. */
@@ -154,6 +155,27 @@ llm_tool(jv t)
 	return out;
 }
 
+/* tools (consumed; an array or not) without one named todo_done. */
+static jv
+without_done(jv tools)
+{
+	jv out = jv_array();
+	const char *n;
+
+	if (jv_get_kind(tools) == JV_KIND_ARRAY) {
+		jv_array_foreach(tools, i, t) {
+			n = art_json_str(&t, "name");
+			if (n != NULL && strcmp(n, ART_AUTO_DONE_TOOL) == 0)
+				jv_free(t);
+			else
+				out = jv_array_append(out, t);
+			(void)i;
+		}
+	}
+	jv_free(tools);
+	return out;
+}
+
 /* req's system prompt (by reference, "prompt") with text after it. */
 static jv
 add_system(jv req, jv text)
@@ -186,7 +208,7 @@ jv
 eng_auto_request(struct cx *c, const jv *cfg, const char *h, jv req)
 {
 	struct art_auto s;
-	jv plan, goal, active, tools;
+	jv plan, goal, active, tools, decl;
 	const char *st;
 
 	if (!art_auto_is(cfg)) {
@@ -222,13 +244,14 @@ eng_auto_request(struct cx *c, const jv *cfg, const char *h, jv req)
 		req = set_some(req, "step_goal", art_json_field(&active,
 		    "title"));
 		jv_free(active);
-		tools = art_json_field(&req, "tools");
-		if (jv_get_kind(tools) != JV_KIND_ARRAY) {
-			jv_free(tools);
-			tools = jv_array();
-		}
-		req = set(req, "tools", jv_array_append(tools,
-		    llm_tool(art_auto_done_tool())));
+		tools = without_done(art_json_field(&req, "tools"));
+		decl = art_propose_tool(cfg, ART_AUTO_DONE_TOOL);
+		/* An agent's own todo_done is its tool: no built-in then. */
+		if (jv_get_kind(decl) == JV_KIND_NULL)
+			tools = jv_array_append(tools, llm_tool(
+			    art_auto_done_tool()));
+		jv_free(decl);
+		req = set(req, "tools", tools);
 	}
 	jv_free(plan);
 	return req;
@@ -258,9 +281,14 @@ eng_auto_done(struct cx *c, const jv *call)
 {
 	char h[ART_ID_MAX + 1], why[256];
 	const char *text = art_json_str(call, "arguments"), *id, *next;
-	jv args, plan, before, done, act, result;
+	const char *bad = art_json_str(call, "input_error");
+	const char *anchor = art_json_str(call, "anchor"), *was;
+	jv args, plan, before, done, act, result, idv;
 	int r;
 
+	if (bad != NULL)
+		return eng_refuse_call(c, call, jv_string_fmt("invalid tool "
+		    "arguments: %s", bad));
 	if (eng_head(c, h, sizeof(h)) == -1 || !jv_is_valid(plan =
 	    turn_plan(c, h)))
 		return -1;
@@ -271,8 +299,25 @@ eng_auto_done(struct cx *c, const jv *call)
 	}
 	args = art_json_parse_str(text != NULL && *text != '\0' ? text : "{}",
 	    NULL);
-	id = jv_get_kind(args) == JV_KIND_OBJECT ? art_json_str(&args, "id") :
-	    NULL;
+	idv = art_json_field(&args, "id");
+	if (jv_get_kind(args) != JV_KIND_OBJECT || (jv_get_kind(idv) !=
+	    JV_KIND_NULL && jv_get_kind(idv) != JV_KIND_STRING)) {
+		jv_free(idv);
+		jv_free(args);
+		jv_free(plan);
+		return eng_refuse_call(c, call, jv_string("todo_done: expected "
+		    "{\"id\": \"todo-N\", \"summary\": \"...\"}, id a string"));
+	}
+	jv_free(idv);
+	/* One todo a step: the model's step is one todo's. */
+	was = art_json_str(&plan, "marked_at");
+	if (was != NULL && anchor != NULL && strcmp(was, anchor) == 0) {
+		jv_free(args);
+		jv_free(plan);
+		return eng_refuse_call(c, call, jv_string("todo_done: a todo "
+		    "was already marked done in this step; one todo a step"));
+	}
+	id = art_json_str(&args, "id");
 	before = art_auto_active(&plan);
 	if (art_auto_mark_done(&plan, id, why, sizeof(why)) == -1) {
 		jv_free(before);
@@ -282,6 +327,8 @@ eng_auto_done(struct cx *c, const jv *call)
 		    why));
 	}
 	jv_free(args);
+	if (anchor != NULL)
+		plan = set(plan, "marked_at", jv_string(anchor));
 	done = todo_named(&plan, art_json_str(&before, "id"));
 	act = art_auto_active(&plan);
 	next = art_json_str(&act, "title");
@@ -414,16 +461,20 @@ facts_release(struct facts *f)
 static int
 fold_result(struct cx *c, struct facts *f, const jv *m)
 {
-	const char *id = art_json_str(m, "tool_call_id"), *st, *name;
+	const char *id = art_json_str(m, "tool_call_id"), *st;
+	const char *name;
 	jv call, text;
 
 	if (id == NULL)
 		return 0;
-	call = eng_get_call(c, id);
+	/* A sub-agent's call is kept under its child's id, and a worker
+	 * may write a result of its own: no record is a result. */
+	call = eng_get(c, ART_DB_CALLS, c->sid, id);
 	if (!jv_is_valid(call))
 		return -1;
-	st = art_json_str(&call, "status");
-	name = art_json_str(&call, "name");
+	st = jv_get_kind(call) == JV_KIND_NULL ? "completed" :
+	    art_json_str(&call, "status");
+	name = art_json_str(&call, "builtin");
 	if (st != NULL && strcmp(st, "failed") == 0)
 		f->st.errored++;
 	else if (st != NULL && strcmp(st, "completed") == 0) {
@@ -629,7 +680,7 @@ eng_auto_step(struct cx *c, const jv *live, const jv *cfg, const char *h,
 	struct art_auto s;
 	jv tr, plan;
 	const char *tt, *st;
-	int planning = 0, ok = 0, r = 0;
+	int planning = 0, ok = 0, truncated = 0, r = 0;
 
 	if (!art_auto_is(cfg))
 		return 0;
@@ -642,6 +693,7 @@ eng_auto_step(struct cx *c, const jv *live, const jv *cfg, const char *h,
 	}
 	st = art_json_str(&plan, "status");
 	art_json_get_bool(&tr, "ok", 0, &ok, NULL);
+	art_json_get_bool(&tr, "truncated", 0, &truncated, NULL);
 	if (strcmp(tt, "llm.finished") == 0 && is_planning(c, &tr,
 	    &planning) == -1)
 		r = -1;
@@ -653,9 +705,9 @@ eng_auto_step(struct cx *c, const jv *live, const jv *cfg, const char *h,
 		r = resume_plan(c, plan, &tr, &s, h, actions);
 		plan = jv_null();
 	} else if (st != NULL && strcmp(st, "running") == 0 &&
-	    (strcmp(tt, "llm.finished") == 0 || strcmp(tt,
-	    "tool.finished") == 0 || strcmp(tt, "sub_agent.finished") == 0) &&
-	    (has_action(actions, "llm.call") || has_action(actions, "done"))) {
+	    ((strcmp(tt, "llm.finished") == 0 && ok && !truncated) ||
+	    strcmp(tt, "tool.finished") == 0 || strcmp(tt,
+	    "sub_agent.finished") == 0) && has_action(actions, "llm.call")) {
 		r = end_step(c, plan, &s, h, actions);
 		plan = jv_null();
 	}
@@ -666,7 +718,8 @@ eng_auto_step(struct cx *c, const jv *live, const jv *cfg, const char *h,
 
 /*
  * The reason an autonomous turn tid ended, from its plan at the head:
- * "completed", "stalled" or "max_steps"; jv_null() for any other turn.
+ * "completed", "stalled" or "max_steps"; jv_null() for any other turn,
+ * jv_invalid() when the store fails.
  */
 jv
 eng_auto_reason(struct cx *c, const char *tid)
@@ -675,10 +728,14 @@ eng_auto_reason(struct cx *c, const char *tid)
 	jv plan, out;
 	const char *pt, *st;
 
-	if (tid == NULL || eng_head(c, h, sizeof(h)) == -1)
+	if (tid == NULL)
 		return jv_null();
+	if (eng_head(c, h, sizeof(h)) == -1)
+		return jv_invalid();
 	plan = art_session_resolve(c->t, c->sid, ART_VERSION_PLAN, *h != '\0' ?
-	    h : NULL, NULL);
+	    h : NULL, c->err);
+	if (!jv_is_valid(plan))
+		return plan;
 	pt = art_json_str(&plan, "turn_id");
 	st = art_json_str(&plan, "status");
 	if (pt == NULL || strcmp(pt, tid) != 0 || st == NULL ||

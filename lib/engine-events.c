@@ -10,6 +10,7 @@
 
 #include "answer.h"
 #include "json.h"
+#include "schema.h"
 #include "session.h"
 
 void
@@ -188,14 +189,27 @@ publish_warnings(struct cx *c, const jv *ev, const jv *warnings)
 static void
 project_answer(struct cx *c, const jv *ev, const jv *m)
 {
-	jv ans = art_json_field(m, "structured_answer"), w, more, ce;
+	jv ans = art_json_field(m, "structured_answer"), w, more, ce, schema;
+	struct art_err err;
+	int bad;
 
 	w = art_json_field(m, "answer_warnings");
 	publish_warnings(c, ev, &w);
 	jv_free(w);
-	if (jv_get_kind(ans) != JV_KIND_OBJECT ||
-	    art_json_str(&ans, "summary") == NULL) {
+	if (jv_get_kind(ans) == JV_KIND_NULL) {
 		jv_free(ans);
+		return;
+	}
+	/* Whoever wrote the message (a client's view, a worker), only an
+	 * answer in the seed's shape is shown, as one. */
+	schema = art_answer_schema();
+	bad = art_schema_validate(&schema, &ans, &err) == -1;
+	jv_free(schema);
+	if (bad) {
+		jv_free(ans);
+		eng_publish(c, ev, set(set(obj("warning"), "code",
+		    jv_string("answer_invalid")), "message", jv_string_fmt(
+		    "structured answer: %s; not shown", err.msg)));
 		return;
 	}
 	ans = art_answer_cap(ans, &more);

@@ -734,7 +734,7 @@ turn_totals(struct cx *c, jv p, const char *tid)
 static int
 end_turn(struct cx *c, jv data, jv error, const char *code)
 {
-	jv s = eng_summary(c), p, pv = jv_invalid();
+	jv s = eng_summary(c), p, pv = jv_invalid(), reason;
 	struct child_done d = { NULL, jv_null(), jv_null(), jv_null(),
 	    jv_null() };
 	const char *st, *tid, *parent;
@@ -754,8 +754,11 @@ end_turn(struct cx *c, jv data, jv error, const char *code)
 		p = set_some(p, "error", jv_copy(error));
 		if (code != NULL && jv_get_kind(error) != JV_KIND_NULL)
 			p = set(p, "code", jv_string(code));
-		p = set_some(p, "reason", eng_auto_reason(c, tid));
-		p = turn_totals(c, p, tid);
+		reason = eng_auto_reason(c, tid);
+		p = jv_is_valid(reason) ? set_some(p, "reason", reason) :
+		    (jv_free(p), jv_invalid());
+		if (jv_is_valid(p))
+			p = turn_totals(c, p, tid);
 		d.usage = art_json_field(&p, "usage");
 		d.cost = art_json_field(&p, "cost");
 		r = jv_is_valid(p) ? eng_rec(c, p) : -1;

@@ -498,6 +498,13 @@ tool_finished(const struct art_propose_in *in)
 	if (in->pending_calls > 0)
 		return after_head(in, jv_array_append(jv_array(), msg),
 		    jv_array());
+	/*
+	 * An autonomous step's call is the engine's own, made again for
+	 * the plan as it stands (engine-auto.c), not the last one's.
+	 */
+	if (art_auto_is(in->config))
+		return after_head(in, jv_array_append(jv_array(), msg),
+		    jv_array_append(jv_array(), default_llm_call(in->config)));
 	tail = in->since_call(in->ctx, id);
 	call = jv_get_kind(tail) == JV_KIND_ARRAY &&
 	    jv_array_length(jv_copy(tail)) > 0 ? reissue(in, &tail, &msg) :

@@ -223,7 +223,10 @@ res_moved(struct art_txn *t, const char *sid, const char *parent,
 		return 0;		/* a session from before the cache */
 	}
 	at = jv_object_get(jv_copy(res), jv_string("at"));
-	if (same_node(&at, head))
+	/* A cache from before the plan kind: made whole once, here. */
+	if (!jv_object_has(jv_copy(res), res_key(ART_VERSION_PLAN)))
+		r = res_compute(t, sid, head, err);
+	else if (same_node(&at, head))
 		r = 0;
 	else if (parent != NULL && same_node(&at, parent))
 		r = res_put(t, sid, jv_object_set(res, jv_string("at"),

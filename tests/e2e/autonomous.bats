@@ -55,6 +55,11 @@ requested() {
 	log_of '[.[].payload | select(.type=="llm.call.requested") | .request |
 	    (.prompt.system // .messages[0].content)][1]' | grep -q 'todo-1: Work out 17\*23' ||
 	    fail "the step prompt does not name the todo"
+	# Each step's call is made for the plan as it stands: the active
+	# todo moves on, and todo_done is offered once.
+	assert_eq "$(requested '(.prompt.system // .messages[0].content) | capture("\\[>\\] (?<a>todo-[0-9])").a' | tr '\n' ' ')" \
+	    'todo-1 todo-1 todo-2 todo-2 todo-3 '
+	assert_eq "$(requested '[(.tools // [])[] | select(.name == "todo_done")] | length' | sort -u | tr '\n' ' ')" '0 1 '
 	# todo_done was answered by the engine: no tool stage ran it.
 	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.completed") | select(.result | tostring | test("is done"))] | length')" 3
 	# The plan is session state: show resolves it on the active path.
@@ -98,6 +103,31 @@ requested() {
 	assert_eq "$(events 'select(.type=="tool_result" and .error != null) | .error' | head -1)" \
 	    '"todo_done: todo-2 is not the active todo (todo-1 is)"'
 	assert_eq "$(completion reason)" '"completed"'
+}
+
+@test "todo_done: one todo a step, and an id that is not a string is refused" {
+	ring -a auto-twice -m 'Do both'
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type=="tool_result" and .error != null) | .error' | tr -d '"')" \
+	    "todo_done: a todo was already marked done in this step; one todo a step
+invalid tool arguments: /id: expected string, got number"
+	assert_eq "$(events 'select(.type=="todo" and .status=="done") | .id' | tr -d '"' | tr '\n' ' ')" 'todo-1 todo-2 '
+	assert_eq "$(completion text)" '"second done"'
+}
+
+@test "a sub-agent's answer is a step's result" {
+	ring -a auto-boss -m 'Ask calc'
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type=="step_progress" and .session_id != null) | [.made_tool_calls, .produced_new_artifacts] | tostring' | head -1)" '"[true,true]"'
+	assert_eq "$(completion reason)" '"completed"'
+	assert_eq "$(completion text)" '"calc says 17*23 = 391"'
+}
+
+@test "a model call that fails is not a step: the turn parks on it, not stalled" {
+	ring -a auto-down -m 'Try'
+	[ "$status" -eq 3 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type=="step_progress")' | wc -l)" 0
+	assert_eq "$(agentrt-session show "$(the_session)" | jq -c '[.plan.status, .plan.step]')" '["running",0]'
 }
 
 @test "on_stall park: a stall parks the turn, a resume gives it another window, stop ends it" {

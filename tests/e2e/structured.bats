@@ -96,6 +96,19 @@ sa_agent() {
 	assert_eq "$(events 'select(.type=="warning")' | wc -l)" 0
 }
 
+@test "a message whose structured_answer is not the seed's shape is not shown as one" {
+	local view
+	view=$(jq -nc '{type: "client.messages", agent_id: "echo", messages: [
+	    {role: "user", content: "hi"},
+	    {role: "assistant", content: "x", structured_answer: {summary: "s", columns: [1]}},
+	    {role: "user", content: "again"}]}')
+	ring -a echo --input "$view"
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type=="structured_answer")' | wc -l)" 0
+	events 'select(.type=="warning" and .code=="answer_invalid") | .message' |
+	    grep -q 'not shown' || fail "no warning: $(cat "$EVENTS")"
+}
+
 @test "agentrt-shell draws the answer as an aligned table with numbered follow-ups" {
 	run agentrt-shell --agents "$top_srcdir/examples/agents" \
 	    --tools "$top_srcdir/examples/tools" -a analyst -c 'What is 17*23?'
