@@ -403,10 +403,12 @@ judge() {
 	| {lost_records: ((([$k - ($ures | length), ($unanswered | length)]
 	      | max) | if . < 0 then 0 else . end) + $nouser + $nofinal),
 	   duplicated_messages: ($dupids + $dupres),
-	   duplicated_effects_allowed: [$dups[] | select(has($running; .))]
-	      | length,
-	   duplicated_effects: [$dups[] | select(has($running; .) | not)]
-	      | length,
+	   # A call runs again only as the contract lets it: its tool ran
+	   # at the kill, or had exited with its result not yet kept.
+	   duplicated_effects_allowed: [$dups[] | select(has($running; .) or
+	      has($unkeptc; .))] | length,
+	   duplicated_effects: [$dups[] | select((has($running; .) or
+	      has($unkeptc; .)) | not)] | length,
 	   results_lost: ($rlost | length),
 	   lost_results: [$rlost[] | {call: ., result: $content[.]}]}'
 }
