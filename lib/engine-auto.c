@@ -698,7 +698,10 @@ eng_auto_step(struct cx *c, const jv *live, const jv *cfg, const char *h,
 	    &planning) == -1)
 		r = -1;
 	else if (planning) {
-		if (ok && jv_get_kind(plan) == JV_KIND_NULL)
+		/* A plan from a whole reply the loop goes on from: one cut
+		 * short or refused ends or parks the turn instead. */
+		if (ok && !truncated && jv_get_kind(plan) == JV_KIND_NULL &&
+		    has_action(actions, "llm.call"))
 			r = begin_plan(c, &s, h);
 	} else if (st != NULL && strcmp(st, "stalled") == 0 &&
 	    strcmp(tt, "interrupt.resumed") == 0) {

@@ -130,6 +130,13 @@ invalid tool arguments: /id: expected string, got number"
 	assert_eq "$(agentrt-session show "$(the_session)" | jq -c '[.plan.status, .plan.step]')" '["running",0]'
 }
 
+@test "a plan's reply cut short makes no plan" {
+	ring -a auto-cut -m 'Try'
+	[ "$status" -ne 0 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type=="decomposition")' | wc -l)" 0
+	assert_eq "$(agentrt-session show "$(the_session)" | jq -c .plan)" null
+}
+
 @test "on_stall park: a stall parks the turn, a resume gives it another window, stop ends it" {
 	local sid=01900000-0000-7000-8000-0000000000c1 iid
 	ring -s "$sid" -a auto-park -m 'Think'
