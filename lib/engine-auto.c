@@ -230,8 +230,8 @@ eng_auto_request(struct cx *c, const jv *cfg, const char *h, jv req)
 			jv_free(req);
 			return goal;
 		}
-		req = add_system(req, art_auto_plan_prompt(jv_string_value(goal),
-		    &s));
+		req = add_system(req, art_auto_plan_prompt(
+		    jv_string_value(goal), &s));
 		jv_free(goal);
 		req = jv_object_delete(req, jv_string("tools"));
 		req = set(req, "response_format", art_auto_plan_format());

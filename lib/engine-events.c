@@ -174,8 +174,9 @@ publish_warnings(struct cx *c, const jv *ev, const jv *warnings)
 		part = art_json_str(&w, "part");
 		eng_publish(c, ev, set(set(set(obj("warning"), "code",
 		    jv_string(part != NULL && strcmp(part, "answer") == 0 ?
-		    "answer_invalid" : "answer_cap")), "part", art_json_field(&w,
-		    "part")), "message", art_json_field(&w, "message")));
+		    "answer_invalid" : "answer_cap")), "part",
+		    art_json_field(&w, "part")), "message",
+		    art_json_field(&w, "message")));
 		jv_free(w);
 		(void)i;
 	}
