@@ -289,7 +289,7 @@ system_agent(const struct shell *sh, struct ring *r)
 	struct art_err err;
 	jv cfg, text;
 	FILE *f;
-	int bad;
+	int bad, n, fits;
 
 	if (sh->o->system == NULL || sh->sid[0] != '\0')
 		return 0;
@@ -299,9 +299,16 @@ system_agent(const struct shell *sh, struct ring *r)
 		art_warn("%s", err.msg);
 		return -1;
 	}
-	snprintf(r->sysdir, sizeof(r->sysdir), "%s/agentrt-shell.XXXXXX",
+	n = snprintf(r->sysdir, sizeof(r->sysdir) - 6, "%s/agentrt-shell.",
 	    tmp != NULL && *tmp == '/' ? tmp : "/tmp");
-	if (mkdtemp(r->sysdir) == NULL) {
+	fits = n >= 0 && (size_t)n < sizeof(r->sysdir) - 6;
+	/* mkdtemp's template: six of 'X', which it replaces. */
+	if (fits) {
+		memset(r->sysdir + n, 'X', 6);
+		r->sysdir[n + 6] = '\0';
+	} else
+		errno = ENAMETOOLONG;
+	if (!fits || mkdtemp(r->sysdir) == NULL) {
 		art_warn("make a directory for -S: %s", strerror(errno));
 		r->sysdir[0] = '\0';
 		jv_free(cfg);

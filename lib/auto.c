@@ -16,7 +16,7 @@
 #include "json.h"
 #include "sha.h"
 
-#define DEF_MAX_TODOS		12
+#define DEF_PLAN_SIZE		12
 #define DEF_STALL_WINDOW	3
 #define DEF_MAX_STEPS		40
 
@@ -56,7 +56,7 @@ art_auto_settings(const jv *config, struct art_auto *s)
 	    art_json_field(config, "autonomous") : jv_null();
 	const char *on;
 
-	*s = (struct art_auto){ DEF_MAX_TODOS, DEF_STALL_WINDOW,
+	*s = (struct art_auto){ DEF_PLAN_SIZE, DEF_STALL_WINDOW,
 	    DEF_MAX_STEPS, 0 };
 	if (jv_get_kind(a) == JV_KIND_OBJECT) {
 		take_int(&a, "max_todos", 1, 100, &s->max_todos);
