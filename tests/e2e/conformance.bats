@@ -37,7 +37,9 @@ W
 
 # cring RUN-ARGS...: decide --exec (the recording worker) | llm | tool |
 # session run, every line between the stages kept in $REC/wire, and each
-# --input given kept in $REC/inputs.
+# --input given kept in $REC/inputs.  Each pipe is kept in a file of its
+# own while the ring runs, then added to wire: four tees appending to one
+# file can interleave a line longer than one write.
 cring() {
 	local fifo="$BATS_TEST_TMPDIR/ring" prev=
 
@@ -52,13 +54,15 @@ cring() {
 		fifo=$1; shift
 		err=$BATS_TEST_TMPDIR/stages.err
 		agentrt-decide --exec "$REC/worker.sh" <"$fifo" 2>>"$err" |
-		tee -a "$REC/wire" | agentrt-llm 2>>"$err" | tee -a "$REC/wire" |
+		tee "$REC/pipe.d2l" | agentrt-llm 2>>"$err" | tee "$REC/pipe.l2t" |
 		agentrt-tool --tools "$top_srcdir/tests/fixtures/tools" \
 		    --tools "$top_srcdir/examples/tools" 2>>"$err" |
-		tee -a "$REC/wire" |
+		tee "$REC/pipe.t2s" |
 		AGENTRT_AGENTS="$AGENTS" agentrt-session run --events "$EVENTS" "$@" |
-		tee -a "$REC/wire" >"$fifo"
+		tee "$REC/pipe.s2d" >"$fifo"
 	' ring "$fifo" "$@"
+	cat "$REC"/pipe.* >>"$REC/wire"
+	rm -f "$REC"/pipe.*
 }
 
 # check DEF FILE [JQ]: every line of FILE (through JQ, one value a line)
