@@ -49,7 +49,7 @@ static volatile sig_atomic_t stopping;
 
 enum { OPT_ID = 256, OPT_IDENTITY, OPT_AFTER, OPT_TURN_ID, OPT_INPUT,
     OPT_EVENTS, OPT_AGENTS, OPT_TOOLS, OPT_MAX_LINE, OPT_RESUME, OPT_PAYLOAD,
-    OPT_CHILDREN, OPT_AS, OPT_HASH, OPT_POLICY, OPT_EVENTS_FORMAT };
+    OPT_CHILDREN, OPT_AS, OPT_HASH, OPT_POLICY, OPT_EVENTS_FORMAT, OPT_ACKS };
 
 static const struct art_opt options[] = {
 	{ "db", 'd', "DIR", ART_OPT_DIR, NULL, NULL, 0,
@@ -82,20 +82,24 @@ static const struct art_opt options[] = {
 	{ "payload", OPT_PAYLOAD, "JSON", ART_OPT_AT_FILE, NULL, "run", 0,
 	    "the resume's payload, e.g. {\"approved\":true}; @FILE reads it "
 	    "from FILE, @- from stdin" },
-	{ "events", OPT_EVENTS, "FILE", ART_OPT_FILE, NULL, "run", 0,
+	{ "events", OPT_EVENTS, "FILE", ART_OPT_FILE, NULL, "run serve", 0,
 	    "append client events to FILE" },
 	{ "events-format", OPT_EVENTS_FORMAT, "FORMAT", ART_OPT_WORDS,
-	    "ndjson text", "run", 0,
+	    "ndjson text", "run serve", 0,
 	    "how --events writes them: ndjson, or text as agentrt-shell "
 	    "draws a turn (default: text to a terminal, else ndjson)" },
-	{ "agents", OPT_AGENTS, "DIR", ART_OPT_DIR, NULL, "new run replay",
-	    ART_OPT_MANY, "look for NAME.json in DIR first (replay: before "
+	{ "agents", OPT_AGENTS, "DIR", ART_OPT_DIR, NULL,
+	    "new run replay serve", ART_OPT_MANY, "look for NAME.json in DIR first (replay: before "
 	    "the recording's own)" },
-	{ "tools", OPT_TOOLS, "DIR", ART_OPT_DIR, NULL, "run", ART_OPT_MANY,
+	{ "tools", OPT_TOOLS, "DIR", ART_OPT_DIR, NULL, "run serve",
+	    ART_OPT_MANY,
 	    "where an agent's tools named by name alone are declared "
 	    "(default: $AGENTRT_TOOLS, else ./tools)" },
-	{ "max-line", OPT_MAX_LINE, "BYTES", ART_OPT_TEXT, NULL, "run", 0,
+	{ "max-line", OPT_MAX_LINE, "BYTES", ART_OPT_TEXT, NULL, "run serve", 0,
 	    "the longest ring line read (default 64M)" },
+	{ "acks", OPT_ACKS, "FILE", ART_OPT_FILE, NULL, "serve", 0,
+	    "after each commit, write the count of stdin lines taken to FILE "
+	    "(a fifo)" },
 	{ "children", OPT_CHILDREN, NULL, ART_OPT_TEXT, NULL, "export", 0,
 	    "the session's sub-agents too" },
 	{ "as", OPT_AS, "ID", ART_OPT_TEXT, NULL, "import restore", 0,
@@ -301,8 +305,8 @@ prepare(struct opts *o, const struct cmd *c)
 		art_die(ART_EXIT_USAGE, "bad --events-format '%s': use ndjson "
 		    "or text", o->events_format);
 	if (o->events_format != NULL && o->events == NULL)
-		art_die(ART_EXIT_USAGE, "run: --events-format goes with "
-		    "--events FILE");
+		art_die(ART_EXIT_USAGE, "%s: --events-format goes with "
+		    "--events FILE", c->name);
 	o->identity_v = o->identity != NULL ? parse_identity(o->identity) :
 	    jv_null();
 	o->after_seq = o->after != NULL ? parse_seq(o->after) : 0;
@@ -672,6 +676,11 @@ static const struct cmd cmds[] = {
 	    "[--payload JSON]]", NULL,
 	    "drive a session on a ring of filters (stdin and stdout are the "
 	    "ring)", true, 0, 0 },
+	{ "serve", session_serve, "serve [--acks FILE] [--events FILE "
+	    "[--events-format FORMAT]]", NULL,
+	    "drive every session the input names, and the store's orphans, "
+	    "until the input ends (stdin: bus lines, stdout: the ring)", true,
+	    0, 0 },
 };
 
 #define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
@@ -785,6 +794,7 @@ parse(int argc, char **argv, const struct cmd *c, struct opts *o)
 			break;
 		case OPT_RESUME: o->resume = optarg; break;
 		case OPT_PAYLOAD: o->payload = optarg; break;
+		case OPT_ACKS: o->acks = optarg; break;
 		case OPT_CHILDREN: o->children = true; break;
 		case OPT_AS: o->as = optarg; break;
 		case 'o': o->output = optarg; break;

@@ -41,6 +41,7 @@ struct opts {
 	size_t		 max_line;
 	const char	*resume;	/* --resume: an interrupt id */
 	const char	*payload;
+	const char	*acks;		/* serve --acks: a fifo */
 	/* export, import, checkpoint, restore */
 	bool		 children;	/* --children */
 	const char	*as;		/* --as: the root's new id */
@@ -62,6 +63,8 @@ int	session_failed(const struct art_err *);
 jv	session_option_text(const char *name, const char *arg);
 /* run: the engine on a ring (cmd/session-run.c). */
 int	session_run(struct env *, const struct opts *, int, char **);
+/* serve: a long-lived engine for many sessions (cmd/session-serve.c). */
+int	session_serve(struct env *, const struct opts *, int, char **);
 /* A session as a file (cmd/session-port.c). */
 /*
  * The checked lines of the export at path (NULL or "-": stdin); a fault

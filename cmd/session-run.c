@@ -28,171 +28,8 @@
 #include "session.h"
 
 #include "session-cmd.h"
+#include "session-loop.h"
 
-/* The most lines one transaction takes (the rest wait for the next). */
-#define RING_BATCH_MAX	256
-
-struct ring {
-	struct art_engine		*engine;
-	struct art_store		*store;
-	struct art_outq			*out;
-	struct art_ndjson_reader	*in;
-	FILE				*events;
-	struct art_evtext		*text;	/* --events-format text */
-	char				 agent[256];	/* a child's, for text */
-	const struct art_clock		*clock;
-	char				 sid[ART_ID_MAX + 1];
-	int				 eof;
-};
-
-/* SIGINT or SIGTERM came: the loop ends the run (its number). */
-static volatile sig_atomic_t stop_signal;
-
-/* Where agents and tools are, for the engine's load_agent. */
-struct agents {
-	const char	**dirs;
-	size_t		  n;
-	char		**tools;
-	int		  warned;	/* key and schema notes said */
-};
-
-static jv
-load_agent(void *ctx, const char *name, struct art_err *err)
-{
-	struct agents *a = ctx;
-	jv config = art_agent_load(a->dirs, a->n, name, err), notes;
-
-	if (jv_is_valid(config))
-		config = art_agent_declare_tools(a->tools, name, config, err);
-	if (jv_is_valid(config))
-		config = art_agent_describe_sub_agents(a->dirs, a->n, config);
-	if (!jv_is_valid(config) || a->warned)
-		return config;
-	/*
-	 * Keys nothing reads (a typo) and what the tool schemas will not
-	 * check, said once per run.
-	 */
-	a->warned = 1;
-	notes = jv_array_concat(art_agent_key_notes(&config),
-	    art_agent_schema_notes(&config));
-	jv_array_foreach(notes, i, n) {
-		art_warn("agent '%s': %s", name, jv_string_value(n));
-		jv_free(n);
-		(void)i;
-	}
-	jv_free(notes);
-	return config;
-}
-
-/* --agents and --tools, and the environment, as every command looks. */
-static void
-find_agents(struct agents *a, const struct opts *o)
-{
-	struct art_err err;
-
-	a->dirs = art_agent_dirs(o->agent_dirs, (size_t)o->nagent_dirs,
-	    getenv("AGENTRT_AGENTS"), getenv("XDG_CONFIG_HOME"),
-	    getenv("HOME"), &a->n, &err);
-	a->tools = art_agent_tool_dirs(o->tool_dirs, (size_t)o->ntool_dirs,
-	    getenv("AGENTRT_TOOLS"), &err);
-	if (a->dirs == NULL || a->tools == NULL)
-		art_die(ART_EXIT_FAIL, "out of memory");
-}
-
-/*
- * An input the engine refused (a message on a parked branch, a resume of
- * no open interrupt, an answer that does not fit), and a turn a limit or
- * the security pipeline ended, are said on stderr too:
- * the one running the ring should not need --events to see why.
- */
-static void
-say_refusal(const jv *e)
-{
-	static const char *const codes[] = { "interrupted", "no_interrupt",
-	    "bad_input", "turn_already_active", NULL };
-	const char *type = art_json_str(e, "type"), *code = art_json_str(e,
-	    "code"), *msg = art_json_str(e, "message");
-	int i;
-
-	/* A turn a limit or the security pipeline ended says so too. */
-	if (type != NULL && strcmp(type, "completion") == 0 && code != NULL) {
-		msg = art_json_str(e, "error");
-		/* A missing stage's words name it: they are the news. */
-		if (strcmp(code, "no_stage") == 0 && msg != NULL)
-			art_warn("%s", msg);
-		else
-			art_warn("turn failed (%s): %s", code, msg != NULL ?
-			    msg : code);
-		return;
-	}
-	if (type == NULL || strcmp(type, "error") != 0 || code == NULL)
-		return;
-	for (i = 0; codes[i] != NULL; i++)
-		if (strcmp(codes[i], code) == 0)
-			art_warn("%s: %s", code, msg != NULL ? msg : "refused");
-}
-
-/* One client event (consumed) on --events, as NDJSON or as text. */
-static int
-write_event(struct ring *r, jv e, struct art_err *err)
-{
-	struct art_buf b = ART_BUF_INIT;
-	int rc;
-
-	if (r->text == NULL)
-		return art_ndjson_write(r->events, e, err);
-	rc = art_evtext_event(r->text, &e, &b, &b);
-	jv_free(e);
-	if (rc == -1)
-		rc = art_err_set(err, "nomem", "out of memory");
-	else if ((b.len > 0 && fwrite(b.p, 1, b.len, r->events) != b.len) ||
-	    fflush(r->events) == EOF)
-		rc = art_err_set(err, "io", "%s", strerror(errno));
-	art_buf_release(&b);
-	return rc;
-}
-
-/* Writes what the engine produced: ring lines, then client events. */
-static int
-drain(struct ring *r)
-{
-	struct art_err err;
-	jv out = art_engine_output(r->engine), ev = art_engine_events(r->engine);
-	int failed = 0;
-
-	jv_array_foreach(out, i, line) {
-		/* A line the engine made as text already (a model request). */
-		if (!failed && jv_get_kind(line) == JV_KIND_STRING) {
-			if (art_outq_push_raw(r->out, jv_string_value(line),
-			    (size_t)jv_string_length_bytes(jv_copy(line)),
-			    &err) == -1 || art_outq_push_raw(r->out, "\n", 1,
-			    &err) == -1) {
-				if (!stop_signal)	/* a stage died of it */
-					art_warn("write to the ring: %s",
-					    err.msg);
-				failed = 1;
-			}
-			jv_free(line);
-		} else if (!failed && art_outq_push(r->out, line, &err) == -1) {
-			if (!stop_signal)
-				art_warn("write to the ring: %s", err.msg);
-			failed = 1;
-		} else if (failed)
-			jv_free(line);
-	}
-	jv_free(out);
-	jv_array_foreach(ev, i, e) {
-		say_refusal(&e);
-		if (r->events != NULL && write_event(r, e, &err) == -1) {
-			art_warn("write events: %s", err.msg);
-			fclose(r->events);
-			r->events = NULL;
-		} else if (r->events == NULL)
-			jv_free(e);
-	}
-	jv_free(ev);
-	return failed ? -1 : 0;
-}
 
 struct turn_of {
 	const char	*sid;
@@ -249,12 +86,12 @@ store_failed(struct ring *r, const struct art_err *failed)
 	ev = art_json_set(ev, "code", jv_string(code));
 	ev = art_json_set(ev, "message", jv_string(failed->msg));
 	ev = art_json_set(ev, "retrying", jv_false());
-	if (write_event(r, ev, &err) == 0) {
+	if (loop_write_event(r, ev, &err) == 0) {
 		ev = run_event("completion", r->sid, &q.turn);
 		ev = art_json_set(ev, "text", jv_null());
 		ev = art_json_set(ev, "error", jv_string(failed->msg));
 		ev = art_json_set(ev, "code", jv_string(code));
-		if (write_event(r, ev, &err) == -1)
+		if (loop_write_event(r, ev, &err) == -1)
 			art_warn("write events: %s", err.msg);
 	} else
 		art_warn("write events: %s", err.msg);
@@ -427,7 +264,7 @@ send_inputs(struct ring *r, jv lines)
 		return 0;
 	}
 	if (art_engine_input_batch(r->engine, r->sid, lines, &err) == -1) {
-		drain(r);
+		loop_drain(r);
 		return store_failed(r, &err);
 	}
 	return 0;
@@ -461,7 +298,7 @@ send_resume(struct ring *r, const struct opts *o)
 	else
 		jv_free(payload);
 	if (art_engine_input(r->engine, r->sid, line, &err) == -1) {
-		drain(r);
+		loop_drain(r);
 		return store_failed(r, &err);
 	}
 	return 0;
@@ -484,7 +321,7 @@ send_message(struct ring *r, const struct opts *o)
 		line = jv_object_set(line, jv_string("turn_id"),
 		    jv_string(o->turn_id));
 	if (art_engine_input(r->engine, r->sid, line, &err) == -1) {
-		drain(r);
+		loop_drain(r);
 		return store_failed(r, &err);
 	}
 	return 0;
@@ -523,36 +360,15 @@ read_ring(struct ring *r)
 		}
 		if (art_engine_input_batch(r->engine, r->sid, batch,
 		    &err) == -1) {
-			drain(r);	/* what did commit still goes out */
+			loop_drain(r);	/* what did commit still goes out */
 			return store_failed(r, &err), -1;
 		}
-		if (drain(r) == -1)
+		if (loop_drain(r) == -1)
 			return -1;
 	}
 	return 0;
 }
 
-static void
-on_stop(int sig)
-{
-	stop_signal = sig;
-}
-
-/*
- * SIGINT (Ctrl-C) and SIGTERM end the run between steps, never inside a
- * transaction; without SA_RESTART they wake the poll.
- */
-static void
-catch_stop(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
 
 /*
  * Stopped by a signal: nobody will answer what is in flight, so the
@@ -571,9 +387,9 @@ stopped(struct ring *r)
 		    "again with -s %s to resume", err.msg, r->sid, r->sid);
 		return ART_EXIT_FAIL;
 	}
-	drain(r);
+	loop_drain(r);
 	art_warn("interrupted (%s): the turn of session '%s' is cancelled",
-	    stop_signal == SIGINT ? "SIGINT" : "SIGTERM", r->sid);
+	    loop_stop_signal == SIGINT ? "SIGINT" : "SIGTERM", r->sid);
 	return ART_EXIT_FAIL;
 }
 
@@ -671,18 +487,6 @@ exit_status(enum art_engine_state st)
 	}
 }
 
-static int
-poll_timeout(struct ring *r)
-{
-	int64_t wake = art_engine_wake(r->engine), now;
-
-	if (wake < 0)
-		return -1;
-	now = art_clock_now_ms(r->clock);
-	if (wake <= now)
-		return 0;
-	return wake - now > 60000 ? 60000 : (int)(wake - now);
-}
 
 static int
 loop(struct ring *r)
@@ -696,154 +500,38 @@ loop(struct ring *r)
 		st = art_engine_state(r->engine, &err);
 		if (st != ART_ENGINE_BUSY && art_outq_pending(r->out) == 0)
 			return exit_status(st);
-		if (stop_signal != 0)
+		if (loop_stop_signal != 0)
 			return stopped(r);
 		if (r->eof)
 			return ring_closed(r);
 		pfd[0] = (struct pollfd){ STDIN_FILENO, POLLIN, 0 };
 		pfd[1] = (struct pollfd){ art_outq_fd(r->out), POLLOUT, 0 };
 		n = poll(pfd, art_outq_pending(r->out) > 0 ? 2 : 1,
-		    poll_timeout(r));
+		    loop_poll_timeout(r));
 		if (n == -1 && errno != EINTR)
 			return art_warn("poll: %s", strerror(errno)),
 			    ART_EXIT_FAIL;
-		if (stop_signal != 0)
+		if (loop_stop_signal != 0)
 			return stopped(r);
 		if (n > 0 && (pfd[1].revents & (POLLOUT | POLLERR | POLLHUP)) &&
 		    art_outq_flush(r->out, &err) == -1)
-			return stop_signal != 0 ? stopped(r) : (art_warn("write "
-			    "to the ring: %s", err.msg), ART_EXIT_FAIL);
+			return loop_stop_signal != 0 ? stopped(r) :
+			    (art_warn("write to the ring: %s", err.msg),
+			    ART_EXIT_FAIL);
 		if (n > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    read_ring(r) == -1)
-			return stop_signal != 0 ? stopped(r) : ART_EXIT_FAIL;
+			return loop_stop_signal != 0 ? stopped(r) :
+			    ART_EXIT_FAIL;
 		if (art_engine_tick(r->engine, &err) == -1) {
-			drain(r);
+			loop_drain(r);
 			return store_failed(r, &err);
 		}
-		if (drain(r) == -1)
-			return stop_signal != 0 ? stopped(r) : ART_EXIT_FAIL;
+		if (loop_drain(r) == -1)
+			return loop_stop_signal != 0 ? stopped(r) :
+			    ART_EXIT_FAIL;
 	}
 }
 
-static FILE *
-open_events(const char *path)
-{
-	FILE *f;
-
-	if (path == NULL)
-		return NULL;
-	if ((f = fopen(path, "a")) == NULL)
-		art_die(ART_EXIT_FAIL, "open events '%s': %s", path,
-		    strerror(errno));
-	return f;
-}
-
-static int
-agent_fn(struct art_txn *t, void *ctx, struct art_err *err)
-{
-	struct ring *r = ctx;
-	jv s = art_session_get(t, r->agent, err);
-	const char *agent = jv_is_valid(s) ? art_json_str(&s, "agent_id") :
-	    NULL;
-
-	snprintf(r->agent, sizeof(r->agent), "%s", agent != NULL ? agent :
-	    "sub-agent");
-	jv_free(s);
-	return 0;
-}
-
-/* The agent of sub-agent session sid, for the text's "[alpha] ". */
-static const char *
-agent_of(void *ctx, const char *sid)
-{
-	struct ring *r = ctx;
-	struct art_err err;
-
-	snprintf(r->agent, sizeof(r->agent), "%s", sid);
-	if (art_store_read(r->store, agent_fn, r, &err) == -1)
-		return NULL;
-	return r->agent;
-}
-
-/*
- * --events-format text, or none given and the file a terminal: the
- * events drawn as agentrt-shell draws a turn (lib/evtext), coloured on
- * a terminal unless $NO_COLOR.  Refusals and failed turns are left out
- * when the file is our stderr, which says them already.
- */
-static struct art_evtext *
-events_text(struct ring *r, const char *format)
-{
-	struct art_evtext_opts eo = { .show = ART_EVTEXT_TEXT |
-	    ART_EVTEXT_TOOLS | ART_EVTEXT_USER | ART_EVTEXT_USAGE |
-	    ART_EVTEXT_PARKED, .agent_of = agent_of, .ctx = r };
-	struct art_evtext *t;
-	struct winsize ws;
-	struct stat ev, er;
-	const char *nc = getenv("NO_COLOR");
-	int fd, tty;
-
-	if (r->events == NULL)
-		return NULL;
-	fd = fileno(r->events);
-	tty = isatty(fd);
-	if (format != NULL ? strcmp(format, "text") != 0 : !tty)
-		return NULL;
-	eo.color = tty && (nc == NULL || *nc == '\0');
-	if (tty && ioctl(fd, TIOCGWINSZ, &ws) == 0)
-		eo.width = ws.ws_col;
-	if (fstat(fd, &ev) == -1 || fstat(STDERR_FILENO, &er) == -1 ||
-	    ev.st_dev != er.st_dev || ev.st_ino != er.st_ino)
-		eo.show |= ART_EVTEXT_REFUSALS | ART_EVTEXT_ENDED;
-	if ((t = art_evtext_new(&eo)) == NULL)
-		art_die(ART_EXIT_FAIL, "out of memory");
-	return t;
-}
-
-/* Ends a streamed line the run left open. */
-static void
-close_text(struct ring *r)
-{
-	struct art_buf b = ART_BUF_INIT;
-
-	if (r->text != NULL && r->events != NULL &&
-	    art_evtext_break(r->text, &b) == 0 && b.len > 0)
-		fputs(b.p, r->events);
-	art_buf_release(&b);
-	art_evtext_free(r->text);
-}
-
-/* $AGENTRT_SYNC: "effects" (the default) or "always". */
-static bool
-sync_always(void)
-{
-	const char *v = getenv("AGENTRT_SYNC");
-
-	if (v == NULL || *v == '\0' || strcmp(v, "effects") == 0)
-		return false;
-	if (strcmp(v, "always") == 0)
-		return true;
-	art_die(ART_EXIT_USAGE, "bad AGENTRT_SYNC '%s': use effects or always",
-	    v);
-}
-
-/*
- * run is the last stage of a ring: at a terminal it would print a
- * decision.request and wait for an answer no one types.  Refused before
- * anything is recorded.
- */
-static void
-refuse_terminal(void)
-{
-	const char *which = isatty(STDOUT_FILENO) ? "stdout" :
-	    isatty(STDIN_FILENO) ? "stdin" : NULL;
-
-	if (which != NULL)
-		art_die(ART_EXIT_USAGE, "%s is a terminal, not a ring: run it "
-		    "last in one: mkfifo ring; agentrt-decide <ring | "
-		    "agentrt-llm | agentrt-tool | agentrt-session run ... >ring "
-		    "(see agentrt-session(1))", which);
-}
 
 /*
  * A run of an existing session given nothing to send: no -m, no --input,
@@ -877,34 +565,19 @@ say_idle(struct ring *r)
 int
 session_run(struct env *e, const struct opts *o, int argc, char **argv)
 {
-	struct agents agents = { .n = 0 };
-	struct art_engine_opts eo = { e->store, &e->ids, &e->clock, load_agent,
-	    &agents, (long)getpid(), false };
-	struct ring r = { .clock = &e->clock, .store = e->store };
+	struct ring r = { .eof = 0 };
 	struct art_err err;
-	int fl, status, inputs0 = 0;
+	int status, inputs0 = 0;
 	jv inputs;
 
 	(void)argc, (void)argv;
-	refuse_terminal();
+	loop_refuse_terminal("run ...", true);
 	if ((status = read_inputs(o, &inputs)) != 0 ||
 	    (status = check_agents(e->store, o, &inputs)) != 0) {
 		jv_free(inputs);
 		return status;
 	}
-	signal(SIGPIPE, SIG_IGN);
-	catch_stop();
-	eo.sync_always = sync_always();
-	find_agents(&agents, o);
-	r.events = open_events(o->events);
-	r.text = events_text(&r, o->events_format);
-	if ((r.engine = art_engine_new(&eo)) == NULL ||
-	    (r.out = art_outq_new(STDOUT_FILENO)) == NULL ||
-	    (r.in = art_ndjson_reader_new(STDIN_FILENO, "<stdin>",
-	    o->max_line, ART_NDJSON_REQUIRE_TYPE)) == NULL)
-		art_die(ART_EXIT_FAIL, "out of memory");
-	if ((fl = fcntl(STDIN_FILENO, F_GETFL)) != -1)
-		fcntl(STDIN_FILENO, F_SETFL, fl | O_NONBLOCK);
+	loop_open(&r, e, o);
 	if (art_engine_start(r.engine, o->session, o->agent, r.sid, &err) == -1) {
 		art_warn("%s", err.msg);
 		status = art_err_is(&err, "no_agent") ? ART_EXIT_USAGE :
@@ -922,20 +595,13 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 		if (status == 0 && asks_nothing(o, inputs0))
 			say_idle(&r);
 		if (status == 0)
-			status = drain(&r) == 0 ? loop(&r) : stop_signal != 0 ?
-			    stopped(&r) : ART_EXIT_FAIL;
+			status = loop_drain(&r) == 0 ? loop(&r) :
+			    loop_stop_signal != 0 ? stopped(&r) : ART_EXIT_FAIL;
 		if (status == 3)
 			say_parked(&r);
 		art_engine_stop(r.engine);
 	}
 	jv_free(inputs);
-	close_text(&r);
-	if (r.events != NULL)
-		fclose(r.events);
-	art_ndjson_reader_free(r.in);
-	art_outq_free(r.out);
-	art_engine_free(r.engine);
-	free(agents.dirs);
-	free(agents.tools);
+	loop_close(&r);
 	return status;
 }

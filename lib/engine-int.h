@@ -23,6 +23,8 @@
  *				for, recorded, layered into its config
  *	engine-auto.c		autonomous mode: the plan, its steps and
  *				its verdicts; structured answers' requests
+ *	engine-serve.c		a long-lived engine: a line's session
+ *				placed, orphans, idle sessions let go
  *
  * Naming: a function one engine file defines and another calls is
  * eng_<what> (eng_rec, eng_summary), declared below under the file that

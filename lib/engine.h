@@ -119,6 +119,45 @@ jv	art_engine_events(struct art_engine *);
 jv	art_engine_request(struct art_store *, const char *sid,
 	    struct art_err *);
 
+/*
+ * A long-lived engine (agentrt-session serve) drives whichever sessions
+ * its lines name.  art_engine_place() makes sid driven before a line of
+ * type (either may be NULL) for it is taken: a session already driven
+ * is left as it is; an existing one is taken over and recovered as
+ * art_engine_start() does, its root (ancestry's first) first, so the
+ * root's running children come with it; an unknown one is made with
+ * agent when type is a client line ("client.*") and agent is given.
+ * Returns 0 when sid is driven now; 1 when the line is refused, err
+ * saying why: code "no_session" (sid NULL), "bad_session" (not a valid
+ * id), "unknown_session" (unknown, and not a client line naming an
+ * agent), "no_agent" or "bad_agent" (the agent file), "busy" (another
+ * live process drives it), "exists" (raced); -1 when the store fails.
+ * Nothing is recorded for a refused line.
+ */
+int	art_engine_place(struct art_engine *, const char *sid,
+	    const char *type, const char *agent, struct art_err *);
+/*
+ * The store's orphans: every session with work in flight (a running
+ * turn, a live or queued decision, an open call) and no live driver (no
+ * driver record, a dead pid, or this engine's pid), as a new array of
+ * ids in key order, read in one read transaction without reading any
+ * log; jv_invalid() with err when the store fails.  Each is for
+ * art_engine_place(), which recovers it as run -s does.
+ */
+jv	art_engine_orphans(struct art_engine *, struct art_err *);
+/*
+ * Stops driving every driven session with nothing in flight (its state
+ * is not ART_ENGINE_BUSY: completed, failed or parked), and no driven
+ * ancestor busy: its driver record is cleared, and it leaves the
+ * sessions driven with its timers.  A later art_engine_place() takes it
+ * on again.  Returns how many were let go, or -1 when the store fails
+ * (nothing is let go then).
+ */
+int	art_engine_release_idle(struct art_engine *, struct art_err *);
+/* How many sessions the engine drives, and whether it drives sid. */
+int	art_engine_driven(const struct art_engine *);
+bool	art_engine_drives(const struct art_engine *, const char *sid);
+
 enum art_engine_state {
 	ART_ENGINE_BUSY,	/* work in flight or queued */
 	ART_ENGINE_DONE,	/* the turn completed */
