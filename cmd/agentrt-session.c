@@ -89,8 +89,8 @@ static const struct art_opt options[] = {
 	    "how --events writes them: ndjson, or text as agentrt-shell "
 	    "draws a turn (default: text to a terminal, else ndjson)" },
 	{ "agents", OPT_AGENTS, "DIR", ART_OPT_DIR, NULL,
-	    "new run replay serve", ART_OPT_MANY, "look for NAME.json in DIR first (replay: before "
-	    "the recording's own)" },
+	    "new run replay serve", ART_OPT_MANY, "look for NAME.json in DIR "
+	    "first (replay: before the recording's own)" },
 	{ "tools", OPT_TOOLS, "DIR", ART_OPT_DIR, NULL, "run serve",
 	    ART_OPT_MANY,
 	    "where an agent's tools named by name alone are declared "
@@ -677,7 +677,8 @@ static const struct cmd cmds[] = {
 	    "drive a session on a ring of filters (stdin and stdout are the "
 	    "ring)", true, 0, 0 },
 	{ "serve", session_serve, "serve [--acks FILE] [--events FILE "
-	    "[--events-format FORMAT]]", NULL,
+	    "[--events-format FORMAT]] [--agents DIR] [--tools DIR] "
+	    "[--max-line BYTES]", NULL,
 	    "drive every session the input names, and the store's orphans, "
 	    "until the input ends (stdin: bus lines, stdout: the ring)", true,
 	    0, 0 },

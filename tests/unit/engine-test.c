@@ -1948,6 +1948,175 @@ test_every_adopted_sub_agent_is_driven(void)
 	rig_close(&r);
 }
 
+/* --- a long-lived engine (serve) ------------------------------------ */
+
+/* Is sid in the store? */
+static int
+exists(struct rig *r, const char *sid)
+{
+	struct logq q = { sid, jv_null() };
+	int found = art_store_read(r->db.st, log_fn, &q, &r->err) == 0 &&
+	    jv_array_length(jv_copy(q.out)) > 0;
+
+	jv_free(q.out);
+	return found;
+}
+
+/* Answers every decision.request in the last output as proposed. */
+static int
+echo_all(struct rig *r)
+{
+	char sid[ART_ID_MAX + 1];
+	jv reqs = jv_copy(r->out), resp;
+	int n = 0;
+
+	jv_array_foreach(reqs, i, q) {
+		const char *t = art_json_str(&q, "type");
+
+		if (t != NULL && strcmp(t, "decision.request") == 0) {
+			resp = at(&q, "proposed");
+			resp = jv_object_set(resp, jv_string("type"),
+			    jv_string("decision.response"));
+			resp = jv_object_set(resp, jv_string("decision_id"),
+			    at(&q, "decision_id"));
+			resp = jv_object_set(resp, jv_string("session_id"),
+			    jv_string(str(&q, "session_id", sid, sizeof(sid))));
+			n += art_engine_input(r->e, NULL, resp, &r->err) == 0;
+		}
+		jv_free(q);
+		(void)i;
+	}
+	jv_free(reqs);
+	take(r);
+	return n;
+}
+
+/*
+ * A line for a session not driven places it: an unknown one is made
+ * when a client line names its agent; a line that cannot be placed is
+ * refused with a code saying why, and nothing is recorded.
+ */
+static void
+test_a_line_places_its_session(void)
+{
+	struct rig r;
+
+	rig_open(&r, CONFIG);
+	ok(art_engine_place(r.e, "s1", "client.message", "calc", &r.err) == 0 &&
+	    art_engine_drives(r.e, "s1") && art_engine_driven(r.e) == 1,
+	    "a client line naming an agent makes its session, driven");
+	take(&r);
+	ok(count(&r.raw, "decision.request") == 1,
+	    "the new session's session.start goes out");
+	ok(art_engine_place(r.e, "s1", "decision.response", NULL, &r.err) ==
+	    0 && art_engine_driven(r.e) == 1,
+	    "a line for a session driven already places nothing new");
+	ok(art_engine_place(r.e, NULL, "client.message", "calc", &r.err) ==
+	    1 && art_err_is(&r.err, "no_session"),
+	    "a line naming no session is refused: no_session");
+	ok(art_engine_place(r.e, "s2", "decision.response", "calc", &r.err) ==
+	    1 && art_err_is(&r.err, "unknown_session") && !exists(&r, "s2"),
+	    "an unknown session and no client line: refused, nothing made");
+	ok(art_engine_place(r.e, "s3", "client.message", NULL, &r.err) == 1 &&
+	    art_err_is(&r.err, "unknown_session") && !exists(&r, "s3"),
+	    "an unknown session and no agent_id: refused, nothing made");
+	ok(art_engine_place(r.e, "s4", "client.message", "nope", &r.err) ==
+	    1 && art_err_is(&r.err, "no_agent") && !exists(&r, "s4"),
+	    "an unknown agent: refused, nothing made");
+	ok(art_engine_place(r.e, "bad id", "client.message", "calc",
+	    &r.err) == 1 && art_err_is(&r.err, "bad_session"),
+	    "a session_id that is no id: refused");
+	ok(art_engine_driven(r.e) == 1, "refusals drive nothing");
+	rig_close(&r);
+}
+
+/* A session another live process drives is refused as busy. */
+static void
+test_a_session_driven_elsewhere_is_busy(void)
+{
+	struct rig r;
+
+	rig_open(&r, CONFIG);
+	rig_start(&r);
+	crash(&r);
+	rig_engine(&r, (long)getppid(), "engine-test-busy");
+	ok(art_engine_place(r.e, r.sid, "client.message", "calc", &r.err) ==
+	    1 && art_err_is(&r.err, "busy") && art_engine_driven(r.e) == 0,
+	    "a session a live process drives is refused: busy");
+	rig_close(&r);
+}
+
+/*
+ * Sessions with nothing in flight are let go, their driver records
+ * cleared, so 200 short sessions leave none driven.
+ */
+static void
+test_idle_sessions_are_let_go(void)
+{
+	char sid[ART_ID_MAX + 1];
+	struct rig r;
+	int i, placed = 0, answered = 0, let_go = 0, n;
+
+	rig_open(&r, CONFIG);
+	for (i = 0; i < 200; i++) {
+		snprintf(sid, sizeof(sid), "m%d", i);
+		placed += art_engine_place(r.e, sid, "client.message", "calc",
+		    &r.err) == 0;
+	}
+	take(&r);
+	ok(placed == 200 && art_engine_driven(r.e) == 200,
+	    "200 sessions placed, all driven");
+	ok(art_engine_release_idle(r.e, &r.err) == 0 &&
+	    art_engine_driven(r.e) == 200,
+	    "none is let go while its session.start is out");
+	answered = echo_all(&r);
+	for (i = 0; i < 3 && (n = art_engine_release_idle(r.e, &r.err)) > 0;
+	    i++)
+		let_go += n;
+	ok(answered == 200 && let_go == 200 && art_engine_driven(r.e) == 0,
+	    "once each is answered, all 200 are let go");
+	crash(&r);
+	rig_engine(&r, (long)getppid(), "engine-test-other");
+	ok(art_engine_place(r.e, "m7", NULL, NULL, &r.err) == 0,
+	    "their driver records are gone: another process takes one");
+	rig_close(&r);
+}
+
+/*
+ * The orphans are the sessions in flight whose driver is gone: not an
+ * idle one, not one a live process drives.  Placing one recovers it.
+ */
+static void
+test_orphans_are_found_and_recovered(void)
+{
+	char idle[ART_ID_MAX + 1], orphan[ART_ID_MAX + 1];
+	struct rig r;
+	jv all, want;
+
+	rig_open(&r, CONFIG);
+	rig_engine(&r, DEAD_PID, "engine-test-o1");
+	rig_start(&r);
+	snprintf(idle, sizeof(idle), "%s", r.sid);
+	echo_all(&r);		/* answered: idle */
+	rig_start(&r);		/* its session.start out: in flight */
+	snprintf(orphan, sizeof(orphan), "%s", r.sid);
+	crash(&r);
+	rig_engine(&r, (long)getppid(), "engine-test-o2");
+	rig_start(&r);		/* in flight, and its driver lives */
+	crash(&r);
+	rig_engine(&r, (long)getpid(), "engine-test-o3");
+	all = art_engine_orphans(r.e, &r.err);
+	want = jv_array_append(jv_array(), jv_string(orphan));
+	ok(jv_equal(jv_copy(all), want), "the one session in flight with "
+	    "its driver gone is the only orphan");
+	ok(art_engine_place(r.e, orphan, NULL, NULL, &r.err) == 0, "placed");
+	take(&r);
+	ok(count(&r.raw, "decision.request") == 1,
+	    "its live decision is delivered again");
+	jv_free(all);
+	rig_close(&r);
+}
+
 int
 main(void)
 {
@@ -1986,5 +2155,9 @@ main(void)
 	test_a_refused_line_undoes_its_batch();
 	test_one_engine_drives_any_number_of_sessions();
 	test_every_adopted_sub_agent_is_driven();
+	test_a_line_places_its_session();
+	test_a_session_driven_elsewhere_is_busy();
+	test_idle_sessions_are_let_go();
+	test_orphans_are_found_and_recovered();
 	return tap_done();
 }
