@@ -263,7 +263,7 @@ make_agents() {
 	done
 	run help_commands
 	[ "$status" -eq 0 ]
-	[ "${lines[*]}" = "new ls show request log rm cancel export import checkpoint restore replay run" ]
+	[ "${lines[*]}" = "new ls show request log rm cancel export import checkpoint restore replay run serve" ]
 	run help_options agentrt-session
 	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -ge 16 ]
@@ -271,7 +271,7 @@ make_agents() {
 	[[ " ${lines[*]} " == *" --agent new,run "* ]]
 	[[ " ${lines[*]} " == *" --identity new "* ]]
 	[[ " ${lines[*]} " == *" --session run "* ]]
-	[[ " ${lines[*]} " == *" --max-line run "* ]]
+	[[ " ${lines[*]} " == *" --max-line run,serve "* ]]
 	run context_opts agentrt-session log
 	[ "${lines[*]}" = "--db --after --follow" ]
 	run help_longopts agentrt-decide
@@ -397,10 +397,10 @@ make_agents() {
 	[ -z "$output" ]
 }
 
-@test "bash completes agentrt-session s to show, and r to request, rm, restore, replay and run" {
+@test "bash completes agentrt-session s to show and serve, and r to request, rm, restore, replay and run" {
 	run bash_complete agentrt-session s
 	[ "$status" -eq 0 ]
-	[ "$output" = show ]
+	[ "${lines[*]}" = "show serve" ]
 	run bash_complete agentrt-session r
 	[ "${lines[*]}" = "request rm restore replay run" ]
 }
@@ -561,7 +561,7 @@ make_agents() {
 	local db=$BATS_TEST_TMPDIR/db
 	run zsh_complete 'agentrt-session '
 	[ "$status" -eq 0 ]
-	[ "${lines[*]}" = "cancel checkpoint export import log ls new replay request restore rm run show" ]
+	[ "${lines[*]}" = "cancel checkpoint export import log ls new replay request restore rm run serve show" ]
 	run zsh_complete 'agentrt-session log --a'
 	[ "$status" -eq 0 ]
 	[ "$output" = --after ]
@@ -622,7 +622,7 @@ make_agents() {
 	[ "$status" -eq 0 ]
 	run fish_complete 'agentrt-session s'
 	[ "$status" -eq 0 ]
-	[ "$output" = show ]
+	[ "${lines[*]}" = "serve show" ]
 	run fish_complete 'agentrt-session log --a'
 	[ "$output" = --after ]
 	run agentrt-session -d "$db" new --id demo1
