@@ -23,6 +23,7 @@ setup() {
 teardown() {
 	local f
 	for f in "$P"/*; do
+		case $f in *.ring|*.rc) continue ;; esac
 		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
 	done
 	wait 2>/dev/null
@@ -39,12 +40,13 @@ msg() {
 
 # serve_ring NAME INPUT [SERVE-ARGS...]: in the background, INPUT's lines
 # then the ring's (and, later, what is appended to $CTL) into decide | llm
-# | tool | serve >ring.  Each process's pid is in $P/NAME.STAGE; serve's
-# stderr goes to $BATS_TEST_TMPDIR/NAME.err.
+# | tool | serve >ring.  Each process's pid is in $P/NAME.STAGE, serve's
+# exit status in $P/NAME.serve.rc once it ends; its stderr goes to
+# $BATS_TEST_TMPDIR/NAME.err.
 serve_ring() {
 	local name=$1 in=$2 ring=$BATS_TEST_TMPDIR/ring
 	shift 2
-	rm -f "$ring"
+	rm -f "$ring" "$P/$name.serve.rc"
 	mkfifo "$ring"
 	(
 		{
@@ -59,8 +61,10 @@ serve_ring() {
 		    --tools "$1" --tools "$2"' "$P/$name.tool" \
 		    "$top_srcdir/tests/fixtures/tools" \
 		    "$top_srcdir/examples/tools" |
-		sh -c 'echo $$ >"$0"; shift; exec agentrt-session serve \
-		    --events "$EV" "$@"' "$P/$name.serve" - "$@" >"$ring" \
+		sh -c 'rc=$0.rc; shift; exec 3<&0
+		    agentrt-session serve --events "$EV" "$@" <&3 3<&- &
+		    echo $! >"$0"; wait $!; echo $? >"$rc"' \
+		    "$P/$name.serve" - "$@" >"$ring" \
 		    2>>"$BATS_TEST_TMPDIR/$name.err"
 	) 2>>"$BATS_TEST_TMPDIR/stages.err" &
 	echo $! >"$P/$name.ring"
@@ -80,8 +84,8 @@ wait_file() {
 stop_ring() {
 	local f
 	for f in "$P/$1".*; do
-		case $f in *.ring) continue ;; esac
-		kill -9 "$(cat "$f")" 2>/dev/null
+		case $f in *.ring|*.rc) continue ;; esac
+		kill -9 "$(cat "$f")" 2>/dev/null || true
 	done
 	wait "$(cat "$P/$1.ring")" 2>/dev/null || true
 }
@@ -124,8 +128,8 @@ user_messages() {
 	done
 	assert_eq "$(agentrt-session show a1 | jq -r .agent_id)" calc
 	assert_eq "$(agentrt-session show a3 | jq -r .agent_id)" echo
-	jq -e 'select(.type == "completion" and .session_id == "a1") |
-	    .text | test("391")' "$EV"
+	jq -s -e 'any(.[]; .type == "completion" and .session_id == "a1" and
+	    (.text | test("391")))' "$EV"
 }
 
 @test "serve: a follow-up message to a completed session runs a second turn" {
@@ -190,15 +194,16 @@ user_messages() {
 	wait_completions k1 1
 	assert_eq "$(turn_status k1)" completed
 	assert_eq "$(user_messages k1)" 1
-	# The tool ran once: its answer was kept, or it ran again only if it
-	# never started.
-	assert_eq "$(wc -l <"$EFFECT_DIR/effects")" 1
-	jq -e 'select(.type == "completion" and .session_id == "k1") |
-	    .text | test("effect said")' "$EV"
+	# The tool was not run again: the tool stage's outbox knew it had
+	# started (and was killed with its stage).
+	assert_eq "$(wc -l <"$EFFECT_DIR/started")" 1
+	[ "$(wc -l <"$EFFECT_DIR/effects")" -le 1 ]
+	jq -s -e 'any(.[]; .type == "completion" and .session_id == "k1" and
+	    (.text | test("effect said")))' "$EV"
 }
 
 @test "serve: SIGTERM leaves the turn in flight, not cancelled, and exits 0" {
-	local in=$BATS_TEST_TMPDIR/in.ndjson rc
+	local in=$BATS_TEST_TMPDIR/in.ndjson
 	export EFFECT_SLEEP=3
 	msg t1 effect go >"$in"
 	serve_ring one "$in"
@@ -208,9 +213,8 @@ user_messages() {
 	[ "$status" -eq 1 ]
 	[[ $output == *"driven by process"* ]]
 	kill -TERM "$(cat "$P/one.serve")"
-	wait "$(cat "$P/one.ring")" 2>/dev/null && rc=0 || rc=$?
-	# The ring's status is the last stage's: serve's.
-	assert_eq "$rc" 0
+	wait_file "$P/one.serve.rc"
+	assert_eq "$(cat "$P/one.serve.rc")" 0
 	grep -q "stopped (SIGTERM): 1 sessions in flight are left as recorded" \
 	    "$BATS_TEST_TMPDIR/one.err"
 	assert_eq "$(turn_status t1)" running
@@ -237,8 +241,8 @@ user_messages() {
 	mkfifo "$acks"
 	cat "$acks" >"$BATS_TEST_TMPDIR/acks.out" &
 	echo $! >"$P/acks.cat"
-	run agentrt-session serve --acks "$acks" --events "$EV" <"$in" \
-	    >"$BATS_TEST_TMPDIR/out"
+	run sh -c 'exec agentrt-session serve --acks "$1" --events "$EV" \
+	    <"$2" >"$3"' - "$acks" "$in" "$BATS_TEST_TMPDIR/out"
 	[ "$status" -eq 0 ]
 	wait "$(cat "$P/acks.cat")"
 	# Six lines read (the blank one too); the last count says so.
@@ -259,14 +263,15 @@ user_messages() {
 	local fifo=$BATS_TEST_TMPDIR/runring in=$BATS_TEST_TMPDIR/in.ndjson
 	export EFFECT_SLEEP=3
 	mkfifo "$fifo"
+	agentrt-session new -a effect --id b1
 	(
 		sh -c 'echo $$ >"$0"; exec agentrt-decide' "$P/run.decide" \
 		    <"$fifo" |
 		sh -c 'echo $$ >"$0"; exec agentrt-llm' "$P/run.llm" |
 		sh -c 'echo $$ >"$0"; exec agentrt-tool --env EFFECT_DIR \
 		    --tools "$1"' "$P/run.tool" "$top_srcdir/tests/fixtures/tools" |
-		sh -c 'echo $$ >"$0"; exec agentrt-session run -a effect \
-		    --id b1 -m go' "$P/run.session" >"$fifo"
+		sh -c 'echo $$ >"$0"; exec agentrt-session run -s b1 -m go' \
+		    "$P/run.session" >"$fifo"
 	) 2>>"$BATS_TEST_TMPDIR/stages.err" &
 	echo $! >"$P/run.ring"
 	wait_lines "$EFFECT_DIR/started" 1
@@ -274,7 +279,7 @@ user_messages() {
 	run agentrt-session serve --events "$EV" <"$in" >/dev/null
 	[ "$status" -eq 0 ]
 	[[ $output == *"refused client.message for session 'b1': session 'b1' is driven by process"* ]]
-	jq -e 'select(.type == "error" and .code == "busy" and
+	jq -s -e 'any(.[]; .type == "error" and .code == "busy" and
 	    .session_id == "b1")' "$EV"
 	assert_eq "$(user_messages b1)" 1
 }
