@@ -307,3 +307,18 @@ user_messages() {
 	msg m7 '' again >>"$CTL"
 	wait_completions m7 2
 }
+
+@test "serve: bad usage exits 2, an --acks it cannot open exits 1" {
+	run agentrt-session serve --bogus </dev/null
+	[ "$status" -eq 2 ]
+	[[ $output == *"unrecognized option '--bogus'"* ]]
+	run agentrt-session serve extra </dev/null
+	[ "$status" -eq 2 ]
+	[[ $output == *"usage: agentrt-session serve"* ]]
+	run agentrt-session serve --max-line abc </dev/null
+	[ "$status" -eq 2 ]
+	[[ $output == *"bad --max-line 'abc'"* ]]
+	run agentrt-session serve --acks "$BATS_TEST_TMPDIR/no/such" </dev/null
+	[ "$status" -eq 1 ]
+	[[ $output == *"open --acks '$BATS_TEST_TMPDIR/no/such'"* ]]
+}
