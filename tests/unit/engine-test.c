@@ -2094,6 +2094,7 @@ test_orphans_are_found_and_recovered(void)
 	jv all, want;
 
 	rig_open(&r, CONFIG);
+	crash(&r);
 	rig_engine(&r, DEAD_PID, "engine-test-o1");
 	rig_start(&r);
 	snprintf(idle, sizeof(idle), "%s", r.sid);
