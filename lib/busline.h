@@ -47,6 +47,15 @@ bool	art_busline_msg_id(const jv *line, const char *text, size_t len,
 	    char *out);
 
 /*
+ * The key an acknowledgement of line (borrowed) is matched by, written to
+ * out (ART_BUSLINE_ID_MAX bytes): "SESSION:DECISION_ID" for
+ * decision.request and decision.response, "SESSION:ID:ATTEMPT" for
+ * llm.request, llm.result and llm.error (ATTEMPT is 1 when absent).
+ * Returns false (out[0] is NUL) for every other line.
+ */
+bool	art_busline_ack_key(const jv *line, char *out);
+
+/*
  * The shard a session belongs to when nothing assigns it: shards[i] for
  * i = FNV-1a 64 of sid mod n, stable across hosts and versions.  n > 0.
  */
