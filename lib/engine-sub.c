@@ -9,17 +9,10 @@
 #include "engine-int.h"
 
 #include <string.h>
-#include <errno.h>
-#include <signal.h>
 
 #include "json.h"
 #include "session.h"
-
-static int
-alive(long pid)
-{
-	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-}
+#include "spawn.h"
 
 /*
  * The pid of another process that drives sid and lives, 0 when there is
@@ -35,7 +28,7 @@ eng_driver_of(struct cx *c, const char *sid)
 		return -1;
 	art_json_get_int(&d, "pid", 0, &pid, NULL);
 	jv_free(d);
-	return pid != 0 && pid != c->e->o.pid && alive((long)pid) ? pid : 0;
+	return pid != 0 && pid != c->e->o.pid && art_spawn_alive((long)pid) ? pid : 0;
 }
 
 int64_t

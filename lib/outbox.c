@@ -1,8 +1,6 @@
 /* outbox.c - a tool run's state and result, kept until its call settles */
 #include "outbox.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +9,7 @@
 #include "clock.h"
 #include "ids.h"
 #include "json.h"
+#include "spawn.h"
 
 #define KEY_MAX		(ART_ID_MAX + 1 + 8)
 
@@ -26,33 +25,6 @@ key_of(unsigned char key[KEY_MAX], const char *call, int64_t attempt)
 	key[n] = '\0';
 	art_be64_put(key + n + 1, (uint64_t)attempt);
 	return n + 9;
-}
-
-/* Process pid's start time, in clock ticks since boot; 0 when unknown. */
-static unsigned long long
-started(long pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	FILE *f;
-	size_t n;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* The name may hold spaces and parentheses: fields follow the last. */
-	if ((p = strrchr(buf, ')')) == NULL)
-		return 0;
-	/* Field 22, starttime: the 20th after the name. */
-	for (i = 0; i < 20 && p != NULL; i++)
-		p = strchr(p + 1, ' ');
-	if (p != NULL)
-		t = strtoull(p + 1, NULL, 10);
-	return t;
 }
 
 /* This boot's id, or "" when the system does not say. */
@@ -118,7 +90,8 @@ art_outbox_claim(struct art_store *st, const char *sid, const char *call,
 	boot_id(boot, sizeof(boot));
 	mine = art_json_set(jv_object(), "state", jv_string("running"));
 	mine = art_json_set(mine, "pid", jv_number((double)pid));
-	mine = art_json_set(mine, "start", jv_number((double)started(pid)));
+	mine = art_json_set(mine, "start",
+	    jv_number((double)art_spawn_started(pid)));
 	mine = art_json_set(mine, "boot", jv_string(boot));
 	c.entry = art_json_set(mine, "at", jv_string(art_clock_format(
 	    art_clock_now_ms(art_store_clock(st)), at)));
@@ -259,8 +232,8 @@ art_outbox_alive(const jv *entry)
 	if (boot != NULL && *boot != '\0' && *now != '\0' &&
 	    strcmp(boot, now) != 0)
 		return false;		/* the machine rebooted since */
-	if (kill((pid_t)pid, 0) == -1 && errno != EPERM)
+	if (!art_spawn_alive((long)pid))
 		return false;
 	/* The pid may be another process's now: its start time says. */
-	return start == 0 || (int64_t)started((long)pid) == start;
+	return start == 0 || (int64_t)art_spawn_started((long)pid) == start;
 }

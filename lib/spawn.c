@@ -563,3 +563,55 @@ art_spawn_stop(pid_t pid, int64_t wait_ms, int64_t grace_ms)
 		return -1;
 	return art_spawn_reap_group(pid);
 }
+
+/* --- other processes ------------------------------------------------------ */
+
+/*
+ * Process pid's /proc/PID/stat fields after its name, into buf; NULL when
+ * there is no such file.  The name may hold spaces and parentheses: the
+ * fields follow the last ')'.
+ */
+static const char *
+stat_fields(long pid, char *buf, size_t size)
+{
+	char path[64], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return NULL;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return NULL;
+	return p + 2;
+}
+
+bool
+art_spawn_alive(long pid)
+{
+	char buf[1024];
+	const char *f;
+
+	if (pid <= 0 || (kill((pid_t)pid, 0) == -1 && errno != EPERM))
+		return false;
+	/* Field 3, the state: Z a zombie, X dead. */
+	f = stat_fields(pid, buf, sizeof(buf));
+	return f == NULL || (*f != 'Z' && *f != 'X');
+}
+
+unsigned long long
+art_spawn_started(long pid)
+{
+	char buf[1024];
+	const char *p = stat_fields(pid, buf, sizeof(buf));
+	int i;
+
+	/* Field 22, starttime: the 20th after the state. */
+	for (i = 0; i < 19 && p != NULL; i++)
+		if ((p = strchr(p, ' ')) != NULL)
+			p++;
+	return p != NULL ? strtoull(p, NULL, 10) : 0;
+}

@@ -151,4 +151,16 @@ void	art_spawn_nonblock(int fd);
 /* Whether path is a regular file we may execute. */
 bool	art_spawn_is_executable(const char *path);
 
+/*
+ * Whether process pid, ours or not, lives: it exists and has not exited.
+ * kill(pid, 0) alone is not enough: a process that died and was not
+ * reaped answers it, and one whose parent died too may never be reaped
+ * where pid 1 does not reap (a container's init often does not), so a
+ * driver killed with its ring would seem to drive its sessions forever.
+ * /proc/PID/stat says a zombie; without /proc, kill() alone says.
+ */
+bool	art_spawn_alive(long pid);
+/* Process pid's start time, in clock ticks since boot; 0 when unknown. */
+unsigned long long art_spawn_started(long pid);
+
 #endif

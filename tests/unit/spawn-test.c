@@ -365,6 +365,42 @@ test_limits(void)
 	    "ours are untouched");
 }
 
+/*
+ * A child that exited and was not reaped is dead, though kill(pid, 0)
+ * still finds it; its start time is kept until it is reaped.
+ */
+static void
+test_alive(void)
+{
+	char *argv[4];
+	struct art_spawn s = sh("read x", argv);
+	struct art_child ch;
+	struct art_err err;
+	unsigned long long t;
+	pid_t pid;
+
+	ok(art_spawn_alive((long)getpid()), "we live");
+	ok(!art_spawn_alive(0) && !art_spawn_alive(-1), "no pid 0 or -1");
+	s.io[0].how = ART_SPAWN_PIPE;
+	if (art_spawn(&s, &ch, &err) == -1) {
+		ok(0, "spawn: %s", err.msg);
+		return;
+	}
+	pid = ch.pid;
+	ok(art_spawn_alive((long)pid), "a child that waits lives");
+	t = art_spawn_started((long)pid);
+	ok(t > 0 && t >= art_spawn_started((long)getppid()),
+	    "its start time is known, and after our parent's (%llu)", t);
+	close(ch.fd[0]);
+	ok(art_spawn_exits_within(pid, 5000) && kill(pid, 0) == 0,
+	    "it exited, unreaped: kill(pid, 0) still finds it");
+	ok(!art_spawn_alive((long)pid), "but it does not live");
+	ok(art_spawn_started((long)pid) == t, "its start time is unchanged");
+	art_spawn_wait(pid);
+	ok(!art_spawn_alive((long)pid) && art_spawn_started((long)pid) == 0,
+	    "reaped, it is gone and has no start time");
+}
+
 int
 main(void)
 {
@@ -385,6 +421,7 @@ main(void)
 	test_process_groups();
 	test_stop_and_poll();
 	test_limits();
+	test_alive();
 	{
 		char path[300];
 
