@@ -171,28 +171,23 @@ messages() {
 	done
 }
 
-# completed SHARD...: the ids of the sessions the shards' stores hold
-# whose turn completed, one a line.
+# completed TAG: the ids of TAG's sessions whose turn completed, as the
+# shards' --events say, one a line (the stores are checked once at the
+# end: reading them every half second would slow the run it watches).
 completed() {
-	local s
-	for s in "$@"; do
-		[ -d "$BUS_DIR/$s/db" ] || continue
-		agentrt-session -d "$BUS_DIR/$s/db" ls -q 2>/dev/null |
-		while read -r id; do
-			agentrt-session -d "$BUS_DIR/$s/db" show "$id" 2>/dev/null |
-			    jq -r 'select(.turn_status == "completed") | .id'
-		done
-	done
+	cat "$BUS_DIR"/s*/events.ndjson 2>/dev/null |
+	    grep '"type":"completion"' | jq -r .session_id | sort -u |
+	    grep -Fxf "$BUS_DIR/$1.ids"
 }
 
-# wait_completed N SECS SHARD...: waits until N sessions completed.
+# wait_completed TAG SECS: waits until every session of TAG completed.
 wait_completed() {
-	local n=$1 secs=$2 i got=0
-	shift 2
-	for i in $(seq 1 $((secs * 2))); do
-		got=$(completed "$@" | wc -l)
+	local n i got=0
+	n=$(wc -l <"$BUS_DIR/$1.ids")
+	for i in $(seq 1 $(($2 * 2))); do
+		got=$(completed "$1" | wc -l)
 		[ "$got" -ge "$n" ] && return 0
 		sleep 0.5
 	done
-	fail "$got of $n sessions completed in $secs s"
+	fail "$got of $n sessions completed in $2 s"
 }
