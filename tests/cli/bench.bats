@@ -19,7 +19,7 @@ needs() {
 
 @test "every bench script prints its help with -h and --help, and refuses a bad option" {
 	local s
-	for s in ring.sh llm.sh portable.sh compare.sh fsync-exec.sh; do
+	for s in ring.sh llm.sh portable.sh compare.sh fsync-exec.sh bus.sh; do
 		for h in -h --help; do
 			run "$bench/$s" "$h"
 			[ "$status" -eq 0 ] || fail "$s $h: exit $status: $output"
@@ -112,4 +112,13 @@ teardown() {
 	assert_eq "$(awk '($1 == "stream" || $1 == "plain") && $2 ~ /^[0-9]+$/ { print $1, $2 }' <<<"$output" | paste -sd,)" \
 	    "stream 10,plain 0"
 	[[ ${lines[-1]} == "stream - plain: "*" us of CPU per delta line (5.0 delta lines a call)" ]]
+}
+
+@test "bus.sh runs both parts over a real nats-server and prints their tables" {
+	command -v nats-server >/dev/null || skip "nats-server is not installed"
+	run "$bench/bus.sh" -b "$top_builddir" -w 1 -w 2 -s 2 -l 10 -k 2 -r 1
+	[ "$status" -eq 0 ] || fail "exit $status: $output"
+	[[ $output == *"1. capacity: 2 one-step turns"* ]] || fail "$output"
+	[ "$(grep -cE '^[12] +[0-9]+ +[0-9.]+ +[0-9.]+x$' <<<"$output")" -eq 2 ] || fail "$output"
+	[[ $output =~ "the bus adds "-?[0-9.]+" ms a step" ]] || fail "$output"
 }
