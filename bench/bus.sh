@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/bus.sh - what spreading a ring over NATS JetStream buys and costs
 #
-# usage: bench/bus.sh [-w W]... [-s SESSIONS] [-l LATENCY_MS] [-k K] [-r RUNS]
-#                     [-b BINDIR]
+# usage: bench/bus.sh [-w W]... [-s SESSIONS] [-l LATENCY_MS] [-k K]...
+#                     [-r RUNS] [-b BINDIR]
 #
 # 1. Capacity: turns a second against the number of worker pipelines (W =
 #    1, 2, 4, 8 by default), each worker taking one request at a time
@@ -11,26 +11,28 @@
 #    spends.  SESSIONS (32) one-step tool-loop turns are published at once
 #    to one engine shard; the time is from the first publish to the last
 #    completion event.
-# 2. Cost: the wall time a step takes in one K-step tool loop (K = 10) on
-#    a local ring, and through the bus (one engine, one worker, no model
-#    latency), and so what the bus adds per step.
+# 2. Cost: the wall time a step takes in one K-step tool loop (K = 10 and
+#    100 by default) on a local ring, and through the bus (one engine, one
+#    worker, no model latency), so what the bus adds per step; and the
+#    messages and bytes the server took in a step (its /varz).
 #
 # One nats-server (JetStream, R1) on loopback; RUNS (3) runs of each, the
-# median printed.  Needs nats-server, jq, python3 and the built binaries
-# (BINDIR, default the checkout).  Progress on stderr, figures on stdout.
+# median printed.  Needs nats-server, jq, python3, curl and the built
+# binaries (BINDIR, default the checkout).  Progress on stderr, figures on
+# stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bindir=$here
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 case ${1:-} in -h|--help) usage; exit 0 ;; esac
 workers=()
-sessions=32 latency=200 k=10 runs=3
+sessions=32 latency=200 runs=3 ks=()
 while getopts 'w:s:l:k:r:b:h' o; do
 	case $o in
 	w) workers+=("$OPTARG") ;;
 	s) sessions=$OPTARG ;;
 	l) latency=$OPTARG ;;
-	k) k=$OPTARG ;;
+	k) ks+=("$OPTARG") ;;
 	r) runs=$OPTARG ;;
 	b) bindir=$OPTARG ;;
 	h) usage; exit 0 ;;
@@ -38,7 +40,8 @@ while getopts 'w:s:l:k:r:b:h' o; do
 	esac
 done
 [ ${#workers[@]} -gt 0 ] || workers=(1 2 4 8)
-for c in nats-server jq python3; do
+[ ${#ks[@]} -gt 0 ] || ks=(10 100)
+for c in nats-server jq python3 curl; do
 	command -v "$c" >/dev/null || { echo "$0: needs $c" >&2; exit 2; }
 done
 export PATH="$bindir:$PATH"
@@ -47,8 +50,10 @@ trap 'for f in "$work"/*.pgid; do [ -f "$f" ] && kill -9 -- "-$(cat "$f")" 2>/de
 trap 'exit 130' INT TERM
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-setsid nats-server -js -a 127.0.0.1 -p "$port" -sd "$work/nats" >"$work/nats.log" 2>&1 &
+mport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+setsid nats-server -js -a 127.0.0.1 -p "$port" -m "$mport" -sd "$work/nats" >"$work/nats.log" 2>&1 &
 echo $! >"$work/nats.pgid"
+disown
 export NATS_URL=nats://127.0.0.1:$port
 for _ in $(seq 100); do agentrt-bus init >/dev/null 2>&1 && break; sleep 0.1; done
 
@@ -60,13 +65,13 @@ jq -n --argjson ms "$latency" --argjson t "$step" '{model: "mock/script",
     tools: [{name: "noop", description: "answers ok"}],
     mock: {script: [{delay_ms: $ms, tool_calls: [$t]}, {delay_ms: $ms, content: "done"}]}}' \
     >"$work/agents/one-step.json"
-jq -n --argjson k "$k" --argjson t "$step" '{model: "mock/script",
-    tools: [{name: "noop", description: "answers ok"}],
-    mock: {script: ([range($k)] | map({tool_calls: [$t]})) + [{content: "done"}]}}' \
-    >"$work/agents/k-steps.json"
 export AGENTRT_AGENTS="$work/agents"
+# agent NAME JSON: writes an agent file.
+agent() { printf '%s\n' "$2" >"$work/agents/$1.json"; }
 
 now_ms() { date +%s%3N; }
+# varz: the messages and bytes the server has taken in so far.
+varz() { curl -sf "http://127.0.0.1:$mport/varz" | jq -r '"\(.in_msgs) \(.in_bytes)"'; }
 median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 # engine TAG: an engine host (shard TAG) in the background.
@@ -81,11 +86,12 @@ engine() {
 		agentrt-bus pub agentrt.work --owner s1 -d "$d/db"' engine "$d" \
 	    2>>"$work/stderr" </dev/null &
 	echo $! >"$work/$1.pgid"
+	disown
 }
 
 # worker TAG [SUB-ARGS...]: a worker pipeline in the background.
 worker() {
-	local d="$work/$1"
+	local name=$1 d="$work/$1"
 	shift
 	mkdir -p "$d"
 	rm -f "$d/acks"; mkfifo "$d/acks"
@@ -96,7 +102,8 @@ worker() {
 		agentrt-decide | agentrt-llm | agentrt-tool --tools "$tools" |
 		agentrt-bus pub "agentrt.engine.{owner}" --acks "$d/acks"' worker \
 	    "$d" "$work/tools" "$@" 2>>"$work/stderr" </dev/null &
-	echo $! >"$work/$1.pgid"
+	echo $! >"$work/$name.pgid"
+	disown
 }
 
 stop_all() {
@@ -119,10 +126,11 @@ turns() {
 	done | agentrt-bus pub 'agentrt.engine.{owner}' --shards s1
 }
 
-# wait_events FILE N: until FILE holds N completion events (60 s at most).
+# wait_events FILE N [SECS]: until FILE holds N completion events (SECS,
+# 60 by default, at most).
 wait_events() {
 	local i
-	for i in $(seq 1 6000); do
+	for i in $(seq 1 $((${3:-60} * 100))); do
 		[ "$(grep -c '"type":"completion"' "$1" || true)" -ge "$2" ] && return 0
 		sleep 0.01
 	done
@@ -157,29 +165,39 @@ for w in "${workers[@]}"; do
 done
 
 echo
-echo "2. cost: one turn of K = $k tool steps, no model latency"
-local_walls=() bus_walls=()
-for r in $(seq 1 "$runs"); do
-	rm -rf "$work/local" && mkdir -p "$work/local" && mkfifo "$work/local/ring"
-	t0=$(now_ms)
-	( cd "$work/local" && AGENTRT_DB="$work/local/db" bash -c '
-	    agentrt-decide <ring | agentrt-llm | agentrt-tool --tools "$1" |
-	    agentrt-session run -a k-steps -m go >ring' ring "$work/tools" 2>>"$work/stderr" )
-	local_walls+=($(( $(now_ms) - t0 )))
-	engine e
-	worker w1
-	sleep 0.5
-	t0=$(now_ms)
-	turns k-steps 1
-	wait_events "$work/e/events" 1
-	bus_walls+=($(( $(now_ms) - t0 )))
-	echo "K=$k run $r: local ${local_walls[-1]} ms, bus ${bus_walls[-1]} ms" >&2
-	stop_all
-	rm -rf "$work/e" "$work"/w*
+echo "2. cost: one turn of K tool steps, no model latency; the bus's messages and bytes from the server's /varz"
+printf '%-6s %-10s %-10s %-10s %-10s %-10s %-10s %s\n' K local_ms bus_ms local/step bus/step adds/step msgs/step bytes/step
+for k in "${ks[@]}"; do
+	agent "k$k" "$(jq -n --argjson k "$k" --argjson t "$step" \
+	    '{model: "mock/script", tools: [{name: "noop", description: "answers ok"}],
+	      mock: {script: (([range($k)] | map({tool_calls: [$t]})) + [{content: "done"}])}}')"
+	local_walls=() bus_walls=() msgs=() bytes=()
+	for r in $(seq 1 "$runs"); do
+		rm -rf "$work/local" && mkdir -p "$work/local" && mkfifo "$work/local/ring"
+		t0=$(now_ms)
+		( cd "$work/local" && AGENTRT_DB="$work/local/db" bash -c '
+		    agentrt-decide <ring | agentrt-llm | agentrt-tool --tools "$1" |
+		    agentrt-session run -a "$2" -m go >ring' ring "$work/tools" "k$k" 2>>"$work/stderr" )
+		local_walls+=($(( $(now_ms) - t0 )))
+		engine e
+		worker w1
+		sleep 0.5
+		read -r m0 b0 < <(varz)
+		t0=$(now_ms)
+		turns "k$k" 1
+		wait_events "$work/e/events" 1 $((60 + k / 2))
+		bus_walls+=($(( $(now_ms) - t0 )))
+		read -r m1 b1 < <(varz)
+		msgs+=($(( m1 - m0 ))) bytes+=($(( b1 - b0 )))
+		echo "K=$k run $r: local ${local_walls[-1]} ms, bus ${bus_walls[-1]} ms, ${msgs[-1]} messages, ${bytes[-1]} bytes" >&2
+		stop_all
+		rm -rf "$work/e" "$work"/w*
+	done
+	lm=$(printf '%s\n' "${local_walls[@]}" | median)
+	bm=$(printf '%s\n' "${bus_walls[@]}" | median)
+	mm=$(printf '%s\n' "${msgs[@]}" | median)
+	by=$(printf '%s\n' "${bytes[@]}" | median)
+	awk -v l="$lm" -v b="$bm" -v k="$k" -v m="$mm" -v y="$by" 'BEGIN {
+		printf "%-6d %-10.0f %-10.0f %-10.1f %-10.1f %-10.1f %-10.1f %.0f\n",
+		    k, l, b, l / k, b / k, (b - l) / k, m / k, y / k }'
 done
-lm=$(printf '%s\n' "${local_walls[@]}" | median)
-bm=$(printf '%s\n' "${bus_walls[@]}" | median)
-awk -v l="$lm" -v b="$bm" -v k="$k" 'BEGIN {
-	printf "local ring: %.0f ms a turn, %.1f ms a step\n", l, l / k
-	printf "bus:        %.0f ms a turn, %.1f ms a step\n", b, b / k
-	printf "the bus adds %.1f ms a step (%.2fx the local ring)\n", (b - l) / k, b / l }'
