@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "diag.h"
 #include "engine.h"
 #include "json.h"
@@ -287,15 +288,6 @@ adopt_orphans(struct serve *s)
 	return loop_drain(&s->r);
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * The end (EOF, SIGINT, SIGTERM): what is queued goes out, for DRAIN_MS
  * at most, then the sessions are let go as they are: nothing cancelled.
@@ -305,10 +297,10 @@ finish(struct serve *s, int status)
 {
 	struct pollfd pfd[2];
 	struct art_err err;
-	int64_t until = mono_ms() + DRAIN_MS, left;
+	int64_t until = art_clock_mono_ms() + DRAIN_MS, left;
 
 	while (status == 0 && (art_outq_pending(s->r.out) > 0 ||
-	    ack_pending(&s->acks)) && (left = until - mono_ms()) > 0) {
+	    ack_pending(&s->acks)) && (left = until - art_clock_mono_ms()) > 0) {
 		pfd[0] = (struct pollfd){ art_outq_pending(s->r.out) > 0 ?
 		    art_outq_fd(s->r.out) : -1, POLLOUT, 0 };
 		pfd[1] = (struct pollfd){ ack_pending(&s->acks) ?

@@ -395,6 +395,12 @@ art_bus_publish(struct art_bus *b, const char *subject, const char *msgid,
 		}
 		if (s == NATS_NO_MEMORY)
 			return art_err_set(err, "nomem", "out of memory");
+		/* The server's limit: no retry sends it. */
+		if (s == NATS_MAX_PAYLOAD)
+			return art_err_set(err, "too_large", "%zu bytes, more "
+			    "than the server takes (max_payload %lld bytes: "
+			    "raise it in the server's configuration)", len,
+			    (long long)natsConnection_GetMaxPayload(b->nc));
 		if (je == JSStreamNotFoundErr)
 			return art_err_set(err, "no_stream", "no stream holds "
 			    "subject %s (run agentrt-bus init)", subject);

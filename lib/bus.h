@@ -61,8 +61,9 @@ int	art_bus_init(struct art_bus *, int replicas, int64_t events_max_age,
  * waits for JetStream's ack, retrying with the same id (backoff to 1 s)
  * while *stop is 0.  retrying(secs, ctx) is called once after about 2 s
  * of failures and retrying(-1, ctx) once it got through.  -1 with err
- * when stopped, or for an error no retry mends (no stream holds the
- * subject: code "no_stream").
+ * when stopped, or for an error no retry mends: no stream holds the
+ * subject (code "no_stream"), or data is larger than the server's
+ * max_payload (code "too_large").
  */
 int	art_bus_publish(struct art_bus *, const char *subject,
 	    const char *msgid, const char *data, size_t len,
