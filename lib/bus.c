@@ -237,7 +237,12 @@ art_bus_close(struct art_bus *b)
 void
 art_bus_shutdown(void)
 {
-	nats_Close();
+	/*
+	 * Wait (a second at most) for libnats' own threads to let go of what
+	 * they hold: nats_Close() does not, and a message a dispatcher still
+	 * held at exit is reported as leaked.
+	 */
+	nats_CloseAndWait(1000);
 }
 
 /* --- init ----------------------------------------------------------- */
