@@ -51,7 +51,10 @@ trap 'exit 130' INT TERM
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-setsid nats-server -js -a 127.0.0.1 -p "$port" -m "$mport" -sd "$work/nats" >"$work/nats.log" 2>&1 &
+# A K = 1000 turn's whole decision request is over the default max_payload
+# of 1 MiB; 8 MiB is the most the server's documentation advises.
+echo 'max_payload: 8388608' >"$work/nats.conf"
+setsid nats-server -c "$work/nats.conf" -js -a 127.0.0.1 -p "$port" -m "$mport" -sd "$work/nats" >"$work/nats.log" 2>&1 &
 echo $! >"$work/nats.pgid"
 disown
 export NATS_URL=nats://127.0.0.1:$port
