@@ -303,15 +303,13 @@ owner_of(struct art_bus *b, const char *sid, char **shards, size_t n,
 }
 
 static int
-cmd_owner(struct art_bus *b, const struct opts *o, int argc, char **argv)
+cmd_owner(struct art_bus *b, const struct opts *o, char **argv)
 {
 	struct art_err err;
 	char owner[256], **shards;
 	const char *from;
 	size_t n;
 
-	if (argc != 1)
-		usage("owner takes one SESSION");
 	shards = shards_of(o, &n);
 	from = owner_of(b, argv[0], shards, n, owner, sizeof(owner), &err);
 	art_busline_shards_free(shards);
@@ -329,15 +327,13 @@ cmd_owner(struct art_bus *b, const struct opts *o, int argc, char **argv)
 }
 
 static int
-cmd_assign(struct art_bus *b, const struct opts *o, int argc, char **argv)
+cmd_assign(struct art_bus *b, const struct opts *o, char **argv)
 {
 	struct art_err err;
 	char **one;
 	uint64_t rev;
 	size_t n;
 
-	if (argc != 2)
-		usage("assign takes SESSION SHARD");
 	if ((one = art_busline_shards(argv[1], &n, &err)) == NULL || n != 1)
 		art_die(ART_EXIT_USAGE, "bad shard '%s': %s", argv[1], one ==
 		    NULL ? err.msg : "one name, please");
@@ -448,6 +444,39 @@ route(struct pub *p, const char *sid, char *owner, size_t len,
 	}
 }
 
+/*
+ * A line larger than the server takes cannot cross: an error line goes in
+ * its place, to the same subject, so that the session's owner hears of
+ * it (a stage passes an error line on), and its deadline fails the
+ * attempt rather than a redelivery repeating it without end.  0 when the
+ * error line went out: the line counts as answered.
+ */
+static int
+pub_too_large(struct pub *p, const char *subject, const jv *line,
+    const char *text, size_t len, struct art_err *err)
+{
+	const char *sid = art_json_str(line, "session_id");
+	char id[ART_BUSLINE_ID_MAX];
+	jv e, dumped;
+	int r;
+
+	art_warn("a %s of session %s cannot go to %s: %s",
+	    art_ndjson_type(line), sid != NULL ? sid : "(none)", subject,
+	    err->msg);
+	e = art_ndjson_error("too_large", err->msg, text, len);
+	if (sid != NULL)
+		e = art_json_set(e, "session_id", jv_string(sid));
+	dumped = jv_dump_string(jv_copy(e), 0);
+	r = art_bus_publish(p->bus, subject, art_busline_msg_id(&e,
+	    jv_string_value(dumped), (size_t)jv_string_length_bytes(
+	    jv_copy(dumped)), id) ? id : NULL, jv_string_value(dumped),
+	    (size_t)jv_string_length_bytes(jv_copy(dumped)), &stop, say_retry,
+	    (void *)subject, err);
+	jv_free(e);
+	jv_free(dumped);
+	return r;
+}
+
 /* Publishes one line (consumed); text is its bytes.  -1 to stop. */
 static int
 pub_line(struct pub *p, jv line, const char *text, size_t len)
@@ -512,6 +541,8 @@ pub_line(struct pub *p, jv line, const char *text, size_t len)
 	}
 	r = art_bus_publish(p->bus, subject, art_busline_msg_id(&line, text,
 	    len, id) ? id : NULL, text, len, &stop, say_retry, subject, &err);
+	if (r == -1 && art_err_is(&err, "too_large"))
+		r = pub_too_large(p, subject, &line, text, len, &err);
 	if (r == -1)
 		art_warn("publish to %s: %s", subject, err.msg);
 	else if (p->acks != NULL && art_busline_ack_key(&line, key) &&
@@ -523,7 +554,7 @@ pub_line(struct pub *p, jv line, const char *text, size_t len)
 }
 
 static int
-cmd_pub(struct art_bus *b, const struct opts *o, int argc, char **argv)
+cmd_pub(struct art_bus *b, const struct opts *o, char **argv)
 {
 	struct pub p = { b, o, NULL, NULL, 0, NULL, NULL };
 	struct art_ndjson_reader *rd;
@@ -535,8 +566,6 @@ cmd_pub(struct art_bus *b, const struct opts *o, int argc, char **argv)
 	jv line;
 	int status = 0;
 
-	if (argc != 1)
-		usage("pub takes one SUBJECT");
 	p.template = argv[0];
 	p.shards = shards_of(o, &p.nshards);
 	if (art_busline_subject(p.template, "s", "o", probe, &err) == -1)
@@ -690,7 +719,7 @@ write_msg(const char *data, size_t len, jv *parsed)
 }
 
 static int
-cmd_sub(struct art_bus *b, const struct opts *o, int argc, char **argv)
+cmd_sub(struct art_bus *b, const struct opts *o, char **argv)
 {
 	struct sub s = { NULL, 0, 0, 0, -1, false, "", 0 };
 	struct art_bus_sub *sub;
@@ -702,8 +731,6 @@ cmd_sub(struct art_bus *b, const struct opts *o, int argc, char **argv)
 	size_t len, i;
 	jv v;
 
-	if (argc != 1)
-		usage("sub takes one SUBJECT");
 	if (o->acks != NULL && (s.acks_fd = open(o->acks, O_RDONLY |
 	    O_NONBLOCK)) == -1)
 		art_die(ART_EXIT_FAIL, "--acks '%s': %s", o->acks,
@@ -775,6 +802,18 @@ cmd_sub(struct art_bus *b, const struct opts *o, int argc, char **argv)
 int
 main(int argc, char **argv)
 {
+	static const struct {
+		const char	*name;
+		int		 args;
+		const char	*wrong;
+	} cmds[] = {
+		{ "init", 0, "init takes no arguments" },
+		{ "pub", 1, "pub takes one SUBJECT" },
+		{ "sub", 1, "sub takes one SUBJECT" },
+		{ "assign", 2, "assign takes SESSION SHARD" },
+		{ "owner", 1, "owner takes one SESSION" },
+		{ NULL, 0, NULL }
+	}, *c;
 	struct opts o = { .max_line = 64 << 20 };
 	struct sigaction sa;
 	struct art_bus *b;
@@ -791,10 +830,13 @@ main(int argc, char **argv)
 	argv += optind;
 	optind = 0;
 	parse(argc, argv, "d:hV", &o);
-	if (strcmp(cmd, "init") != 0 && strcmp(cmd, "pub") != 0 &&
-	    strcmp(cmd, "sub") != 0 && strcmp(cmd, "assign") != 0 &&
-	    strcmp(cmd, "owner") != 0)
+	for (c = cmds; c->name != NULL && strcmp(c->name, cmd) != 0; c++)
+		continue;
+	if (c->name == NULL)
 		usage("unknown command (init, pub, sub, assign, owner)");
+	/* A usage error is said before a server is waited for. */
+	if (argc - optind != c->args)
+		usage(c->wrong);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
@@ -805,16 +847,15 @@ main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	if (strcmp(cmd, "init") == 0)
-		status = argc == 0 ? cmd_init(b, &o) : (usage("init takes no "
-		    "arguments"), 2);
+		status = cmd_init(b, &o);
 	else if (strcmp(cmd, "pub") == 0)
-		status = cmd_pub(b, &o, argc, argv);
+		status = cmd_pub(b, &o, argv);
 	else if (strcmp(cmd, "sub") == 0)
-		status = cmd_sub(b, &o, argc, argv);
+		status = cmd_sub(b, &o, argv);
 	else if (strcmp(cmd, "assign") == 0)
-		status = cmd_assign(b, &o, argc, argv);
+		status = cmd_assign(b, &o, argv);
 	else
-		status = cmd_owner(b, &o, argc, argv);
+		status = cmd_owner(b, &o, argv);
 	art_bus_close(b);
 	art_bus_shutdown();
 	return status;

@@ -193,7 +193,8 @@ art_bus_open(struct art_bus **out, const struct art_bus_opts *bo,
 		s = natsConnection_Connect(&b->nc, o);
 		/* A refused login will not mend by waiting. */
 		if (s == NATS_OK || s == NATS_NOT_PERMITTED ||
-		    s == NATS_SSL_ERROR || waited >= bo->connect_secs * 1000)
+		    s == NATS_CONNECTION_AUTH_FAILED || s == NATS_SSL_ERROR ||
+		    waited >= bo->connect_secs * 1000)
 			break;
 		if (!said && bo->waiting != NULL)
 			bo->waiting(natsStatus_GetText(s), bo->ctx);
@@ -366,6 +367,25 @@ art_bus_init(struct art_bus *b, int replicas, int64_t events_max_age,
 
 /* --- publish -------------------------------------------------------- */
 
+/*
+ * Whether a stream holds subject, or the server cannot say now (a publish
+ * with no responders is either: a subject no stream takes, which waiting
+ * does not mend, or a stream between leaders, which it does).
+ */
+static bool
+stream_holds(struct art_bus *b, const char *subject)
+{
+	jsStreamNamesList *list = NULL;
+	jsOptions o;
+	natsStatus s;
+
+	jsOptions_Init(&o);
+	o.Stream.Info.SubjectsFilter = subject;
+	s = js_StreamNames(&list, b->js, &o, NULL);
+	jsStreamNamesList_Destroy(list);
+	return s != NATS_NOT_FOUND;
+}
+
 int
 art_bus_publish(struct art_bus *b, const char *subject, const char *msgid,
     const char *data, size_t len, volatile int *stop,
@@ -406,7 +426,8 @@ art_bus_publish(struct art_bus *b, const char *subject, const char *msgid,
 			    "than the server takes (max_payload %lld bytes: "
 			    "raise it in the server's configuration)", len,
 			    (long long)natsConnection_GetMaxPayload(b->nc));
-		if (je == JSStreamNotFoundErr)
+		if (je == JSStreamNotFoundErr || (s == NATS_NO_RESPONDERS &&
+		    !stream_holds(b, subject)))
 			return art_err_set(err, "no_stream", "no stream holds "
 			    "subject %s (run agentrt-bus init)", subject);
 		if (*stop)
