@@ -36,6 +36,9 @@ teardown() {
 	for pid in "${worker_pids[@]}"; do
 		kill "$pid" 2>/dev/null || true
 	done
+	# A block run in a process group of its own: whatever it left running.
+	[ -z "${block_pgid:-}" ] || kill -9 -- "-$block_pgid" 2>/dev/null
+	return 0
 }
 
 # readme_block NAME: the sh block after `<!-- readme.bats: NAME -->` in
@@ -248,6 +251,23 @@ calc said: 42"
 # What every sh block of the README writes, it writes under $tmp (or to
 # the ring or a /dev file): a file left in the checkout, an agents/ above
 # all, would join the search paths.
+@test "README beyond one machine: a turn through nats-server, an engine host and a worker" {
+	command -v nats-server >/dev/null ||
+	    skip "nats-server is not installed (CI installs Debian's package)"
+	local block i
+	block=$(readme_block bus) || return 1
+	# Its servers and hosts run on in the background, as a reader's would:
+	# the block runs in a group of its own, ended once it has printed.
+	setsid bash -c "$block" >"$tmp/bus.out" 2>&1 </dev/null &
+	block_pgid=$!
+	for i in $(seq 1 600); do
+		kill -0 "$block_pgid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -9 -- "-$block_pgid" 2>/dev/null
+	grep -qx '17\*23 = 391' "$tmp/bus.out" || fail "$(cat "$tmp/bus.out")"
+}
+
 @test "README sh blocks write their files under \$tmp, not in the checkout" {
 	local bad
 	bad=$(awk '
