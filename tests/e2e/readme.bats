@@ -283,7 +283,9 @@ calc said: 42"
 				sub(/^(--events|--record|-o|agentrt-session -d|mkdir -p) +/, "", w)
 				sub(/^>>?/, "", w)
 				sub(/;$/, "", w)
-				if (w ~ /^"?\$tmp\// || w ~ /^\/dev\// || w == "ring")
+				# >(...) is a process, not a file.
+				if (w ~ /^"?\$tmp\// || w ~ /^\/dev\// || w == "ring" ||
+				    w ~ /^\(/)
 					continue
 				print NR ": " w ": " $0
 			}
