@@ -217,6 +217,10 @@ connect_bus(const struct opts *o)
 
 	bo.servers = o->server != NULL ? o->server : env != NULL &&
 	    *env != '\0' ? env : "nats://127.0.0.1:4222";
+	/* libnats reads it at each connect: a first one would be retried. */
+	if (o->creds != NULL && access(o->creds, R_OK) == -1)
+		art_die(ART_EXIT_FAIL, "--creds '%s': %s", o->creds,
+		    strerror(errno));
 	bo.creds = o->creds;
 	if (o->token_env != NULL && ((bo.token = getenv(o->token_env)) ==
 	    NULL || *bo.token == '\0'))

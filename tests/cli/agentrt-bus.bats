@@ -146,3 +146,32 @@ big_line() {
 	[ "$status" -eq 0 ] || fail "exit $status: $output"
 	[[ $output != *"right-token-7f3a"* ]] || fail "$output"
 }
+
+@test "credentials or TLS files that cannot be read fail at once, naming them" {
+	nats_start
+	run timeout 20 agentrt-bus --creds "$BATS_TEST_TMPDIR/none.creds" init
+	[ "$status" -eq 1 ] || fail "exit $status: $output"
+	[ "$output" = "agentrt-bus: --creds '$BATS_TEST_TMPDIR/none.creds': No such file or directory" ] ||
+	    fail "$output"
+	run timeout 20 agentrt-bus --tls-ca "$BATS_TEST_TMPDIR/none.pem" init
+	[ "$status" -eq 1 ] || fail "exit $status: $output"
+	[[ $output == *"none.pem"* ]] || fail "$output"
+}
+
+@test "TLS: a server's certificate trusted with --tls-ca connects; one not trusted fails at once" {
+	command -v openssl >/dev/null || skip "no openssl to make a certificate"
+	local d=$BATS_TEST_TMPDIR/tls
+	mkdir -p "$d"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/key.pem" \
+	    -out "$d/cert.pem" -days 2 -subj /CN=127.0.0.1 \
+	    -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+	nats_start "tls { cert_file: \"$d/cert.pem\", key_file: \"$d/key.pem\" }"
+	url=${NATS_URL/nats:/tls:}
+	run timeout 20 agentrt-bus --server "$url" --tls-ca "$d/cert.pem" init
+	[ "$status" -eq 0 ] || fail "exit $status: $output"
+	[ "$(jq -s length <<<"$output")" -eq 4 ] || fail "$output"
+	run timeout 20 agentrt-bus --server "$url" init
+	[ "$status" -eq 1 ] || fail "exit $status: $output"
+	[[ $output == *"SSL handshake error"*"self-signed certificate"* ]] ||
+	    fail "$output"
+}
