@@ -33,56 +33,6 @@ struct opts {
 	bool		 force;
 };
 
-static const char usage_text[] =
-"Usage: agentrt-bus [OPTIONS] COMMAND [ARGS]\n"
-"\n"
-"Carry a ring's NDJSON lines between hosts on NATS JetStream.\n"
-"\n"
-"Commands:\n"
-"  init [--replicas N] [--events-max-age SECS]\n"
-"                      make the streams and the owners' bucket (idempotent)\n"
-"  pub SUBJECT [-d DIR] [--owner SHARD] [--shards LIST] [--acks FILE]\n"
-"                      publish each line read, whole, with its Nats-Msg-Id;\n"
-"                      SUBJECT may hold {owner} and {session}\n"
-"  sub SUBJECT [--queue NAME] [--acks FILE] [--ack-wait SECS]\n"
-"      [--max-inflight N] [--max-deliver N] [--until TYPE]\n"
-"                      write each message as a line, acked once taken\n"
-"  assign SESSION SHARD\n"
-"                      say in the bucket that SHARD owns SESSION\n"
-"  owner SESSION [--shards LIST]\n"
-"                      print the shard that owns SESSION\n"
-"\n"
-"Options:\n"
-"      --server URLS   the NATS servers, comma-separated (default:\n"
-"                      $NATS_URL, else nats://127.0.0.1:4222)\n"
-"      --creds FILE    a NATS credentials file\n"
-"      --token-env VAR the connection's token is in $VAR\n"
-"      --tls-ca FILE, --tls-cert FILE, --tls-key FILE\n"
-"                      TLS (also turned on by a tls:// URL)\n"
-"  -d, --db DIR        (pub) the store by-reference lines are made whole\n"
-"                      from (default: $AGENTRT_DB, else as agentrt-session)\n"
-"      --owner SHARD   (pub) claim each line's session for SHARD first\n"
-"      --shards LIST   (pub, owner) the shards an unclaimed session\n"
-"                      hashes over, a,b,c\n"
-"      --acks FILE     (pub) write the ack key of each line published to\n"
-"                      FILE; (sub) ack only what FILE says was taken\n"
-"      --queue NAME    (sub) the durable consumer NAME, shared\n"
-"      --ack-wait SECS (sub) redelivery after SECS un-acked (default 30)\n"
-"      --max-inflight N\n"
-"                      (sub) at most N messages waiting for their acks\n"
-"      --max-deliver N (sub) give a message up after N deliveries\n"
-"      --until TYPE    (sub) exit after writing a line of type TYPE\n"
-"      --replicas N    (init) the streams' replicas (default 1)\n"
-"      --events-max-age SECS\n"
-"                      (init) how long events are kept (default 86400)\n"
-"      --force         (assign) write even when the bucket says so\n"
-"      --max-line BYTES\n"
-"                      (pub) the longest line read (default 64M)\n"
-"  -h, --help          print this help and exit\n"
-"  -V, --version       print the version and exit\n"
-"\n"
-"Exit status: 0 success (end of input), 1 failure, 2 usage error.\n";
-
 enum {
 	O_SERVER = 256, O_CREDS, O_TOKEN_ENV, O_TLS_CA, O_TLS_CERT, O_TLS_KEY,
 	O_OWNER, O_SHARDS, O_ACKS, O_QUEUE, O_ACK_WAIT, O_MAX_INFLIGHT,
@@ -90,31 +40,144 @@ enum {
 	O_BATCH
 };
 
-static const struct option longopts[] = {
-	{ "server", required_argument, NULL, O_SERVER },
-	{ "creds", required_argument, NULL, O_CREDS },
-	{ "token-env", required_argument, NULL, O_TOKEN_ENV },
-	{ "tls-ca", required_argument, NULL, O_TLS_CA },
-	{ "tls-cert", required_argument, NULL, O_TLS_CERT },
-	{ "tls-key", required_argument, NULL, O_TLS_KEY },
-	{ "db", required_argument, NULL, 'd' },
-	{ "owner", required_argument, NULL, O_OWNER },
-	{ "shards", required_argument, NULL, O_SHARDS },
-	{ "acks", required_argument, NULL, O_ACKS },
-	{ "queue", required_argument, NULL, O_QUEUE },
-	{ "ack-wait", required_argument, NULL, O_ACK_WAIT },
-	{ "max-inflight", required_argument, NULL, O_MAX_INFLIGHT },
-	{ "max-deliver", required_argument, NULL, O_MAX_DELIVER },
-	{ "batch", required_argument, NULL, O_BATCH },
-	{ "until", required_argument, NULL, O_UNTIL },
-	{ "replicas", required_argument, NULL, O_REPLICAS },
-	{ "events-max-age", required_argument, NULL, O_MAX_AGE },
-	{ "force", no_argument, NULL, O_FORCE },
-	{ "max-line", required_argument, NULL, O_MAX_LINE },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 }
+static const struct art_opt options[] = {
+	{ "server", O_SERVER, "URLS", ART_OPT_TEXT, NULL, NULL, 0,
+	    "the NATS servers, comma-separated (default: $NATS_URL, else "
+	    "nats://127.0.0.1:4222)" },
+	{ "creds", O_CREDS, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "a NATS credentials file" },
+	{ "token-env", O_TOKEN_ENV, "VAR", ART_OPT_ENV, NULL, NULL, 0,
+	    "the connection's token is in $VAR" },
+	{ "tls-ca", O_TLS_CA, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "TLS: trust the certificates in FILE (TLS is also turned on by a "
+	    "tls:// URL)" },
+	{ "tls-cert", O_TLS_CERT, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "TLS: this client's certificate (with --tls-key)" },
+	{ "tls-key", O_TLS_KEY, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "TLS: this client's key" },
+	{ "db", 'd', "DIR", ART_OPT_DIR, NULL, "pub", 0,
+	    "the store by-reference lines are made whole from (default: "
+	    "$AGENTRT_DB, else as agentrt-session)" },
+	{ "owner", O_OWNER, "SHARD", ART_OPT_TEXT, NULL, "pub", 0,
+	    "claim each line's session for SHARD first" },
+	{ "shards", O_SHARDS, "LIST", ART_OPT_TEXT, NULL, "pub owner", 0,
+	    "the shards an unclaimed session hashes over, a,b,c" },
+	{ "acks", O_ACKS, "FILE", ART_OPT_FILE, NULL, "pub sub", 0,
+	    "pub: write the ack key of each line published to FILE; sub: "
+	    "ack only what FILE says was taken" },
+	{ "queue", O_QUEUE, "NAME", ART_OPT_TEXT, NULL, "sub", 0,
+	    "the durable consumer NAME, shared" },
+	{ "ack-wait", O_ACK_WAIT, "SECS", ART_OPT_TEXT, NULL, "sub", 0,
+	    "redelivery after SECS un-acked (default 30)" },
+	{ "max-inflight", O_MAX_INFLIGHT, "N", ART_OPT_TEXT, NULL, "sub", 0,
+	    "at most N messages waiting for their acks" },
+	{ "max-deliver", O_MAX_DELIVER, "N", ART_OPT_TEXT, NULL, "sub", 0,
+	    "give a message up after N deliveries" },
+	{ "batch", O_BATCH, "N", ART_OPT_TEXT, NULL, "sub", 0,
+	    "fetch up to N messages at a time (default: --max-inflight, "
+	    "else 64)" },
+	{ "until", O_UNTIL, "TYPE", ART_OPT_TEXT, NULL, "sub", 0,
+	    "exit after writing a line of type TYPE" },
+	{ "replicas", O_REPLICAS, "N", ART_OPT_TEXT, NULL, "init", 0,
+	    "the streams' replicas (default 1)" },
+	{ "events-max-age", O_MAX_AGE, "SECS", ART_OPT_TEXT, NULL, "init", 0,
+	    "how long events are kept (default 86400)" },
+	{ "force", O_FORCE, NULL, ART_OPT_TEXT, NULL, "assign", 0,
+	    "write even when the bucket says so" },
+	{ "max-line", O_MAX_LINE, "BYTES", ART_OPT_TEXT, NULL, "pub", 0,
+	    "the longest line read (default 64M)" },
+	ART_OPT_STANDARD
 };
+
+static const struct cmd {
+	const char	*name;
+	int		 args;
+	const char	*synopsis;	/* in --help */
+	const char	*operands;	/* for completion */
+	const char	*help;
+	const char	*wrong;		/* the usage error for other args */
+} cmds[] = {
+	{ "init", 0, "init [--replicas N] [--events-max-age SECS]", NULL,
+	    "make the streams and the owners' bucket (idempotent)",
+	    "init takes no arguments" },
+	{ "pub", 1, "pub SUBJECT [-d DIR] [--owner SHARD] [--shards LIST] "
+	    "[--acks FILE]", "text",
+	    "publish each line read, whole, with its Nats-Msg-Id; SUBJECT "
+	    "may hold {owner} and {session}", "pub takes one SUBJECT" },
+	{ "sub", 1, "sub SUBJECT [--queue NAME] [--acks FILE] [--ack-wait "
+	    "SECS] [--max-inflight N] [--max-deliver N] [--until TYPE]",
+	    "text", "write each message as a line, acked once taken",
+	    "sub takes one SUBJECT" },
+	{ "assign", 2, "assign SESSION SHARD [--force]", "session text",
+	    "say in the bucket that SHARD owns SESSION",
+	    "assign takes SESSION SHARD" },
+	{ "owner", 1, "owner SESSION [--shards LIST]", "session",
+	    "print the shard that owns SESSION", "owner takes one SESSION" },
+};
+
+#define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
+
+static _Noreturn void	usage(const char *);
+
+static _Noreturn void
+help(void)
+{
+	size_t i;
+
+	fputs(
+"Usage: agentrt-bus [OPTIONS] COMMAND [ARGS]\n"
+"\n"
+"Carry a ring's NDJSON lines between hosts on NATS JetStream.\n"
+"\n"
+"Commands:\n", stdout);
+	for (i = 0; i < NCMDS; i++)
+		art_opt_help_cmd(stdout, cmds[i].synopsis, cmds[i].help, 24);
+	fputs("\nOptions:\n", stdout);
+	art_opt_help(stdout, options, 24);
+	fputs(
+"\n"
+"Exit status: 0 success (end of input), 1 failure, 2 usage error.\n",
+	    stdout);
+	art_opt_exit();
+}
+
+static const struct cmd *
+find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCMDS; i++)
+		if (strcmp(cmds[i].name, name) == 0)
+			return &cmds[i];
+	return NULL;
+}
+
+/* --completions: the options (those command context takes), the commands. */
+static _Noreturn void
+completions(const char *context)
+{
+	size_t i;
+
+	if (context != NULL && find_cmd(context) == NULL) {
+		art_warn("unknown command '%s'", context);
+		usage(NULL);
+	}
+	art_opt_complete(stdout, options, context);
+	for (i = 0; i < NCMDS && context == NULL; i++)
+		art_opt_complete_cmd(stdout, cmds[i].name, cmds[i].operands,
+		    cmds[i].help);
+	art_opt_exit();
+}
+
+/* The version, and libnats'. */
+static _Noreturn void
+version(void)
+{
+	const char *const libs[] = { "libnats", art_bus_nats_version(),
+	    NULL };
+
+	art_opt_version("agentrt-bus", PACKAGE_VERSION, libs);
+}
 
 static _Noreturn void
 usage(const char *why)
@@ -141,11 +204,15 @@ count_arg(const char *name, const char *s, int min)
 }
 
 static void
-parse(int argc, char **argv, const char *optstring, struct opts *o)
+parse(int argc, char **argv, const char *prefix, struct opts *o)
 {
+	struct option longopts[sizeof(options) / sizeof(options[0])];
+	char shortopts[3 * sizeof(options) / sizeof(options[0])];
 	int c;
 
-	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+	art_opt_longopts(options, longopts);
+	art_opt_shortopts(options, prefix, NULL, shortopts, sizeof(shortopts));
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
 		case O_SERVER: o->server = optarg; break;
 		case O_CREDS: o->creds = optarg; break;
@@ -180,13 +247,9 @@ parse(int argc, char **argv, const char *optstring, struct opts *o)
 		case O_MAX_LINE:
 			o->max_line = art_opt_size_arg("--max-line", optarg);
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(0);
-		case 'V':
-			printf("agentrt-bus %s (libnats/%s)\n", PACKAGE_VERSION,
-			    art_bus_nats_version());
-			exit(0);
+		case 'h': help();
+		case 'V': version();
+		case ART_OPT_COMPLETIONS: completions(argv[optind]);
 		default:
 			usage(NULL);
 		}
@@ -806,18 +869,7 @@ cmd_sub(struct art_bus *b, const struct opts *o, char **argv)
 int
 main(int argc, char **argv)
 {
-	static const struct {
-		const char	*name;
-		int		 args;
-		const char	*wrong;
-	} cmds[] = {
-		{ "init", 0, "init takes no arguments" },
-		{ "pub", 1, "pub takes one SUBJECT" },
-		{ "sub", 1, "sub takes one SUBJECT" },
-		{ "assign", 2, "assign takes SESSION SHARD" },
-		{ "owner", 1, "owner takes one SESSION" },
-		{ NULL, 0, NULL }
-	}, *c;
+	const struct cmd *c;
 	struct opts o = { .max_line = 64 << 20 };
 	struct sigaction sa;
 	struct art_bus *b;
@@ -825,7 +877,7 @@ main(int argc, char **argv)
 	int status;
 
 	art_diag_init(argv[0]);
-	parse(argc, argv, "+d:hV", &o);
+	parse(argc, argv, "+", &o);
 	if (optind >= argc)
 		usage("no command given");
 	cmd = argv[optind];
@@ -833,10 +885,8 @@ main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	optind = 0;
-	parse(argc, argv, "d:hV", &o);
-	for (c = cmds; c->name != NULL && strcmp(c->name, cmd) != 0; c++)
-		continue;
-	if (c->name == NULL)
+	parse(argc, argv, "", &o);
+	if ((c = find_cmd(cmd)) == NULL)
 		usage("unknown command (init, pub, sub, assign, owner)");
 	/* A usage error is said before a server is waited for. */
 	if (argc - optind != c->args)

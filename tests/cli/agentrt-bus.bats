@@ -175,3 +175,18 @@ big_line() {
 	[[ $output == *"SSL handshake error"*"self-signed certificate"* ]] ||
 	    fail "$output"
 }
+
+@test "--completions: the commands, and a command's own options" {
+	run agentrt-bus --completions
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | awk -F '\t' '!/^-/ { print $1 }' |
+	    tr '\n' ' ')" = "init pub sub assign owner " ] || fail "$output"
+	run agentrt-bus --completions init
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | cut -f1 | tr '\n' ' ')" = \
+	    "--server --creds --token-env --tls-ca --tls-cert --tls-key --replicas --events-max-age --help --version " ] ||
+	    fail "$output"
+	run agentrt-bus --completions bogus
+	[ "$status" -eq 2 ] && [[ $output == *"unknown command 'bogus'"* ]] ||
+	    fail "$output"
+}
