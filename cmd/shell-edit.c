@@ -1,7 +1,7 @@
 /* shell-edit.c - agentrt-shell's line editor: libedit, history, completion
  *
  * libedit reads through our own character function so that Ctrl-C at
- * the prompt can end el_gets() (the read fails with EINTR, we say so)
+ * the prompt can end el_gets() (the wait fails with EINTR, we say so)
  * and the REPL can throw the line away, as a shell does.  libedit's own
  * signal handling stays off: it would re-raise SIGINT to our whole
  * process group.
@@ -12,9 +12,11 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -39,18 +41,50 @@ prompt(EditLine *el)
 	return shell_of(el)->prompt;
 }
 
-/* One character from the terminal; -1 on Ctrl-C, so el_gets() returns. */
+/*
+ * One character from the terminal; -1 on Ctrl-C, so el_gets() returns.
+ * SIGINT and SIGWINCH stay blocked here but while pselect() waits: a
+ * Ctrl-C that came after the prompt was drawn but before read() began to
+ * wait would only set its flag, and read() would wait on for a key, the
+ * Ctrl-C lost.  Blocked, it comes in only once pselect() waits, after
+ * the flags were looked at, and ends the wait.
+ */
 static int
 getc_fn(EditLine *el, wchar_t *wc)
 {
 	struct shell *sh = shell_of(el);
+	sigset_t block, old;
+	fd_set in;
 	mbstate_t ps;
 	size_t r;
 	ssize_t n;
+	int rc = -1;
 	char c;
 
 	memset(&ps, 0, sizeof(ps));
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGWINCH);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	for (;;) {
+		if (shell_sigint) {
+			shell_sigint = 0;
+			sh->interrupted = true;
+			errno = EINTR;	/* as an interrupted read() says */
+			break;
+		}
+		if (shell_sigwinch) {
+			shell_sigwinch = 0;
+			el_resize(el);
+		}
+		FD_ZERO(&in);
+		FD_SET(STDIN_FILENO, &in);
+		if (pselect(STDIN_FILENO + 1, &in, NULL, NULL, NULL,
+		    &old) == -1) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
 		n = read(STDIN_FILENO, &c, 1);
 		if (n == 1) {
 			r = mbrtowc(wc, &c, 1, &ps);
@@ -58,22 +92,18 @@ getc_fn(EditLine *el, wchar_t *wc)
 				continue;
 			if (r == (size_t)-1)
 				*wc = (unsigned char)c;
-			return 1;
+			rc = 1;
+			break;
 		}
-		if (n == 0)
-			return 0;
-		if (errno != EINTR)
-			return -1;
-		if (shell_sigint) {
-			shell_sigint = 0;
-			sh->interrupted = true;
-			return -1;
+		if (n == 0) {
+			rc = 0;
+			break;
 		}
-		if (shell_sigwinch) {
-			shell_sigwinch = 0;
-			el_resize(el);
-		}
+		if (errno != EINTR && errno != EAGAIN)
+			break;
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }
 
 /* $XDG_STATE_HOME/agentrt/history, else ~/.local/state/agentrt/history;
