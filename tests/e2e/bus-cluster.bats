@@ -28,6 +28,7 @@ setup() {
 }
 
 teardown() {
+	[ -n "${BATS_TEST_COMPLETED:-}" ] || bus_report
 	hosts_stop
 }
 
@@ -78,7 +79,7 @@ check_effects() {
 # was taken and acked), as a live node reports them.
 check_drained() {
 	local node=$1 i w e
-	for i in $(seq 1 40); do
+	for i in $(seq 1 120); do
 		w=$(stream_msgs "$node" AGENTRT_WORK)
 		e=$(stream_msgs "$node" AGENTRT_ENGINE)
 		[ "$w" = 0 ] && [ "$e" = 0 ] && return 0
@@ -113,7 +114,7 @@ check_drained() {
 		*.ac) node_kill 2 ;;
 		esac
 	done
-	wait_completed run1 150
+	wait_completed run1 240
 	check_sessions run1 s1 s2
 	check_effects w1
 	check_drained 1
@@ -142,7 +143,7 @@ check_drained() {
 	    agentrt-bus pub 'agentrt.engine.{owner}' --shards s1,s2
 	sleep 1
 	engine_start s1
-	wait_completed run2 150
+	wait_completed run2 240
 	check_sessions run2 s1 s2
 	twice=$(cat "$BUS_DIR"/w4/fx/effects "$BUS_DIR"/w5/fx/effects |
 	    awk '{ print $1 }' | sort | uniq -d)

@@ -9,7 +9,13 @@
 load ../cli/lib
 
 BUS_AGENTS="$top_srcdir/tests/fixtures/agents"
-export BUS_AGENTS
+# The hosts' --ack-wait.  A sub in-progress-acks what its pipeline holds
+# every third of it; a node killed under a sub stalls those acks while it
+# reconnects, and the message lapsing then would run a live worker's call
+# twice.  Ten seconds outlasts a reconnect on a machine loaded with a
+# sanitizer build and a parallel make check.
+BUS_ACK_WAIT=${BUS_ACK_WAIT:-10}
+export BUS_AGENTS BUS_ACK_WAIT
 
 # need_nats: skips, saying so, when nats-server is not installed.
 need_nats() {
@@ -110,7 +116,7 @@ engine_start() {
 	setsid bash -c '
 		d=$1 shard=$2
 		agentrt-bus sub "agentrt.engine.$shard" --queue "engine-$shard" \
-		    --acks "$d/acks" --ack-wait 3 2>>"$d/err" |
+		    --acks "$d/acks" --ack-wait "$BUS_ACK_WAIT" 2>>"$d/err" |
 		agentrt-session -d "$d/db" serve --acks "$d/acks" \
 		    --agents "$BUS_AGENTS" --events "$d/events.ndjson" 2>>"$d/err" |
 		agentrt-bus pub agentrt.work --owner "$shard" -d "$d/db" 2>>"$d/err"
@@ -133,7 +139,7 @@ worker_start() {
 		d=$1
 		export AGENTRT_DB="$d/db" EFFECT_DIR="$d/fx" EFFECT_SLEEP="${EFFECT_SLEEP:-0.3}"
 		agentrt-bus sub agentrt.work --queue workers --acks "$d/acks" \
-		    --ack-wait 3 2>>"$d/err" |
+		    --ack-wait "$BUS_ACK_WAIT" 2>>"$d/err" |
 		agentrt-decide 2>>"$d/err" |
 		agentrt-llm 2>>"$d/err" |
 		agentrt-tool --env EFFECT_DIR --tools "$d/tools" 2>>"$d/err" |
@@ -145,6 +151,27 @@ worker_start() {
 # host_kill NAME: kill -9 every process of host NAME's pipeline.
 host_kill() {
 	kill -9 -- "-$(cat "$BUS_DIR/$1/pgid")" 2>/dev/null
+	return 0
+}
+
+# bus_report: what the hosts and the nodes said, on stderr, for a test
+# that failed (bats shows it; CI keeps nothing else): each host's stderr,
+# sanitizer reports whole, and the nodes' warnings and errors.
+bus_report() {
+	local f
+	for f in "$BUS_DIR"/*/err; do
+		[ -s "$f" ] || continue
+		echo "--- ${f#"$BUS_DIR"/}:"
+		if grep -q '^==[0-9]*==' "$f"; then
+			grep -A30 '^==[0-9]*==' "$f" | head -80
+		else
+			tail -15 "$f"
+		fi
+	done >&2
+	for f in "$BUS_DIR"/n*.log; do
+		echo "--- ${f#"$BUS_DIR"/}:"
+		grep -E '\[(ERR|WRN|FTL)\]' "$f" | tail -10
+	done >&2
 	return 0
 }
 
