@@ -81,45 +81,10 @@ contains(const jv *names, const char *name)
 	return found;
 }
 
-/* Names of NAME.json files in dir, appended to names unless there. */
-static jv
-agents_in(const char *dir, jv names)
-{
-	struct dirent *d;
-	DIR *dp = opendir(dir);
-	jv found;
-	size_t len;
-
-	if (dp == NULL)
-		return names;
-	found = jv_array();
-	while ((d = readdir(dp)) != NULL) {
-		len = strlen(d->d_name);
-		if (len > 5 && d->d_name[0] != '.' &&
-		    strcmp(d->d_name + len - 5, ".json") == 0)
-			found = jv_array_append(found,
-			    jv_string_sized(d->d_name, (int)len - 5));
-	}
-	closedir(dp);
-	found = jv_sort(found, jv_copy(found));
-	jv_array_foreach(found, i, name) {
-		if (!contains(&names, jv_string_value(name)))
-			names = jv_array_append(names, jv_copy(name));
-		jv_free(name);
-	}
-	jv_free(found);
-	return names;
-}
-
 jv
 shell_agents(const struct shell *sh)
 {
-	jv names = jv_array();
-	size_t i;
-
-	for (i = 0; i < sh->ndirs; i++)
-		names = agents_in(sh->dirs[i], names);
-	return names;
+	return art_agent_names(sh->dirs, sh->ndirs);
 }
 
 /* The session's agent config, else its agent file's; null when neither. */

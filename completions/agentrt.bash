@@ -338,4 +338,4 @@ _agentrt()
 }
 
 complete -F _agentrt agentrt-session agentrt-decide agentrt-llm \
-    agentrt-tool agentrt-tree agentrt-shell agentrt-bus
+    agentrt-tool agentrt-tree agentrt-shell agentrt-bus agentrt-serve

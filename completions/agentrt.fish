@@ -252,6 +252,6 @@ function __agentrt_register --argument-names bin
     end
 end
 
-for bin in agentrt-session agentrt-decide agentrt-llm agentrt-tool agentrt-tree agentrt-shell agentrt-bus
+for bin in agentrt-session agentrt-decide agentrt-llm agentrt-tool agentrt-tree agentrt-shell agentrt-bus agentrt-serve
     __agentrt_register $bin
 end

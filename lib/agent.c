@@ -1,6 +1,7 @@
 /* agent.c - agent files: agents/NAME.json holding an AgentConfig */
 #include "agent.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -828,4 +829,48 @@ art_agent_describe_sub_agents(const char *const *dirs, size_t ndirs,
 	const struct describing d = { dirs, ndirs };
 
 	return map_field(config, "sub_agents", described, &d, NULL);
+}
+
+static bool
+has_name(const jv *names, const char *name)
+{
+	bool found = false;
+
+	jv_array_foreach(*names, i, n) {
+		found = found || strcmp(jv_string_value(n), name) == 0;
+		jv_free(n);
+	}
+	return found;
+}
+
+jv
+art_agent_names(const char *const *dirs, size_t ndirs)
+{
+	jv names = jv_array(), found;
+	struct dirent *d;
+	size_t i, len;
+	DIR *dp;
+
+	for (i = 0; i < ndirs; i++) {
+		if ((dp = opendir(dirs[i])) == NULL)
+			continue;
+		found = jv_array();
+		while ((d = readdir(dp)) != NULL) {
+			len = strlen(d->d_name);
+			if (len > 5 && d->d_name[0] != '.' &&
+			    strcmp(d->d_name + len - 5, ".json") == 0)
+				found = jv_array_append(found,
+				    jv_string_sized(d->d_name, (int)len - 5));
+		}
+		closedir(dp);
+		found = jv_sort(found, jv_copy(found));
+		jv_array_foreach(found, k, name) {
+			if (!has_name(&names, jv_string_value(name)))
+				names = jv_array_append(names, jv_copy(name));
+			jv_free(name);
+			(void)k;
+		}
+		jv_free(found);
+	}
+	return names;
 }

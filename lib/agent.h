@@ -47,6 +47,12 @@ char	**art_agent_tool_dirs(const char *const *given, size_t n,
 jv	art_agent_load(const char *const *dirs, size_t ndirs, const char *name,
 	    struct art_err *);
 /*
+ * The agents in dirs (ndirs of them): the names of their NAME.json files,
+ * each once, dir by dir in order and sorted within one; a directory that
+ * cannot be read has none.  A new array.
+ */
+jv	art_agent_names(const char *const *dirs, size_t ndirs);
+/*
  * What config's tool schemas will not check: one line per tool and schema
  * ("tool 'calc' input: not checked: if, then" for keywords the validator
  * does not implement, "tool 'calc' output: <why>" for a schema it cannot

@@ -9,13 +9,13 @@ fishcomp=$top_srcdir/completions/agentrt.fish
 
 # The binaries that must be built.
 ready_bins="agentrt-session agentrt-decide agentrt-llm agentrt-tool agentrt-tree
-    agentrt-shell agentrt-bus"
+    agentrt-shell agentrt-bus agentrt-serve"
 
 # Prints the agentrt binaries built in top_builddir, one per line.
 built_bins() {
 	local b
 	for b in agentrt-session agentrt-decide agentrt-llm agentrt-tool \
-	    agentrt-tree agentrt-shell agentrt-bus; do
+	    agentrt-tree agentrt-shell agentrt-bus agentrt-serve; do
 		if [ -x "$top_builddir/$b" ]; then
 			echo "$b"
 		fi
@@ -471,7 +471,7 @@ make_agents() {
 	ln -s "$bashcomp" "$BATS_TEST_TMPDIR/agentrt-tree"
 	bashcomp=$BATS_TEST_TMPDIR/agentrt-tree
 	for b in agentrt-session agentrt-decide agentrt-llm agentrt-tool \
-	    agentrt-tree agentrt-shell agentrt-bus; do
+	    agentrt-tree agentrt-shell agentrt-bus agentrt-serve; do
 		run bash_complete "$b" --
 		[ "$status" -eq 0 ]
 		[[ " ${lines[*]} " == *" --help --version "* ]] ||
@@ -553,7 +553,7 @@ make_agents() {
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	run head -n 1 "$zshcomp"
-	[ "$output" = "#compdef agentrt-session agentrt-decide agentrt-llm agentrt-tool agentrt-tree agentrt-shell agentrt-bus" ]
+	[ "$output" = "#compdef agentrt-session agentrt-decide agentrt-llm agentrt-tool agentrt-tree agentrt-shell agentrt-bus agentrt-serve" ]
 }
 
 @test "zsh completes commands, options and sessions" {
@@ -759,7 +759,7 @@ nats_start() {
 			[[ $output == *'done after 0 steps'* ]] ||
 			    bad+=("$name: no answer from the local server: $output")
 			;;
-		agentrt-bus.1)
+		agentrt-bus.1 | agentrt-serve.1)
 			[[ $output == '17*23 = 391' ]] || bad+=("$name: $output")
 			;;
 		agentrt.7)

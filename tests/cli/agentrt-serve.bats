@@ -1,0 +1,277 @@
+#!/usr/bin/env bats
+# agentrt-serve: AG-UI runs over HTTP, the page, and what it refuses.
+# Every run is a real ring of the real binaries on the offline mock; the
+# HTTP client is curl.  The AG-UI clients nobody here wrote (@ag-ui/core,
+# @ag-ui/client, Chromium) are in tests/e2e/agui-serve.bats.
+
+load lib
+
+teardown() {
+	[ -z "${serve_pid:-}" ] || kill "$serve_pid" 2>/dev/null
+	[ -z "${serve_pid:-}" ] || wait "$serve_pid" 2>/dev/null
+	return 0
+}
+
+# serve_start [OPTIONS...]: agentrt-serve on a free port with the test
+# agents and tools; sets url (ending in /) and serve_pid; its stdout in
+# $BATS_TEST_TMPDIR/serve.out, stderr serve.err.
+serve_start() {
+	local i
+	# sleepy: a model that takes 8 s, for runs still going when tested.
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model": "mock/script", "mock": {"script":
+	    [{"delay_ms": 8000, "content": "late"}]}}' \
+	    >"$BATS_TEST_TMPDIR/agents/sleepy.json"
+	agentrt-serve --port 0 --agents "$BATS_TEST_TMPDIR/agents" \
+	    --agents "$fixtures/agents" \
+	    --agents "$top_srcdir/examples/agents" \
+	    --tools "$top_srcdir/examples/tools" "$@" \
+	    >"$BATS_TEST_TMPDIR/serve.out" 2>"$BATS_TEST_TMPDIR/serve.err" &
+	serve_pid=$!
+	for i in $(seq 1 100); do
+		url=$(head -1 "$BATS_TEST_TMPDIR/serve.out" | jq -r '.url // empty')
+		[ -n "$url" ] && return 0
+		sleep 0.1
+	done
+	fail "agentrt-serve did not listen: $(cat "$BATS_TEST_TMPDIR/serve.err")"
+}
+
+# input THREAD RUN TEXT [TOOLS]: a RunAgentInput of one user message.
+input() {
+	jq -nc --arg t "$1" --arg r "$2" --arg m "$3" --argjson tools "${4:-[]}" \
+	    '{threadId: $t, runId: $r, state: {}, context: [], forwardedProps: {},
+	      tools: $tools, messages: [{id: ($r + "-u"), role: "user", content: $m}]}'
+}
+
+# post AGENT BODY: the run's events, one JSON a line (the data: lines).
+post() {
+	curl -sN --max-time 60 -H 'Content-Type: application/json' \
+	    -d "$2" "${url}agents/$1" | sed -n 's/^data: //p'
+}
+
+@test "a run: RUN_STARTED with the request's ids, the tool's result, the answer, RUN_FINISHED" {
+	serve_start
+	run post calc "$(input th-1 run-1 'What is 17*23?')"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -sc '.[0] | [.type, .threadId, .runId]' <<<"$output")" \
+	    '["RUN_STARTED","th-1","run-1"]'
+	assert_eq "$(jq -sc '.[-1] | [.type, .threadId, .runId]' <<<"$output")" \
+	    '["RUN_FINISHED","th-1","run-1"]'
+	assert_eq "$(jq -sc 'map(select(.type == "TOOL_CALL_RESULT") | .content)' <<<"$output")" '["391"]'
+	assert_eq "$(jq -sj 'map(select(.type == "TEXT_MESSAGE_CONTENT") | .delta) | add' <<<"$output")" \
+	    '17*23 = 391'
+	# The thread is the session, in the store the ring shares.
+	assert_eq "$(agentrt-session show th-1 | jq -r .turn_status)" completed
+	# And the server said so on its stdout, one line a run.
+	assert_eq "$(jq -sc 'map(select(.type == "run")) | map([.agent, .thread_id, .run_id, .outcome])' \
+	    "$BATS_TEST_TMPDIR/serve.out")" '[["calc","th-1","run-1","success"]]'
+}
+
+@test "GET /threads/ID is the session's path as AG-UI messages, and its branches" {
+	serve_start
+	post calc "$(input th-2 run-1 'What is 17*23?')" >/dev/null
+	run curl -sf "${url}threads/th-2"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -c '[.threadId, (.messages | map(.role)), (.messages[1].toolCalls[0].function.name), .messages[2].toolCallId != null, (.branches | length)]' <<<"$output")" \
+	    '["th-2",["user","assistant","tool","assistant"],"calc",true,1]'
+	run curl -s -o /dev/null -w '%{http_code}' "${url}threads/nosuch"
+	assert_eq "$output" 404
+}
+
+@test "a client tool ends the run; the next run's view carries the result and the turn goes on" {
+	serve_start
+	tools='[{"name": "pick_color", "description": "the page asks its user",
+	    "parameters": {"type": "object"}}]'
+	run post client-tools "$(input th-3 run-1 'pick one' "$tools")"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -sc 'map(select(.type == "TOOL_CALL_START") | .toolCallName)' <<<"$output")" '["pick_color"]'
+	call=$(jq -sr 'map(select(.type == "TOOL_CALL_START"))[0].toolCallId' <<<"$output")
+	# A completed run, with the call left for the client (AG-UI 1.0).
+	assert_eq "$(jq -sc --arg c "$call" '.[-1] | [.type, .runId, .outcome == {type: "success", pendingToolCallIds: [$c]}]' <<<"$output")" \
+	    '["RUN_FINISHED","run-1",true]'
+	parent=$(jq -sr 'map(select(.type == "TOOL_CALL_START"))[0].parentMessageId' <<<"$output")
+	assert_eq "$(jq -sc 'map(select(.type == "run")) | .[-1].outcome' \
+	    "$BATS_TEST_TMPDIR/serve.out")" '"interrupt"'
+	# The client answers: its view, with the call and the tool's message.
+	body=$(jq -nc --arg c "$call" --arg p "$parent" --argjson tools "$tools" \
+	    '{threadId: "th-3", runId: "run-2", tools: $tools, messages: [
+	      {id: "run-1-u", role: "user", content: "pick one"},
+	      {id: $p, role: "assistant", toolCalls: [{id: $c, type: "function",
+	        function: {name: "pick_color", arguments: "{}"}}]},
+	      {id: "t-1", role: "tool", toolCallId: $c, content: "blue"}]}')
+	run post client-tools "$body"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -sc '.[0] | [.type, .runId]' <<<"$output")" '["RUN_STARTED","run-2"]'
+	assert_eq "$(jq -sj 'map(select(.type == "TEXT_MESSAGE_CONTENT") | .delta) | add' <<<"$output")" \
+	    'the page picked blue'
+	assert_eq "$(jq -sc '.[-1].type' <<<"$output")" '"RUN_FINISHED"'
+}
+
+@test "an approval parks the run on an interrupt; the next run's resume answers it" {
+	serve_start
+	run post guarded "$(input th-4 run-1 'six times seven')"
+	[ "$status" -eq 0 ] || fail "$output"
+	it=$(jq -sc 'map(select(.type == "CUSTOM" and .name == "agentrt.interrupt"))[0].value' <<<"$output")
+	iid=$(jq -r .interrupt_id <<<"$it")
+	[ -n "$iid" ] && [ "$iid" != null ] || fail "no interrupt: $output"
+	assert_eq "$(jq -c '.payload.tool_name' <<<"$it")" '"calc"'
+	assert_eq "$(jq -sc --arg i "$iid" '.[-1] | [.type, .outcome.type, (.outcome.interrupts | map(.id) == [$i])]' <<<"$output")" \
+	    '["RUN_FINISHED","interrupt",true]'
+	body=$(jq -nc --arg i "$iid" '{threadId: "th-4", runId: "run-2", messages: [],
+	    resume: [{interruptId: $i, status: "resolved", payload: {approved: true}}]}')
+	run post guarded "$body"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -sc 'map(select(.type == "TOOL_CALL_RESULT") | .content)' <<<"$output")" '["42"]'
+	assert_eq "$(jq -sj 'map(select(.type == "TEXT_MESSAGE_CONTENT") | .delta) | add' <<<"$output")" \
+	    'calc said: 42'
+	assert_eq "$(jq -sc '.[-1] | [.type, .runId]' <<<"$output")" '["RUN_FINISHED","run-2"]'
+}
+
+@test "a run that fails ends in RUN_ERROR" {
+	serve_start
+	run post model-down "$(input th-5 run-1 'hello')"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -sc '.[0].type' <<<"$output")" '"RUN_STARTED"'
+	assert_eq "$(jq -sc '.[-1].type' <<<"$output")" '"RUN_ERROR"'
+	[ -n "$(jq -sr '.[-1].message' <<<"$output")" ]
+	[ "$(jq -sc 'map(select(.type == "RUN_FINISHED")) | length' <<<"$output")" -eq 0 ]
+}
+
+@test "GET / is the page, one file that loads nothing from elsewhere" {
+	serve_start
+	run curl -sf -D "$BATS_TEST_TMPDIR/h" "$url"
+	[ "$status" -eq 0 ]
+	grep -qi '^content-type: text/html' "$BATS_TEST_TMPDIR/h"
+	[[ $output == *'<title>agentrt</title>'* ]]
+	# Byte for byte the file in the tree.
+	assert_eq "$output" "$(cat "$top_srcdir/cmd/serve-page.html")"
+	! grep -Eq '(src|href)="(https?:)?//' <<<"$output"
+	run curl -sf "${url}agents"
+	jq -e '.agents | index("calc") and index("client-tools")' <<<"$output" >/dev/null
+}
+
+@test "bad requests get a status and a one-line reason, and nothing runs" {
+	serve_start --max-body 2K
+	code() { curl -s -o "$BATS_TEST_TMPDIR/body" -w '%{http_code}' "$@"; }
+	assert_eq "$(code -d 'not json' "${url}agents/calc")" 400
+	jq -e '.error.code == "bad_input"' "$BATS_TEST_TMPDIR/body" >/dev/null
+	assert_eq "$(code -d '[1]' "${url}agents/calc")" 400
+	assert_eq "$(code -d '{"runId": "r", "messages": []}' "${url}agents/calc")" 400
+	grep -q threadId "$BATS_TEST_TMPDIR/body"
+	assert_eq "$(code -d '{"threadId": "a b", "runId": "r", "messages": []}' "${url}agents/calc")" 400
+	assert_eq "$(code -d '{"threadId": "t", "runId": "r", "messages": {}}' "${url}agents/calc")" 400
+	grep -q 'messages must be an array' "$BATS_TEST_TMPDIR/body"
+	assert_eq "$(code -d '{"threadId": "t", "runId": "r", "messages": [1]}' "${url}agents/calc")" 400
+	assert_eq "$(code -d '{"threadId": "t", "runId": "r", "messages": [], "tools": 3}' "${url}agents/calc")" 400
+	assert_eq "$(code -d '{"threadId": "t", "runId": "r", "messages": [], "resume": [{"interruptId": "i"}]}' "${url}agents/calc")" 400
+	grep -q 'resolved or cancelled' "$BATS_TEST_TMPDIR/body"
+	assert_eq "$(code -d '{"threadId": "t", "runId": "r", "messages": [], "resume": [{"interruptId": "i", "status": "resolved"}, {"interruptId": "j", "status": "resolved"}]}' "${url}agents/calc")" 400
+	big=$(head -c 4000 /dev/zero | tr '\0' x)
+	assert_eq "$(code -d "{\"threadId\": \"$big\"}" "${url}agents/calc")" 413
+	assert_eq "$(code "${url}agents/calc")" 405
+	assert_eq "$(code "${url}nowhere")" 404
+	assert_eq "$(code -X DELETE "$url")" 405
+	assert_eq "$(code --path-as-is -d "$(input t r hi)" "${url}agents/..")" 404
+	# Each said on stderr, one line each; no run was started.
+	assert_eq "$(grep -c ': 4[01][0-9] ' "$BATS_TEST_TMPDIR/serve.err")" 14
+	! grep -q '"type":"run"' "$BATS_TEST_TMPDIR/serve.out"
+	agentrt-session ls -q | { ! grep -q .; }
+}
+
+@test "an agent that is not there is a RUN_ERROR naming it" {
+	serve_start
+	run post nosuch "$(input th-6 run-1 hi)"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -sc '[.[0].type, .[-1].type]' <<<"$output")" '["RUN_STARTED","RUN_ERROR"]'
+}
+
+@test "a client that disconnects cancels its run; the thread takes the next one" {
+	serve_start
+	# The sleepy agent's model takes 8 s; curl gives up after one.
+	curl -sN --max-time 1 -d "$(input th-7 run-1 hi)" "${url}agents/sleepy" >/dev/null || true
+	for i in $(seq 1 100); do
+		grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out" && break
+		sleep 0.1
+	done
+	assert_eq "$(jq -sc 'map(select(.type == "run"))[0] | [.run_id, .outcome]' \
+	    "$BATS_TEST_TMPDIR/serve.out")" '["run-1","cancelled"]'
+	# No stage of its ring is left.
+	! pgrep -f "agentrt-session.*run -s th-7" >/dev/null
+	# The turn was cancelled, as a stopped agentrt-session run does.
+	agentrt-session log th-7 | grep -q '"cancelled'
+}
+
+@test "two runs at once on one thread: the second gets 409" {
+	serve_start
+	curl -sN --max-time 20 -d "$(input th-8 run-1 hi)" "${url}agents/sleepy" \
+	    >"$BATS_TEST_TMPDIR/first" &
+	first=$!
+	for i in $(seq 1 50); do
+		grep -q RUN_STARTED "$BATS_TEST_TMPDIR/first" && break
+		sleep 0.1
+	done
+	run curl -s -o /dev/null -w '%{http_code}' -d "$(input th-8 run-2 hi)" "${url}agents/sleepy"
+	assert_eq "$output" 409
+	kill "$first" 2>/dev/null || true
+}
+
+@test "a bearer token: required when set, never printed; another address needs one" {
+	export SERVE_TOKEN=s3cret-token-value
+	serve_start --token-env SERVE_TOKEN
+	run curl -s -o /dev/null -w '%{http_code}' "${url}agents"
+	assert_eq "$output" 401
+	run curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer wrong' "${url}agents"
+	assert_eq "$output" 401
+	run curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $SERVE_TOKEN" "${url}agents"
+	assert_eq "$output" 200
+	# The page needs none (it asks for the token itself).
+	run curl -s -o /dev/null -w '%{http_code}' "$url"
+	assert_eq "$output" 200
+	run post calc "$(input th-9 r hi)"
+	[[ $output != *RUN_STARTED* ]]
+	! grep -rq s3cret "$BATS_TEST_TMPDIR/serve.out" "$BATS_TEST_TMPDIR/serve.err"
+	kill "$serve_pid"; wait "$serve_pid" || true; serve_pid=
+	# Not loopback, no token: refused before it binds.
+	run agentrt-serve --listen 0.0.0.0 --port 0
+	[ "$status" -eq 2 ]
+	[[ $output == *'--listen 0.0.0.0 is not loopback'*'--token-env'* ]] || fail "$output"
+	run agentrt-serve --token-env NO_SUCH_VAR_HERE --port 0
+	[ "$status" -eq 2 ]
+	[[ $output == *'$NO_SUCH_VAR_HERE is not set'* ]] || fail "$output"
+}
+
+@test "usage errors name what is wrong" {
+	run agentrt-serve --port 70000
+	[ "$status" -eq 2 ]
+	[[ $output == *"bad --port '70000'"* ]] || fail "$output"
+	run agentrt-serve --listen nowhere
+	[ "$status" -eq 2 ]
+	[[ $output == *"bad --listen 'nowhere'"* ]] || fail "$output"
+	run agentrt-serve --max-body lots
+	[ "$status" -eq 2 ]
+	run agentrt-serve extra
+	[ "$status" -eq 2 ]
+	[[ $output == *'takes no arguments'* ]] || fail "$output"
+	# A port taken: a failure, said.
+	serve_start
+	port=${url##*:}; port=${port%/}
+	run agentrt-serve --port "$port"
+	[ "$status" -eq 1 ]
+	[[ $output == *"listen on 127.0.0.1:$port"* ]] || fail "$output"
+}
+
+@test "SIGTERM stops the server and the runs going, which are cancelled" {
+	serve_start
+	curl -sN --max-time 20 -d "$(input th-10 run-1 hi)" "${url}agents/sleepy" \
+	    >"$BATS_TEST_TMPDIR/first" &
+	for i in $(seq 1 50); do
+		grep -q RUN_STARTED "$BATS_TEST_TMPDIR/first" && break
+		sleep 0.1
+	done
+	kill -TERM "$serve_pid"
+	run wait "$serve_pid"
+	serve_pid=
+	assert_eq "$status" 0
+	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
+	! pgrep -f "agentrt-session.*run -s th-10" >/dev/null
+}
