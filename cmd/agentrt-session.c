@@ -85,9 +85,10 @@ static const struct art_opt options[] = {
 	{ "events", OPT_EVENTS, "FILE", ART_OPT_FILE, NULL, "run serve", 0,
 	    "append client events to FILE" },
 	{ "events-format", OPT_EVENTS_FORMAT, "FORMAT", ART_OPT_WORDS,
-	    "ndjson text", "run serve", 0,
-	    "how --events writes them: ndjson, or text as agentrt-shell "
-	    "draws a turn (default: text to a terminal, else ndjson)" },
+	    "ndjson text ag-ui", "run serve", 0,
+	    "how --events writes them: ndjson, text as agentrt-shell draws "
+	    "a turn, or ag-ui, AG-UI's events (run only) (default: text to a "
+	    "terminal, else ndjson)" },
 	{ "agents", OPT_AGENTS, "DIR", ART_OPT_DIR, NULL,
 	    "new run replay serve", ART_OPT_MANY, "look for NAME.json in DIR "
 	    "first (replay: before the recording's own)" },
@@ -301,12 +302,18 @@ prepare(struct opts *o, const struct cmd *c)
 	if (o->resume != NULL && o->session == NULL)
 		art_die(ART_EXIT_USAGE, "run: --resume needs -s SESSION");
 	if (o->events_format != NULL && strcmp(o->events_format, "ndjson") !=
-	    0 && strcmp(o->events_format, "text") != 0)
-		art_die(ART_EXIT_USAGE, "bad --events-format '%s': use ndjson "
-		    "or text", o->events_format);
+	    0 && strcmp(o->events_format, "text") != 0 &&
+	    strcmp(o->events_format, "ag-ui") != 0)
+		art_die(ART_EXIT_USAGE, "bad --events-format '%s': use ndjson, "
+		    "text or ag-ui", o->events_format);
 	if (o->events_format != NULL && o->events == NULL)
 		art_die(ART_EXIT_USAGE, "%s: --events-format goes with "
 		    "--events FILE", c->name);
+	/* An AG-UI stream is one thread's runs; serve drives many. */
+	if (o->events_format != NULL && strcmp(o->events_format, "ag-ui") ==
+	    0 && strcmp(c->name, "serve") == 0)
+		art_die(ART_EXIT_USAGE, "serve: --events-format ag-ui is one "
+		    "session's runs: use it with run");
 	o->identity_v = o->identity != NULL ? parse_identity(o->identity) :
 	    jv_null();
 	o->after_seq = o->after != NULL ? parse_seq(o->after) : 0;

@@ -22,6 +22,7 @@
 #include "diag.h"
 #include "engine.h"
 #include "evtext.h"
+#include "tree.h"
 #include "json.h"
 #include "ndjson.h"
 #include "outq.h"
@@ -113,9 +114,10 @@ loop_write_event(struct ring *r, jv e, struct art_err *err)
 	struct art_buf b = ART_BUF_INIT;
 	int rc;
 
-	if (r->text == NULL)
+	if (r->text == NULL && r->agui == NULL)
 		return art_ndjson_write(r->events, e, err);
-	rc = art_evtext_event(r->text, &e, &b, &b);
+	rc = r->agui != NULL ? art_agui_event(r->agui, &e, &b) :
+	    art_evtext_event(r->text, &e, &b, &b);
 	jv_free(e);
 	if (rc == -1)
 		rc = art_err_set(err, "nomem", "out of memory");
@@ -277,7 +279,50 @@ events_text(struct ring *r, const char *format)
 	return t;
 }
 
-/* Ends a streamed line the run left open. */
+struct path_ctx {
+	const char	*sid, *id;
+	jv		 path;
+};
+
+static int
+path_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct path_ctx *p = ctx;
+
+	p->path = art_tree_path(t, p->sid, p->id, err);
+	return jv_is_valid(p->path) ? 0 : -1;
+}
+
+/* The messages root..id of session sid, for ag-ui's MESSAGES_SNAPSHOT. */
+static jv
+path_of(void *ctx, const char *sid, const char *id)
+{
+	struct ring *r = ctx;
+	struct path_ctx p = { sid, id, jv_invalid() };
+	struct art_err err;
+
+	if (art_store_read(r->store, path_fn, &p, &err) == -1) {
+		jv_free(p.path);
+		return jv_invalid();
+	}
+	return p.path;
+}
+
+/* --events-format ag-ui: the events as AG-UI's (lib/agui). */
+static struct art_agui *
+events_agui(struct ring *r, const char *format)
+{
+	struct art_agui_opts ao = { path_of, r };
+	struct art_agui *t;
+
+	if (r->events == NULL || format == NULL || strcmp(format, "ag-ui") != 0)
+		return NULL;
+	if ((t = art_agui_new(&ao)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	return t;
+}
+
+/* Ends a streamed line the run left open; ends an AG-UI run left open. */
 static void
 close_text(struct ring *r)
 {
@@ -286,8 +331,12 @@ close_text(struct ring *r)
 	if (r->text != NULL && r->events != NULL &&
 	    art_evtext_break(r->text, &b) == 0 && b.len > 0)
 		fputs(b.p, r->events);
+	if (r->agui != NULL && r->events != NULL &&
+	    art_agui_end(r->agui, &b) == 0 && b.len > 0)
+		fwrite(b.p, 1, b.len, r->events);
 	art_buf_release(&b);
 	art_evtext_free(r->text);
+	art_agui_free(r->agui);
 }
 
 /* $AGENTRT_SYNC: "effects" (the default) or "always". */
@@ -318,7 +367,9 @@ loop_open(struct ring *r, struct env *e, const struct opts *o)
 	eo.sync_always = sync_always();
 	find_agents(&r->agents, o);
 	r->events = open_events(o->events);
-	r->text = events_text(r, o->events_format);
+	r->agui = events_agui(r, o->events_format);
+	if (r->agui == NULL)
+		r->text = events_text(r, o->events_format);
 	if ((r->engine = art_engine_new(&eo)) == NULL ||
 	    (r->out = art_outq_new(STDOUT_FILENO)) == NULL ||
 	    (r->in = art_ndjson_reader_new(STDIN_FILENO, "<stdin>",

@@ -9,6 +9,7 @@
 
 #include "engine.h"
 #include "err.h"
+#include "agui.h"
 #include "evtext.h"
 #include "ids.h"
 #include "ndjson.h"
@@ -35,6 +36,7 @@ struct ring {
 	struct art_ndjson_reader	*in;
 	FILE				*events;
 	struct art_evtext		*text;	/* --events-format text */
+	struct art_agui			*agui;	/* --events-format ag-ui */
 	char				 agent[256];	/* a child's, for text */
 	const struct art_clock		*clock;
 	char				 sid[ART_ID_MAX + 1];
