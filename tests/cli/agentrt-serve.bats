@@ -5,48 +5,10 @@
 # @ag-ui/client, Chromium) are in tests/e2e/agui-serve.bats.
 
 load lib
+load serve
 
 teardown() {
-	[ -z "${serve_pid:-}" ] || kill "$serve_pid" 2>/dev/null
-	[ -z "${serve_pid:-}" ] || wait "$serve_pid" 2>/dev/null
-	return 0
-}
-
-# serve_start [OPTIONS...]: agentrt-serve on a free port with the test
-# agents and tools; sets url (ending in /) and serve_pid; its stdout in
-# $BATS_TEST_TMPDIR/serve.out, stderr serve.err.
-serve_start() {
-	local i
-	# sleepy: a model that takes 8 s, for runs still going when tested.
-	mkdir -p "$BATS_TEST_TMPDIR/agents"
-	echo '{"model": "mock/script", "mock": {"script":
-	    [{"delay_ms": 8000, "content": "late"}]}}' \
-	    >"$BATS_TEST_TMPDIR/agents/sleepy.json"
-	agentrt-serve --port 0 --agents "$BATS_TEST_TMPDIR/agents" \
-	    --agents "$fixtures/agents" \
-	    --agents "$top_srcdir/examples/agents" \
-	    --tools "$top_srcdir/examples/tools" "$@" \
-	    >"$BATS_TEST_TMPDIR/serve.out" 2>"$BATS_TEST_TMPDIR/serve.err" &
-	serve_pid=$!
-	for i in $(seq 1 100); do
-		url=$(head -1 "$BATS_TEST_TMPDIR/serve.out" | jq -r '.url // empty')
-		[ -n "$url" ] && return 0
-		sleep 0.1
-	done
-	fail "agentrt-serve did not listen: $(cat "$BATS_TEST_TMPDIR/serve.err")"
-}
-
-# input THREAD RUN TEXT [TOOLS]: a RunAgentInput of one user message.
-input() {
-	jq -nc --arg t "$1" --arg r "$2" --arg m "$3" --argjson tools "${4:-[]}" \
-	    '{threadId: $t, runId: $r, state: {}, context: [], forwardedProps: {},
-	      tools: $tools, messages: [{id: ($r + "-u"), role: "user", content: $m}]}'
-}
-
-# post AGENT BODY: the run's events, one JSON a line (the data: lines).
-post() {
-	curl -sN --max-time 60 -H 'Content-Type: application/json' \
-	    -d "$2" "${url}agents/$1" | sed -n 's/^data: //p'
+	serve_stop
 }
 
 @test "a run: RUN_STARTED with the request's ids, the tool's result, the answer, RUN_FINISHED" {
@@ -129,7 +91,8 @@ post() {
 
 @test "a run that fails ends in RUN_ERROR" {
 	serve_start
-	run post model-down "$(input th-5 run-1 'hello')"
+	# lim-loops: its model asks for more calls than max_loops allows.
+	run post lim-loops "$(input th-5 run-1 'hello')"
 	[ "$status" -eq 0 ] || fail "$output"
 	assert_eq "$(jq -sc '.[0].type' <<<"$output")" '"RUN_STARTED"'
 	assert_eq "$(jq -sc '.[-1].type' <<<"$output")" '"RUN_ERROR"'
@@ -269,9 +232,10 @@ post() {
 		sleep 0.1
 	done
 	kill -TERM "$serve_pid"
-	run wait "$serve_pid"
+	st=0
+	wait "$serve_pid" || st=$?
 	serve_pid=
-	assert_eq "$status" 0
+	assert_eq "$st" 0
 	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
 	! pgrep -f "agentrt-session.*run -s th-10" >/dev/null
 }

@@ -248,6 +248,22 @@ calc said: 42"
 	assert_eq "$(jq -c 'select(.type == "error")' "$tmp/http.ndjson")" ""
 }
 
+@test "README user interfaces: a run through agentrt-serve with curl" {
+	local block i
+	block=$(readme_block serve) || return 1
+	# The server runs on in the background, as a reader's would: the
+	# block runs in a group of its own, ended once it has printed.
+	setsid bash -c "$block" >"$tmp/serve.txt" 2>&1 </dev/null &
+	block_pgid=$!
+	for i in $(seq 1 300); do
+		grep -q . "$tmp/serve.txt" && [ -n "$(sed -n 1p "$tmp/serve.txt")" ] &&
+		    grep -qx '17\*23 = 391' "$tmp/serve.txt" && break
+		sleep 0.1
+	done
+	kill -9 -- "-$block_pgid" 2>/dev/null
+	assert_eq "$(cat "$tmp/serve.txt")" '17*23 = 391'
+}
+
 # What every sh block of the README writes, it writes under $tmp (or to
 # the ring or a /dev file): a file left in the checkout, an agents/ above
 # all, would join the search paths.

@@ -1,0 +1,49 @@
+# serve.bash - agentrt-serve on a free loopback port, and curl for it
+#
+# For the tests of agentrt-serve (tests/cli/agentrt-serve.bats) and of the
+# AG-UI clients against it (tests/e2e/agui-serve.bats); load after lib.
+
+# serve_stop: ends the server serve_start started, if it runs.
+serve_stop() {
+	[ -z "${serve_pid:-}" ] || kill "$serve_pid" 2>/dev/null
+	[ -z "${serve_pid:-}" ] || wait "$serve_pid" 2>/dev/null
+	return 0
+}
+
+# serve_start [OPTIONS...]: agentrt-serve on a free port with the test
+# agents and tools; sets url (ending in /) and serve_pid; its stdout in
+# $BATS_TEST_TMPDIR/serve.out, stderr serve.err.
+serve_start() {
+	local i
+	# sleepy: a model that takes 8 s, for runs still going when tested.
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model": "mock/script", "mock": {"script":
+	    [{"delay_ms": 8000, "content": "late"}]}}' \
+	    >"$BATS_TEST_TMPDIR/agents/sleepy.json"
+	agentrt-serve --port 0 --agents "$BATS_TEST_TMPDIR/agents" \
+	    --agents "$fixtures/agents" \
+	    --agents "$top_srcdir/examples/agents" \
+	    --tools "$top_srcdir/examples/tools" "$@" \
+	    >"$BATS_TEST_TMPDIR/serve.out" 2>"$BATS_TEST_TMPDIR/serve.err" &
+	serve_pid=$!
+	for i in $(seq 1 100); do
+		url=$(head -1 "$BATS_TEST_TMPDIR/serve.out" | jq -r '.url // empty')
+		[ -n "$url" ] && return 0
+		sleep 0.1
+	done
+	fail "agentrt-serve did not listen: $(cat "$BATS_TEST_TMPDIR/serve.err")"
+}
+
+# input THREAD RUN TEXT [TOOLS]: a RunAgentInput of one user message.
+input() {
+	jq -nc --arg t "$1" --arg r "$2" --arg m "$3" --argjson tools "${4:-[]}" \
+	    '{threadId: $t, runId: $r, state: {}, context: [], forwardedProps: {},
+	      tools: $tools, messages: [{id: ($r + "-u"), role: "user", content: $m}]}'
+}
+
+# post AGENT BODY: the run's events, one JSON a line (the data: lines).
+post() {
+	curl -sN --max-time 60 -H 'Content-Type: application/json' \
+	    -d "$2" "${url}agents/$1" | sed -n 's/^data: //p'
+}
+
