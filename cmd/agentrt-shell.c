@@ -33,7 +33,8 @@ volatile sig_atomic_t shell_sigint;
 volatile sig_atomic_t shell_sigwinch;
 
 enum { OPT_AGENTS = 256, OPT_TOOLS, OPT_MCP, OPT_TOOL_ENV, OPT_DECIDE_JQ,
-    OPT_EXEC, OPT_URL, OPT_RECORD, OPT_REPLAY };
+    OPT_EXEC, OPT_URL, OPT_RECORD, OPT_REPLAY, OPT_EVENTS,
+    OPT_EVENTS_FORMAT };
 
 /* The models completion offers: those built in, and the providers. */
 #define MODELS	"mock/echo mock/script openai/ anthropic/"
@@ -76,6 +77,12 @@ static const struct art_opt options[] = {
 	    "keep every model exchange in the cassette FILE" },
 	{ "replay", OPT_REPLAY, "FILE", ART_OPT_FILE, NULL, NULL, 0,
 	    "answer model calls from the cassette FILE" },
+	{ "events", OPT_EVENTS, "FILE", ART_OPT_FILE, NULL, NULL, 0,
+	    "append each turn's client events to FILE too" },
+	{ "events-format", OPT_EVENTS_FORMAT, "FORMAT", ART_OPT_WORDS,
+	    "ndjson ag-ui", NULL, 0,
+	    "how --events writes them: ndjson (default) or ag-ui, AG-UI's "
+	    "events" },
 	ART_OPT_STANDARD
 };
 
@@ -183,6 +190,8 @@ parse(int argc, char **argv, struct opts *o)
 		case OPT_URL: o->url = optarg; break;
 		case OPT_RECORD: o->record = optarg; break;
 		case OPT_REPLAY: o->replay = optarg; break;
+		case OPT_EVENTS: o->events = optarg; break;
+		case OPT_EVENTS_FORMAT: o->events_format = optarg; break;
 		case 'h': help();
 		case 'V': version();
 		case ART_OPT_COMPLETIONS: completions(argv[optind]);
@@ -202,6 +211,13 @@ parse(int argc, char **argv, struct opts *o)
 		    "the system prompt it began with");
 		usage();
 	}
+	if (o->events_format != NULL && strcmp(o->events_format, "ndjson") !=
+	    0 && strcmp(o->events_format, "ag-ui") != 0)
+		art_die(ART_EXIT_USAGE, "bad --events-format '%s': use ndjson "
+		    "or ag-ui", o->events_format);
+	if (o->events_format != NULL && o->events == NULL)
+		art_die(ART_EXIT_USAGE, "--events-format goes with --events "
+		    "FILE");
 	if ((o->decide_jq != NULL) + (o->exec != NULL) + (o->url != NULL) > 1) {
 		art_warn("--decide-jq, --exec and --url: give one");
 		usage();
@@ -581,6 +597,9 @@ main(int argc, char *argv[])
 		snprintf(sh.model, sizeof(sh.model), "%s", o.model);
 	find_bindir(&sh);
 	agent_dirs(&sh);
+	if (o.events != NULL && (sh.events = fopen(o.events, "a")) == NULL)
+		art_die(ART_EXIT_FAIL, "open events '%s': %s", o.events,
+		    strerror(errno));
 	signals();
 	nc = getenv("NO_COLOR");
 	sh.color = isatty(STDOUT_FILENO) && (nc == NULL || *nc == '\0');
@@ -599,5 +618,7 @@ main(int argc, char *argv[])
 	else
 		status = repl(&sh);
 	free(sh.dirs);
+	if (sh.events != NULL && fclose(sh.events) == EOF)
+		art_warn("write events '%s': %s", o.events, strerror(errno));
 	return status;
 }

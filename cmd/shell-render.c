@@ -14,6 +14,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -93,12 +94,17 @@ render_init(struct render *r, struct shell *sh)
 	r->completion = jv_null();
 	r->answer = jv_null();
 	r->interrupt = jv_null();
+	if (sh->events != NULL && sh->o->events_format != NULL &&
+	    strcmp(sh->o->events_format, "ag-ui") == 0 &&
+	    (r->agui = art_agui_new(NULL)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
 }
 
 void
 render_release(struct render *r)
 {
 	art_evtext_free(r->text);
+	art_agui_free(r->agui);
 	jv_free(r->completion);
 	jv_free(r->answer);
 	jv_free(r->interrupt);
@@ -257,6 +263,39 @@ draw(struct render *r, struct art_buf *out, struct art_buf *err)
 		warn_lines(err);
 }
 
+/*
+ * --events: each event appended as the session wrote it, or as AG-UI's
+ * (a turn is a run; lib/agui).  A write that fails is said once a turn.
+ */
+static void
+keep_event(struct render *r, const jv *ev, bool end)
+{
+	struct art_buf b = ART_BUF_INIT;
+	char *s = NULL;
+	size_t len = 0;
+	int rc = 0;
+
+	if (r->sh->events == NULL)
+		return;
+	if (r->agui != NULL)
+		rc = end ? art_agui_end(r->agui, &b) :
+		    art_agui_event(r->agui, ev, &b);
+	else if (!end && (s = art_json_dump(ev, &len)) != NULL)
+		rc = art_buf_add(&b, s, len) == -1 || art_buf_addc(&b, '\n') ==
+		    -1 ? -1 : 0;
+	free(s);
+	if (rc == -1)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	if ((b.len > 0 && fwrite(b.p, 1, b.len, r->sh->events) != b.len) ||
+	    fflush(r->sh->events) == EOF) {
+		if (!r->events_failed)
+			art_warn("write events '%s': %s", r->sh->o->events,
+			    strerror(errno));
+		r->events_failed = true;
+	}
+	art_buf_release(&b);
+}
+
 void
 render_event(struct render *r, jv ev)
 {
@@ -264,6 +303,7 @@ render_event(struct render *r, jv ev)
 	const char *type = art_json_str(&ev, "type"),
 	    *sid = art_json_str(&ev, "session_id");
 
+	keep_event(r, &ev, false);
 	if (art_evtext_event(r->text, &ev, &out, r->sh->tty ? &out : &err) ==
 	    -1)
 		art_die(ART_EXIT_FAIL, "out of memory");
@@ -340,6 +380,7 @@ render_stderr(struct render *r, const char *buf, size_t n, bool eof)
 void
 render_end(struct render *r, int status)
 {
+	keep_event(r, NULL, true);
 	newline(r);
 	if (r->sh->tty && status == SHELL_STOPPED)
 		render_dim(r->sh, "[stopped]");

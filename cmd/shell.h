@@ -10,6 +10,7 @@
 #include <histedit.h>
 #include <jv.h>
 
+#include "agui.h"
 #include "answer.h"
 #include "buf.h"
 #include "evtext.h"
@@ -39,6 +40,8 @@ struct opts {
 	const char	*model;
 	const char	*record;
 	const char	*replay;
+	const char	*events;	/* --events FILE */
+	const char	*events_format;	/* ndjson (NULL) or ag-ui */
 	const char	*system;	/* -S: the new sessions' system prompt */
 };
 
@@ -51,6 +54,7 @@ struct shell {
 	const char	**dirs;		/* where agents are (art_agent_dirs) */
 	size_t		 ndirs;
 	bool		 tty;		/* an interactive REPL on a terminal */
+	FILE		*events;	/* --events, open for appending */
 	bool		 color;		/* ANSI colour on stdout */
 	bool		 quit;
 	EditLine	*el;
@@ -84,6 +88,8 @@ struct render {
 	struct shell	*sh;
 	char		 root[64];	/* the session the turn drives */
 	struct art_evtext *text;	/* the events as text (lib/evtext) */
+	struct art_agui	*agui;		/* --events-format ag-ui (lib/agui) */
+	bool		 events_failed;	/* a write to --events failed */
 	char		 agent[256];	/* a sub-agent's, as lib/evtext asks */
 	bool		 screen;	/* stdout is a terminal: the spinner */
 	bool		 spinning;	/* the spinner is on the screen */

@@ -437,3 +437,35 @@ P='[0-9a-f]{8}> '
 	grep -q '\[alpha\] alpha got first' "$PTY_LOG" || fail "$(cat "$PTY_LOG")"
 	grep -q '\[beta\] beta got second' "$PTY_LOG" || fail "$(cat "$PTY_LOG")"
 }
+
+@test "--events keeps each turn's events too, as the session wrote them or as AG-UI's" {
+	run agentrt-shell -a calc "${TOOLS[@]}" -c 'What is 17*23?' \
+	    --events "$BATS_TEST_TMPDIR/ev.ndjson"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$output" '17*23 = 391'
+	assert_eq "$(jq -r 'select(.type == "completion") | .text' "$BATS_TEST_TMPDIR/ev.ndjson")" '17*23 = 391'
+	assert_eq "$(jq -r .type "$BATS_TEST_TMPDIR/ev.ndjson" | head -1)" turn.started
+	# Two turns in one file (appended), each a run of its own.
+	printf 'What is 17*23?\nagain\n' | agentrt-shell -a calc "${TOOLS[@]}" \
+	    --events "$BATS_TEST_TMPDIR/ev.agui" --events-format ag-ui >/dev/null
+	assert_eq "$(jq -r 'select(.type | startswith("RUN_")) | .type' "$BATS_TEST_TMPDIR/ev.agui" | paste -sd' ')" \
+	    'RUN_STARTED RUN_FINISHED RUN_STARTED RUN_FINISHED'
+	assert_eq "$(jq -sc 'map(select(.type == "TOOL_CALL_RESULT") | .content)' "$BATS_TEST_TMPDIR/ev.agui")" '["391","391"]'
+	if command -v node >/dev/null && [ -d "${AGUI_DIR:-}/node_modules/@ag-ui/client" ]; then
+		run node "$top_srcdir/tests/helpers/agui-check.mjs" <"$BATS_TEST_TMPDIR/ev.agui"
+		[ "$status" -eq 0 ] || fail "$output"
+	fi
+}
+
+@test "--events: a bad format, a format without a file, a file that cannot open" {
+	run agentrt-shell -a calc -c hi --events "$BATS_TEST_TMPDIR/x" --events-format text
+	[ "$status" -eq 2 ]
+	assert_eq "$output" "agentrt-shell: bad --events-format 'text': use ndjson or ag-ui"
+	run agentrt-shell -a calc -c hi --events-format ag-ui
+	[ "$status" -eq 2 ]
+	assert_eq "$output" 'agentrt-shell: --events-format goes with --events FILE'
+	run agentrt-shell -a calc -c hi --events "$BATS_TEST_TMPDIR/no/such/dir"
+	[ "$status" -eq 1 ]
+	[[ $output == "agentrt-shell: open events '$BATS_TEST_TMPDIR/no/such/dir': No such file or directory" ]] || fail "$output"
+	! agentrt-session ls -q | grep -q .
+}
