@@ -49,6 +49,7 @@
 #include <jv.h>
 
 #include "agent.h"
+#include "agui.h"
 #include "buf.h"
 #include "clock.h"
 #include "diag.h"
@@ -108,7 +109,10 @@ struct run {
 	struct MHD_Connection	*conn;		/* NULL once the request ended */
 	struct art_ring		 ring;
 	int			 evfd;		/* -1 at its end */
+	int			 errfd;		/* the session's stderr, or -1 */
 	struct art_buf		 in;		/* events not yet a whole line */
+	struct art_buf		 err;		/* stderr not yet a whole line */
+	char			 said[512];	/* the session's last stderr line */
 	struct art_buf		 out;		/* SSE bytes not yet sent */
 	char			 agent[256], thread[256], run_id[256];
 	int64_t			 t0, sent_at;
@@ -291,11 +295,16 @@ ring_start(struct run *r, const char *input, const char *resume,
 	struct args a[4];
 	struct art_spawn s[4];
 	char evpath[32];
-	int ev[2], i, rc;
+	int ev[2], er[2], i, rc;
 
 	if (art_spawn_pipe(ev) == -1)
 		return art_err_set(err, "spawn_busy", "pipe: %s",
 		    strerror(errno));
+	if (art_spawn_pipe(er) == -1) {
+		close(ev[0]), close(ev[1]);
+		return art_err_set(err, "spawn_busy", "pipe: %s",
+		    strerror(errno));
+	}
 	snprintf(evpath, sizeof(evpath), "/dev/fd/%d", ev[1]);
 	sibling(&a[0], "agentrt-decide");
 	sibling(&a[1], "agentrt-llm");
@@ -327,15 +336,21 @@ ring_start(struct run *r, const char *input, const char *resume,
 		s[i].die_with_parent = true;
 	}
 	s[3].keep = &ev[1], s[3].nkeep = 1;
+	/* The session's stderr is read: a run it refused says why. */
+	s[3].io[2] = (struct art_spawn_io){ ART_SPAWN_FD, er[1] };
 	fflush(stdout);
 	rc = art_ring_start(&r->ring, s, 4, true, err);
 	close(ev[1]);
+	close(er[1]);
 	if (rc == -1) {
 		close(ev[0]);
+		close(er[0]);
 		return -1;
 	}
 	r->evfd = ev[0];
+	r->errfd = er[0];
 	art_spawn_nonblock(r->evfd);
+	art_spawn_nonblock(r->errfd);
 	return 0;
 }
 
@@ -606,21 +621,7 @@ input_of(const jv *in, const char *agent, const char *run_id, char **resume,
 static jv
 agui_message(const jv *m)
 {
-	const char *role = art_json_str(m, "role");
-	jv a = jv_object(), calls;
-
-	a = art_json_set_some(a, "id", art_json_field(m, "id"));
-	a = jv_object_set(a, jv_string("role"), jv_string(role != NULL ?
-	    role : "assistant"));
-	a = art_json_set_some(a, "content", art_json_field(m, "content"));
-	calls = art_json_field(m, "tool_calls");
-	if (jv_get_kind(calls) == JV_KIND_ARRAY)
-		a = jv_object_set(a, jv_string("toolCalls"), calls);
-	else
-		jv_free(calls);
-	a = art_json_set_some(a, "toolCallId", art_json_field(m,
-	    "tool_call_id"));
-	return a;
+	return art_agui_message(jv_copy(*m));
 }
 
 /* NDJSON text as a jv array of its values, each through fn (or as is). */
@@ -957,6 +958,47 @@ read_events(struct run *r)
 	}
 }
 
+/*
+ * Reads the session's stderr: each line passed on to ours, the last one
+ * kept for a RUN_ERROR.  At its end, r->errfd is -1.
+ */
+static void
+read_stderr(struct run *r)
+{
+	char buf[4096], *nl;
+	ssize_t n;
+
+	while (r->errfd >= 0) {
+		n = read(r->errfd, buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			close(r->errfd);
+			r->errfd = -1;
+			n = 0;
+			if (r->err.len > 0)
+				art_buf_addc(&r->err, '\n');
+		} else if (art_buf_add(&r->err, buf, (size_t)n) == -1)
+			return;
+		while (r->err.len > 0 && (nl = memchr(r->err.p, '\n',
+		    r->err.len)) != NULL) {
+			*nl = '\0';
+			fprintf(stderr, "%s\n", r->err.p);
+			if (nl > r->err.p)
+				snprintf(r->said, sizeof(r->said), "%s",
+				    r->err.p);
+			art_buf_consume(&r->err, (size_t)(nl - r->err.p) + 1);
+		}
+		/* A line longer than a screenful is passed on in pieces. */
+		if (r->err.len > 8192) {
+			fwrite(r->err.p, 1, r->err.len, stderr);
+			art_buf_clear(&r->err);
+		}
+	}
+}
+
 /* The session's exit status once reaped, or -1. */
 static int
 session_status(const struct run *r)
@@ -989,9 +1031,11 @@ finish(struct run *r)
 			    jv_object_set(jv_object(), jv_string("type"),
 			    jv_string("cancelled")) : outcome_of(r));
 		} else {
+			read_stderr(r);
 			e = jv_object_set(jv_object_set(jv_object_set(
 			    jv_object(), jv_string("type"),
 			    jv_string("RUN_ERROR")), jv_string("message"),
+			    r->said[0] != '\0' ? jv_string(r->said) :
 			    jv_string_fmt("the run failed: agentrt-session "
 			    "exited with status %d", st)), jv_string("code"),
 			    jv_string("run_failed"));
@@ -1018,8 +1062,11 @@ run_free(struct run *r)
 	nruns--;
 	if (r->evfd >= 0)
 		close(r->evfd);
+	if (r->errfd >= 0)
+		close(r->errfd);
 	art_ring_release(&r->ring);
 	art_buf_release(&r->in);
+	art_buf_release(&r->err);
 	art_buf_release(&r->out);
 	jv_free(r->pending);
 	jv_free(r->interrupts);
@@ -1112,7 +1159,7 @@ post_run(struct MHD_Connection *conn, const char *url, const char *agent,
 		jv_free(in);
 		return MHD_NO;
 	}
-	r->evfd = -1;
+	r->evfd = r->errfd = -1;
 	r->pending = jv_array();
 	r->interrupts = jv_array();
 	snprintf(r->agent, sizeof(r->agent), "%s", agent);
@@ -1350,6 +1397,8 @@ tend(fd_set *rs)
 		next = r->next;
 		if (r->evfd >= 0 && FD_ISSET(r->evfd, rs))
 			read_events(r);
+		if (r->errfd >= 0 && FD_ISSET(r->errfd, rs))
+			read_stderr(r);
 		if (r->evfd < 0 && !r->done &&
 		    art_ring_reap(&r->ring, false) == 0)
 			finish(r);
@@ -1388,6 +1437,11 @@ serve(struct MHD_Daemon *d)
 			art_die(ART_EXIT_FAIL, "libmicrohttpd: no descriptors");
 		wait_ms = KEEPALIVE_MS / 2;
 		for (r = runs; r != NULL; r = r->next) {
+			if (r->errfd >= 0) {
+				FD_SET(r->errfd, &rs);
+				if (r->errfd > max)
+					max = r->errfd;
+			}
 			if (r->evfd >= 0) {
 				FD_SET(r->evfd, &rs);
 				if (r->evfd > max)

@@ -239,3 +239,24 @@ teardown() {
 	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
 	! pgrep -f "agentrt-session.*run -s th-10" >/dev/null
 }
+
+@test "a thread of another agent: RUN_ERROR says why, as agentrt-session did" {
+	serve_start
+	post calc "$(input th-11 run-1 'What is 17*23?')" >/dev/null
+	run post echo "$(input th-11 run-2 hi)"
+	[ "$status" -eq 0 ]
+	assert_eq "$(jq -sc '[.[0].type, .[-1].type, .[-1].code]' <<<"$output")" '["RUN_STARTED","RUN_ERROR","run_failed"]'
+	assert_eq "$(jq -sr '.[-1].message' <<<"$output")" \
+	    "agentrt-session: --input: client.messages is for agent 'echo', not this session's agent 'calc'"
+	# And on the server's stderr, as every stage's stderr is.
+	grep -q "not this session's agent 'calc'" "$BATS_TEST_TMPDIR/serve.err"
+}
+
+@test "the same runId again answers the turn recorded, and runs nothing twice" {
+	serve_start
+	post calc "$(input th-12 run-1 'What is 17*23?')" >/dev/null
+	run post calc "$(input th-12 run-1 'What is 17*23?')"
+	assert_eq "$(jq -sc '.[-1] | [.type, .result, .runId]' <<<"$output")" '["RUN_FINISHED","17*23 = 391","run-1"]'
+	assert_eq "$(agentrt-tree path th-12 | jq -sc 'map(.role)')" '["user","assistant","tool","assistant"]'
+	assert_eq "$(agentrt-session log th-12 | jq -s 'map(select(.payload.type == "tool.call.completed")) | length')" 1
+}

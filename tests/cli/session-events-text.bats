@@ -119,7 +119,7 @@ CALC="agentrt-decide <$BATS_TEST_TMPDIR/ring | agentrt-llm | agentrt-tool |
 	run --separate-stderr agentrt-session run -a calc -m hi --events "$OUT" \
 	    --events-format xml </dev/null
 	[ "$status" -eq 2 ] || fail "status $status"
-	assert_eq "$stderr" "agentrt-session: bad --events-format 'xml': use ndjson or text"
+	assert_eq "$stderr" "agentrt-session: bad --events-format 'xml': use ndjson, text or ag-ui"
 	[ ! -e "$OUT" ] || fail "events written"
 	run --separate-stderr agentrt-session run -a calc -m hi \
 	    --events-format text </dev/null

@@ -146,3 +146,22 @@ types() {
 	[ "$status" -eq 2 ]
 	[[ $output == *'--events-format ag-ui is one session'* ]] || fail "$output"
 }
+
+@test "security notes and structured answers are CUSTOM events of the run" {
+	need_agui
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model": "mock/echo", "security": {}}' >"$BATS_TEST_TMPDIR/agents/sec-echo.json"
+	key="AKIA$(printf 'SENTINEL%08d' 0)"
+	AGENTS="$BATS_TEST_TMPDIR/agents:$AGENTS" ring -a sec-echo -m "use $key please" --events-format ag-ui
+	[ "$status" -eq 0 ] || fail "$output"
+	agui
+	assert_eq "$(events 'select(.type == "CUSTOM" and .name == "agentrt.security") | .value | [.pattern_id, .severity]')" \
+	    '["aws_access_key","redact"]'
+	! grep -q "$key" "$EVENTS"
+	: >"$EVENTS"
+	AGENTRT_TOOLS="$top_srcdir/examples/tools" ring -a analyst -m 'What is 17*23?' --events-format ag-ui
+	[ "$status" -eq 0 ] || fail "$output"
+	agui
+	[ "$(events 'select(.type == "CUSTOM" and .name == "agentrt.structured_answer")' | wc -l)" -eq 1 ]
+	assert_eq "$(events 'select(.type == "RUN_FINISHED") | .result | type')" '"string"'
+}
