@@ -789,23 +789,6 @@ start_run(struct run *r)
 	r->started = true;
 }
 
-/* Removes string id from array a (consumed), each time it is there. */
-static jv
-without(jv a, const char *id)
-{
-	jv out = jv_array();
-
-	jv_array_foreach(a, i, x) {
-		if (strcmp(jv_string_value(x), id) != 0)
-			out = jv_array_append(out, x);
-		else
-			jv_free(x);
-		(void)i;
-	}
-	jv_free(a);
-	return out;
-}
-
 /*
  * What the run is left waiting on, from the events it carried: a
  * CUSTOM agentrt.interrupt (an approval, a question) as an AG-UI
@@ -823,7 +806,7 @@ track(struct run *r, const char *type, const jv *v)
 		r->pending = jv_array_append(r->pending, jv_string(id));
 	else if (strcmp(type, "TOOL_CALL_RESULT") == 0 &&
 	    (id = art_json_str(v, "toolCallId")) != NULL)
-		r->pending = without(r->pending, id);
+		r->pending = art_json_without_str(r->pending, id);
 	else if (strcmp(type, "CUSTOM") == 0 && (name = art_json_str(v,
 	    "name")) != NULL && strcmp(name, "agentrt.interrupt") == 0) {
 		val = art_json_field(v, "value");

@@ -69,18 +69,6 @@ path(const struct shell *sh)
 	return jv_is_valid(v) ? v : (jv_free(v), jv_array());
 }
 
-static bool
-contains(const jv *names, const char *name)
-{
-	bool found = false;
-
-	jv_array_foreach(*names, i, n) {
-		found = found || strcmp(jv_string_value(n), name) == 0;
-		jv_free(n);
-	}
-	return found;
-}
-
 jv
 shell_agents(const struct shell *sh)
 {
@@ -128,7 +116,7 @@ shell_node_ids(const struct shell *sh)
 		jv_free(b);
 	jv_array_foreach(p, i, m) {
 		id = art_json_str(&m, "id");
-		if (id != NULL && !contains(&ids, id))
+		if (id != NULL && !art_json_has_str(&ids, id))
 			ids = jv_array_append(ids, jv_string(id));
 		jv_free(m);
 	}

@@ -831,18 +831,6 @@ art_agent_describe_sub_agents(const char *const *dirs, size_t ndirs,
 	return map_field(config, "sub_agents", described, &d, NULL);
 }
 
-static bool
-has_name(const jv *names, const char *name)
-{
-	bool found = false;
-
-	jv_array_foreach(*names, i, n) {
-		found = found || strcmp(jv_string_value(n), name) == 0;
-		jv_free(n);
-	}
-	return found;
-}
-
 jv
 art_agent_names(const char *const *dirs, size_t ndirs)
 {
@@ -865,7 +853,7 @@ art_agent_names(const char *const *dirs, size_t ndirs)
 		closedir(dp);
 		found = jv_sort(found, jv_copy(found));
 		jv_array_foreach(found, k, name) {
-			if (!has_name(&names, jv_string_value(name)))
+			if (!art_json_has_str(&names, jv_string_value(name)))
 				names = jv_array_append(names, jv_copy(name));
 			jv_free(name);
 			(void)k;

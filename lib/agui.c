@@ -379,23 +379,6 @@ on_assistant(struct art_agui *t, const jv *ev, const jv *m,
 	jv_free(calls);
 }
 
-/* Array a (consumed) without string id. */
-static jv
-without(jv a, const char *id)
-{
-	jv out = jv_array();
-
-	jv_array_foreach(a, i, x) {
-		if (strcmp(jv_string_value(x), id) != 0)
-			out = jv_array_append(out, x);
-		else
-			jv_free(x);
-		(void)i;
-	}
-	jv_free(a);
-	return out;
-}
-
 static void
 on_message(struct art_agui *t, const jv *ev, struct art_buf *out)
 {
@@ -414,7 +397,7 @@ on_message(struct art_agui *t, const jv *ev, struct art_buf *out)
 		    "TOOL_CALL_RESULT"), "messageId", id), "toolCallId", call),
 		    "content", text_of(art_json_field(&m, "content"))), "role",
 		    "tool"), ev));
-		t->pending = without(t->pending, call);
+		t->pending = art_json_without_str(t->pending, call);
 	}
 	jv_free(m);
 }

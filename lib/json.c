@@ -765,6 +765,37 @@ art_json_append_dump(jv s, const jv *v)
 	return s;
 }
 
+bool
+art_json_has_str(const jv *a, const char *s)
+{
+	bool found = false;
+
+	jv_array_foreach(*a, i, x) {
+		found = found || (jv_get_kind(x) == JV_KIND_STRING &&
+		    strcmp(jv_string_value(x), s) == 0);
+		jv_free(x);
+		(void)i;
+	}
+	return found;
+}
+
+jv
+art_json_without_str(jv a, const char *s)
+{
+	jv out = jv_array();
+
+	jv_array_foreach(a, i, x) {
+		if (jv_get_kind(x) != JV_KIND_STRING ||
+		    strcmp(jv_string_value(x), s) != 0)
+			out = jv_array_append(out, x);
+		else
+			jv_free(x);
+		(void)i;
+	}
+	jv_free(a);
+	return out;
+}
+
 /* --- scanning without building ---------------------------------------- */
 
 #define SCAN_DEPTH	200

@@ -2,6 +2,7 @@
 #ifndef ART_JSON_H
 #define ART_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,6 +84,11 @@ jv	art_json_set_some(jv o, const char *key, jv v);
 /* s (a string, consumed) with v's JSON text appended; jv_invalid() when
  * out of memory. */
 jv	art_json_append_dump(jv s, const jv *v);
+
+/* Whether array a (borrowed) holds the string s. */
+bool	art_json_has_str(const jv *a, const char *s);
+/* Array a (consumed) without the strings equal to s. */
+jv	art_json_without_str(jv a, const char *s);
 
 /*
  * Checks, without building it, that text[0..len) is exactly one

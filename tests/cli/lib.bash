@@ -25,6 +25,14 @@ mkdir -p "$HOME"
 # The fixtures shipped with the tests.
 fixtures="$top_srcdir/tests/fixtures"
 
+# need_agui: skips, saying so, without node or the AG-UI packages that
+# `make agui-core` installs ($AGUI_DIR, exported by make check).
+need_agui() {
+	command -v node >/dev/null || skip "node is not installed"
+	[ -n "${AGUI_DIR:-}" ] && [ -d "$AGUI_DIR/node_modules/@ag-ui/client" ] ||
+	    skip "the AG-UI packages are not installed: make agui-core"
+}
+
 # Fails the test with a message (bats prints it).
 fail() {
 	printf '%s\n' "$*" >&2

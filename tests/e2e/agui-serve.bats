@@ -13,12 +13,6 @@ teardown() {
 	serve_stop
 }
 
-need_agui() {
-	command -v node >/dev/null || skip "node is not installed"
-	[ -n "${AGUI_DIR:-}" ] && [ -d "$AGUI_DIR/node_modules/@ag-ui/client" ] ||
-	    skip "the AG-UI packages are not installed: make agui-core"
-}
-
 need_chromium() {
 	need_agui
 	[ -d "$AGUI_DIR/node_modules/puppeteer-core" ] ||

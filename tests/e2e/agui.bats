@@ -11,12 +11,6 @@ setup() {
 	effect_setup
 }
 
-need_agui() {
-	command -v node >/dev/null || skip "node is not installed"
-	[ -n "${AGUI_DIR:-}" ] && [ -d "$AGUI_DIR/node_modules/@ag-ui/client" ] ||
-	    skip "the AG-UI packages are not installed: make agui-core"
-}
-
 # agui: the events file through the oracle; fails naming the bad line.
 agui() {
 	run node "$top_srcdir/tests/helpers/agui-check.mjs" <"$EVENTS"

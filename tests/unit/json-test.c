@@ -750,9 +750,31 @@ test_depth_past_a_key(void)
 	jv_free(v);
 }
 
+static void
+test_string_arrays(void)
+{
+	struct art_err err;
+	jv a = art_json_parse_str("[\"a\",1,\"b\",\"a\"]", &err), b;
+	char *t;
+
+	ok(art_json_has_str(&a, "a") && art_json_has_str(&a, "b") &&
+	    !art_json_has_str(&a, "1") && !art_json_has_str(&a, ""),
+	    "has_str: strings only, exactly");
+	b = art_json_without_str(jv_copy(a), "a");
+	t = art_json_dump(&b, NULL);
+	ok(t != NULL && strcmp(t, "[1,\"b\"]") == 0, "without_str: each "
+	    "one gone, the rest in order");
+	free(t);
+	jv_free(b);
+	b = art_json_without_str(jv_array(), "a");
+	ok(jv_array_length(b) == 0, "without_str of nothing is nothing");
+	jv_free(a);
+}
+
 int
 main(void)
 {
+	test_string_arrays();
 	test_set_and_set_some();
 	test_scan_finds_type_and_trigger_type_without_parsing();
 	test_scan_refuses_what_is_not_one_object();
