@@ -575,11 +575,12 @@ input_of(const jv *in, const char *agent, const char *run_id, char **resume,
 		d = draft_of(&m);
 		jv_free(m);
 		if (!jv_is_valid(d)) {
+			jv_free(d);
 			jv_free(view);
 			jv_free(msgs);
 			jv_free(fp);
 			return jv_invalid_with_msg(jv_string_fmt("messages[%d]: "
-			    "%s", i, "not a message with a role"));
+			    "not a message with a role", i));
 		}
 		if (jv_get_kind(d) != JV_KIND_NULL)
 			view = jv_array_append(view, d);

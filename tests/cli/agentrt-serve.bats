@@ -193,7 +193,7 @@ teardown() {
 	run post calc "$(input th-9 r hi)"
 	[[ $output != *RUN_STARTED* ]]
 	! grep -rq s3cret "$BATS_TEST_TMPDIR/serve.out" "$BATS_TEST_TMPDIR/serve.err"
-	kill "$serve_pid"; wait "$serve_pid" || true; serve_pid=
+	serve_stop
 	# Not loopback, no token: refused before it binds.
 	run agentrt-serve --listen 0.0.0.0 --port 0
 	[ "$status" -eq 2 ]

@@ -3,11 +3,16 @@
 # For the tests of agentrt-serve (tests/cli/agentrt-serve.bats) and of the
 # AG-UI clients against it (tests/e2e/agui-serve.bats); load after lib.
 
-# serve_stop: ends the server serve_start started, if it runs.
+# serve_stop: ends the server serve_start started, if it runs, with
+# SIGTERM; it must exit 0 (a sanitizer's report, a crash, fails the test,
+# with what the server said).
 serve_stop() {
-	[ -z "${serve_pid:-}" ] || kill "$serve_pid" 2>/dev/null
-	[ -z "${serve_pid:-}" ] || wait "$serve_pid" 2>/dev/null
-	return 0
+	local st=0
+	[ -n "${serve_pid:-}" ] || return 0
+	kill "$serve_pid" 2>/dev/null || true
+	wait "$serve_pid" || st=$?
+	serve_pid=
+	[ "$st" -eq 0 ] || fail "agentrt-serve exited $st: $(tail -40 "$BATS_TEST_TMPDIR/serve.err")"
 }
 
 # serve_start [OPTIONS...]: agentrt-serve on a free port with the test
