@@ -42,8 +42,8 @@ for k in "${ks[@]}"; do
 	jq -n --argjson k "$k" '{model: "mock/script",
 	    tools: [{name: "calc", description: "Evaluate an integer expression",
 	             input: {type: "object", properties: {expr: {type: "string"}}}}],
-	    mock: {script: ([range($k)] | map({tool_calls: [{name: "calc",
-	        arguments: {expr: "1+1"}}]})) + [{content: "done"}]}}' \
+	    mock: {script: (([range($k)] | map({tool_calls: [{name: "calc",
+	        arguments: {expr: "1+1"}}]})) + [{content: "done"}])}}' \
 	    >"$tmp/agents/loop$k.json"
 done
 
@@ -71,8 +71,9 @@ for k in "${ks[@]}"; do
 		    agentrt-session run -a "loop$k" -m go --events "$tmp/ev.$k.$i" \
 		    --events-format ag-ui >"$tmp/ring" 2>/dev/null
 		echo $(( $(ms) - t0 )) >>"$tmp/pipe.ms"
+		b=$(body "b$k-$i")
 		t0=$(ms)
-		curl -sN "${url}agents/loop$k" -d "$(body "b$k-$i")" >"$tmp/sse.$k.$i"
+		curl -sN "${url}agents/loop$k" -d "$b" >"$tmp/sse.$k.$i"
 		echo $(( $(ms) - t0 )) >>"$tmp/serve.ms"
 		echo "K=$k run $i" >&2
 	done

@@ -1343,6 +1343,17 @@ on_stop(int sig)
 	errno = e;
 }
 
+/* A stage ended: the loop reaps it now rather than at its next poll. */
+static void
+on_child(int sig)
+{
+	int e = errno;
+
+	(void)sig;
+	(void)!write(wake[1], "", 1);
+	errno = e;
+}
+
 /* The address to bind; a usage error when it is no IPv4 address. */
 static struct sockaddr_in
 bind_addr(void)
@@ -1431,7 +1442,7 @@ serve(struct MHD_Daemon *d)
 				if (r->evfd > max)
 					max = r->evfd;
 			} else if (!r->done)
-				wait_ms = 20;	/* reaping */
+				wait_ms = 100;	/* reaping: SIGCHLD wakes us */
 		}
 		if (MHD_get_timeout(d, &mt) == MHD_YES && (int64_t)mt < wait_ms)
 			wait_ms = (int64_t)mt;
@@ -1527,6 +1538,9 @@ main(int argc, char **argv)
 	sa.sa_handler = on_stop;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	d = MHD_start_daemon(MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME,
 	    0, NULL, NULL, handle, NULL,
