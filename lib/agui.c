@@ -2,6 +2,7 @@
 #include "agui.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,12 @@ struct art_agui {
 	char			 last[ID_MAX];	/* the root's last message */
 	jv			 plan;		/* the plan's todo ids, in order */
 	jv			 pending;	/* client tool calls unanswered */
+	/*
+	 * The "at" of the event being encoded, in milliseconds: every AG-UI
+	 * event it causes carries it, the END of a message it closes too.
+	 */
+	int64_t			 ms;
+	bool			 has_ms;
 	bool			 nomem;
 };
 
@@ -73,31 +80,21 @@ put_str(jv o, const char *key, const char *s)
 	return put(o, key, jv_string(s));
 }
 
-/* Appends e (consumed) to out as one line. */
+/* Appends e (consumed), with the timestamp if known, to out as one line. */
 static void
 emit(struct art_agui *t, struct art_buf *out, jv e)
 {
 	size_t len;
-	char *s = art_json_dump(&e, &len);
+	char *s;
 
+	if (t->has_ms)
+		e = put(e, "timestamp", jv_number((double)t->ms));
+	s = art_json_dump(&e, &len);
 	jv_free(e);
 	if (s == NULL || art_buf_add(out, s, len) == -1 ||
 	    art_buf_addc(out, '\n') == -1)
 		t->nomem = true;
 	free(s);
-}
-
-/* AG-UI's timestamp (milliseconds) from the event's "at", when it has one. */
-static jv
-stamp(jv e, const jv *ev)
-{
-	const char *at = art_json_str(ev, "at");
-	struct art_err err;
-	int64_t ms;
-
-	if (at != NULL && art_clock_parse(at, &ms, &err) == 0)
-		e = put(e, "timestamp", jv_number((double)ms));
-	return e;
 }
 
 /* A string value as text: itself, or its JSON. */
@@ -173,8 +170,8 @@ open_run(struct art_agui *t, const jv *ev, struct art_buf *out)
 	copy(t->thread, t->root);
 	copy(t->run_id, tid != NULL ? tid : "run");
 	t->run = true;
-	emit(t, out, stamp(put_str(put_str(event("RUN_STARTED"), "threadId",
-	    t->thread), "runId", t->run_id), ev));
+	emit(t, out, put_str(put_str(event("RUN_STARTED"), "threadId",
+	    t->thread), "runId", t->run_id));
 }
 
 static void
@@ -196,14 +193,12 @@ close_step(struct art_agui *t, struct art_buf *out)
 }
 
 static void
-open_step(struct art_agui *t, const jv *ev, const char *name,
-    struct art_buf *out)
+open_step(struct art_agui *t, const char *name, struct art_buf *out)
 {
 	close_text(t, out);
 	close_step(t, out);
 	snprintf(t->step, sizeof(t->step), "%s", name);
-	emit(t, out, stamp(put_str(event("STEP_STARTED"), "stepName", name),
-	    ev));
+	emit(t, out, put_str(event("STEP_STARTED"), "stepName", name));
 }
 
 /* The session's path, whole, when the caller can read it. */
@@ -295,7 +290,7 @@ on_completion(struct art_agui *t, const jv *ev, struct art_buf *out)
 		else
 			jv_free(u);
 	}
-	end_run(t, stamp(e, ev), out);
+	end_run(t, e, out);
 }
 
 /* A turn parked on an interrupt: what to ask, then the run's end. */
@@ -309,10 +304,10 @@ on_suspended(struct art_agui *t, const jv *ev, struct art_buf *out)
 	open_run(t, ev, out);
 	close_text(t, out);
 	close_step(t, out);
-	emit(t, out, stamp(put(put_str(event("CUSTOM"), "name",
+	emit(t, out, put(put_str(event("CUSTOM"), "name",
 	    "agentrt.interrupt"), "value", put(put(put(jv_object(),
 	    "interrupt_id", art_json_field(ev, "interrupt_id")), "reason",
-	    art_json_field(ev, "reason")), "payload", jv_copy(p))), ev));
+	    art_json_field(ev, "reason")), "payload", jv_copy(p))));
 	it = put_str(jv_object(), "id", iid != NULL ? iid : "");
 	it = put(it, "reason", text_of(art_json_field(ev, "reason")));
 	q = art_json_field(&p, "question");
@@ -321,14 +316,13 @@ on_suspended(struct art_agui *t, const jv *ev, struct art_buf *out)
 	if (call != NULL)
 		it = put_str(it, "toolCallId", call);
 	jv_free(p);
-	end_run(t, stamp(put(event("RUN_FINISHED"), "outcome", put(put_str(
+	end_run(t, put(event("RUN_FINISHED"), "outcome", put(put_str(
 	    jv_object(), "type", "interrupt"), "interrupts",
-	    jv_array_append(jv_array(), it))), ev), out);
+	    jv_array_append(jv_array(), it))), out);
 }
 
 static void
-on_assistant(struct art_agui *t, const jv *ev, const jv *m,
-    struct art_buf *out)
+on_assistant(struct art_agui *t, const jv *m, struct art_buf *out)
 {
 	const char *id = art_json_str(m, "id");
 	jv content = art_json_field(m, "content"), calls;
@@ -343,9 +337,9 @@ on_assistant(struct art_agui *t, const jv *ev, const jv *m,
 	else if (jv_get_kind(content) == JV_KIND_STRING &&
 	    jv_string_length_bytes(jv_copy(content)) > 0) {
 		close_text(t, out);
-		emit(t, out, stamp(put_str(put_str(event(
+		emit(t, out, put_str(put_str(event(
 		    "TEXT_MESSAGE_START"), "messageId", id), "role",
-		    "assistant"), ev));
+		    "assistant"));
 		emit(t, out, put(put_str(event("TEXT_MESSAGE_CONTENT"),
 		    "messageId", id), "delta", jv_copy(content)));
 		emit(t, out, put_str(event("TEXT_MESSAGE_END"), "messageId",
@@ -390,13 +384,13 @@ on_message(struct art_agui *t, const jv *ev, struct art_buf *out)
 	if (id != NULL)
 		copy(t->last, id);
 	if (role != NULL && strcmp(role, "assistant") == 0)
-		on_assistant(t, ev, &m, out);
+		on_assistant(t, &m, out);
 	else if (role != NULL && strcmp(role, "tool") == 0 && id != NULL &&
 	    (call = art_json_str(&m, "tool_call_id")) != NULL) {
-		emit(t, out, stamp(put_str(put(put_str(put_str(event(
+		emit(t, out, put_str(put(put_str(put_str(event(
 		    "TOOL_CALL_RESULT"), "messageId", id), "toolCallId", call),
 		    "content", text_of(art_json_field(&m, "content"))), "role",
-		    "tool"), ev));
+		    "tool"));
 		t->pending = art_json_without_str(t->pending, call);
 	}
 	jv_free(m);
@@ -444,8 +438,8 @@ on_decomposition(struct art_agui *t, const jv *ev, struct art_buf *out)
 	jv_free(todos);
 	plan = put(put(jv_object(), "goal", art_json_field(ev, "goal")),
 	    "todos", list);
-	emit(t, out, stamp(put(event("STATE_SNAPSHOT"), "snapshot",
-	    put(jv_object(), "plan", plan)), ev));
+	emit(t, out, put(event("STATE_SNAPSHOT"), "snapshot",
+	    put(jv_object(), "plan", plan)));
 }
 
 /* 1 when ev, a todo of the plan, went out as a STATE_DELTA. */
@@ -467,9 +461,9 @@ on_todo(struct art_agui *t, const jv *ev, struct art_buf *out)
 	if (at < 0)
 		return 0;
 	snprintf(path, sizeof(path), "/plan/todos/%d/status", at);
-	emit(t, out, stamp(put(event("STATE_DELTA"), "delta", jv_array_append(
+	emit(t, out, put(event("STATE_DELTA"), "delta", jv_array_append(
 	    jv_array(), put_str(put_str(put_str(jv_object(), "op", "replace"),
-	    "path", path), "value", st))), ev));
+	    "path", path), "value", st))));
 	return 1;
 }
 
@@ -479,19 +473,22 @@ custom(struct art_agui *t, const jv *ev, const char *type, struct art_buf *out)
 	char name[96];
 
 	snprintf(name, sizeof(name), "agentrt.%s", type);
-	emit(t, out, stamp(put(put_str(event("CUSTOM"), "name", name), "value",
-	    jv_copy(*ev)), ev));
+	emit(t, out, put(put_str(event("CUSTOM"), "name", name), "value",
+	    jv_copy(*ev)));
 }
 
 int
 art_agui_event(struct art_agui *t, const jv *ev, struct art_buf *out)
 {
 	const char *type = art_json_str(ev, "type");
-	const char *sid = art_json_str(ev, "session_id"), *st;
+	const char *sid = art_json_str(ev, "session_id"), *st, *at;
+	struct art_err err;
 	jv r;
 
 	if (type == NULL)
 		return 0;
+	at = art_json_str(ev, "at");
+	t->has_ms = at != NULL && art_clock_parse(at, &t->ms, &err) == 0;
 	if (t->root[0] == '\0' && sid != NULL)
 		copy(t->root, sid);
 	if (sid != NULL && strcmp(sid, t->root) != 0) {
@@ -513,7 +510,7 @@ art_agui_event(struct art_agui *t, const jv *ev, struct art_buf *out)
 	else if (strcmp(type, "status") == 0 && st != NULL) {
 		if (strcmp(st, "thinking") == 0 || strcmp(st, "acting") == 0) {
 			open_run(t, ev, out);
-			open_step(t, ev, st[0] == 't' ? "model" : "tool", out);
+			open_step(t, st[0] == 't' ? "model" : "tool", out);
 		} else if (strcmp(st, "suspended") == 0)
 			on_suspended(t, ev, out);
 	} else if (strcmp(type, "tool_call") == 0) {
@@ -533,7 +530,7 @@ art_agui_event(struct art_agui *t, const jv *ev, struct art_buf *out)
 		    ev, "message")));
 		if ((st = art_json_str(ev, "code")) != NULL)
 			r = put_str(r, "code", st);
-		end_run(t, stamp(r, ev), out);
+		end_run(t, r, out);
 	} else if (strcmp(type, "tool_result") == 0 ||
 	    strcmp(type, "turn.finished") == 0 || strcmp(type, "status") == 0)
 		;	/* said by the messages, the completion */
@@ -549,6 +546,7 @@ art_agui_end(struct art_agui *t, struct art_buf *out)
 {
 	jv o;
 
+	t->has_ms = false;	/* no event says when the stream ended */
 	if (t->run) {
 		o = put_str(jv_object(), "type", "success");
 		if (jv_array_length(jv_copy(t->pending)) > 0)

@@ -35,6 +35,11 @@
  *                           answers, errors retried, a plan's progress,
  *                           and every event of a sub-agent's session
  *
+ * Every event carries AG-UI's timestamp, the "at" (in milliseconds) of
+ * the client event it came of, a message or step a later event closes
+ * that event's; tokens have no "at", so streamed text has none, and
+ * neither has what art_agui_end() says.
+ *
  * User messages are not sent as text messages (the client wrote them).
  * Before RUN_FINISHED, MESSAGES_SNAPSHOT carries the session's path whole
  * when the caller can read it (opts path_of), so a client that applies it

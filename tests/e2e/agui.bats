@@ -31,6 +31,8 @@ types() {
 	assert_eq "$(events 'select(.type == "RUN_STARTED") | .threadId')" "\"$sid\""
 	assert_eq "$(types)" "RUN_STARTED STEP_STARTED CUSTOM STEP_FINISHED TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END STEP_STARTED TOOL_CALL_RESULT STEP_FINISHED STEP_STARTED CUSTOM STEP_FINISHED TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END MESSAGES_SNAPSHOT RUN_FINISHED"
 	assert_eq "$(events 'select(.type == "TOOL_CALL_RESULT") | .content')" '"391"'
+	# The mock does not stream: every event came of one with an "at".
+	assert_eq "$(jq -s 'all(.timestamp | type == "number")' "$EVENTS")" true
 	assert_eq "$(events 'select(.type == "TOOL_CALL_ARGS") | .delta')" '"{\"expr\":\"17*23\"}"'
 	assert_eq "$(events 'select(.type == "RUN_FINISHED") | [.result, .outcome.type, .usage[0].totalTokens > 0]')" \
 	    '["17*23 = 391","success",true]'

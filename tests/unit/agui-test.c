@@ -123,6 +123,31 @@ first(const jv *all, const char *type)
 }
 
 #define S	"\"session_id\":\"S\""
+#define AT(ms)	"\"at\":\"2026-12-05T12:00:00." ms "Z\""
+#define AT0	1796472000000.0	/* AT("000") in ms */
+
+/* Each event's timestamp less AT0, or "-" for none, space-separated. */
+static char *
+stamps(const jv *all)
+{
+	struct art_buf b = ART_BUF_INIT;
+	char n[32];
+
+	jv_array_foreach(*all, i, e) {
+		jv ts = jv_object_get(e, jv_string("timestamp"));
+
+		if (jv_get_kind(ts) == JV_KIND_NUMBER)
+			snprintf(n, sizeof(n), "%.0f", jv_number_value(ts) - AT0);
+		else
+			snprintf(n, sizeof(n), "-");
+		jv_free(ts);
+		if (i > 0)
+			art_buf_addc(&b, ' ');
+		art_buf_addstr(&b, n);
+	}
+	art_buf_addstr(&b, "");
+	return art_buf_detach(&b, NULL);
+}
 
 static const char tool_loop[] =
     "{\"type\":\"turn.started\"," S ",\"turn_id\":\"T\","
@@ -364,6 +389,47 @@ test_snapshot(void)
 	jv_free(all);
 }
 
+/*
+ * Every AG-UI event has a timestamp; each carries the "at" of the event
+ * that caused it, the ENDs and STEP_FINISHED a later event closes too.
+ * A token has no "at", and the stream's end no event: no timestamp.
+ */
+static void
+test_timestamps(void)
+{
+	jv all = encode("{\"type\":\"turn.started\"," S ",\"turn_id\":\"T\","
+	    AT("000") "}\n"
+	    "{\"type\":\"status\"," S ",\"status\":\"thinking\"," AT("001")
+	    "}\n"
+	    "{\"type\":\"token\"," S ",\"id\":\"m1\",\"text\":\"hi\"}\n"
+	    "{\"type\":\"message\"," S "," AT("002") ",\"message\":{\"id\":"
+	    "\"m1\",\"role\":\"assistant\",\"content\":\"hi\",\"tool_calls\":"
+	    "[{\"id\":\"c1\",\"function\":{\"name\":\"calc\",\"arguments\":"
+	    "\"{}\"}}]}}\n"
+	    "{\"type\":\"status\"," S ",\"status\":\"acting\"," AT("003") "}\n"
+	    "{\"type\":\"message\"," S "," AT("004") ",\"message\":{\"id\":"
+	    "\"t1\",\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":"
+	    "\"391\"}}\n"
+	    "{\"type\":\"metrics\"," S ",\"id\":\"m2\"," AT("005") "}\n"
+	    "{\"type\":\"completion\"," S ",\"text\":\"hi\"," AT("006") "}\n",
+	    true, path_none);
+
+	ok(same(types(&all), "RUN_STARTED STEP_STARTED TEXT_MESSAGE_START "
+	    "TEXT_MESSAGE_CONTENT STEP_FINISHED TEXT_MESSAGE_END "
+	    "TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END STEP_STARTED "
+	    "TOOL_CALL_RESULT CUSTOM STEP_FINISHED RUN_FINISHED"),
+	    "timestamps: the events");
+	ok(same(stamps(&all), "0 1 - - 2 2 2 2 2 3 4 5 6 6"), "each carries "
+	    "the time of the event that caused it; tokens none");
+	jv_free(all);
+
+	all = encode("{\"type\":\"turn.started\"," S ",\"turn_id\":\"T\","
+	    AT("007") "}\n", true, NULL);
+	ok(same(stamps(&all), "7 -"), "the run the stream's end finishes "
+	    "has no time");
+	jv_free(all);
+}
+
 int
 main(void)
 {
@@ -373,5 +439,6 @@ main(void)
 	test_runs();
 	test_plan();
 	test_snapshot();
+	test_timestamps();
 	return tap_done();
 }
