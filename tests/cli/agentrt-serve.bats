@@ -167,7 +167,7 @@ teardown() {
 @test "two runs at once on one thread: the second gets 409" {
 	serve_start
 	curl -sN --max-time 20 -d "$(input th-8 run-1 hi)" "${url}agents/sleepy" \
-	    >"$BATS_TEST_TMPDIR/first" &
+	    >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
 	first=$!
 	for i in $(seq 1 50); do
 		grep -q RUN_STARTED "$BATS_TEST_TMPDIR/first" && break
@@ -195,30 +195,30 @@ teardown() {
 	! grep -rq s3cret "$BATS_TEST_TMPDIR/serve.out" "$BATS_TEST_TMPDIR/serve.err"
 	serve_stop
 	# Not loopback, no token: refused before it binds.
-	run agentrt-serve --listen 0.0.0.0 --port 0
+	run timeout 20 agentrt-serve --listen 0.0.0.0 --port 0
 	[ "$status" -eq 2 ]
 	[[ $output == *'--listen 0.0.0.0 is not loopback'*'--token-env'* ]] || fail "$output"
-	run agentrt-serve --token-env NO_SUCH_VAR_HERE --port 0
+	run timeout 20 agentrt-serve --token-env NO_SUCH_VAR_HERE --port 0
 	[ "$status" -eq 2 ]
 	[[ $output == *'$NO_SUCH_VAR_HERE is not set'* ]] || fail "$output"
 }
 
 @test "usage errors name what is wrong" {
-	run agentrt-serve --port 70000
+	run timeout 20 agentrt-serve --port 70000
 	[ "$status" -eq 2 ]
 	[[ $output == *"bad --port '70000'"* ]] || fail "$output"
-	run agentrt-serve --listen nowhere
+	run timeout 20 agentrt-serve --listen nowhere
 	[ "$status" -eq 2 ]
 	[[ $output == *"bad --listen 'nowhere'"* ]] || fail "$output"
-	run agentrt-serve --max-body lots
+	run timeout 20 agentrt-serve --max-body lots
 	[ "$status" -eq 2 ]
-	run agentrt-serve extra
+	run timeout 20 agentrt-serve extra
 	[ "$status" -eq 2 ]
 	[[ $output == *'takes no arguments'* ]] || fail "$output"
 	# A port taken: a failure, said.
 	serve_start
 	port=${url##*:}; port=${port%/}
-	run agentrt-serve --port "$port"
+	run timeout 20 agentrt-serve --port "$port"
 	[ "$status" -eq 1 ]
 	[[ $output == *"listen on 127.0.0.1:$port"* ]] || fail "$output"
 }
@@ -226,16 +226,15 @@ teardown() {
 @test "SIGTERM stops the server and the runs going, which are cancelled" {
 	serve_start
 	curl -sN --max-time 20 -d "$(input th-10 run-1 hi)" "${url}agents/sleepy" \
-	    >"$BATS_TEST_TMPDIR/first" &
+	    >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
 	for i in $(seq 1 50); do
 		grep -q RUN_STARTED "$BATS_TEST_TMPDIR/first" && break
 		sleep 0.1
 	done
-	kill -TERM "$serve_pid"
-	st=0
-	wait "$serve_pid" || st=$?
-	serve_pid=
-	assert_eq "$st" 0
+	pid=$serve_pid serve_pid=
+	kill -TERM "$pid"
+	wait_pid "$pid" 30 agentrt-serve
+	assert_eq "$wait_status" 0
 	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
 	! pgrep -f "agentrt-session.*run -s th-10" >/dev/null
 }

@@ -44,6 +44,40 @@ assert_eq() {
 	[ "$1" = "$2" ] || fail "expected '$2', got '$1'"
 }
 
+# proc_report [PID]: what a test that waited too long leaves running, for
+# its failure message: each of the project's processes (and the peers the
+# tests start) with its state and what the kernel has it waiting in, and
+# PID's kernel stack when it can be read.
+proc_report() {
+	ps -eo pid,ppid,pgid,stat,wchan:24,etime,args 2>/dev/null |
+	    awk 'NR == 1 || /agentrt|curl|node|nats-server|chromium|python3/' |
+	    grep -v ' awk ' | cut -c1-200 | head -40
+	[ -z "${1:-}" ] || sed 's/^/  /' "/proc/$1/stack" 2>/dev/null
+}
+
+# wait_pid PID SECONDS [WHAT]: waits for PID, a child of the test's shell,
+# to end, and sets wait_status to its exit status.  One still running after
+# SECONDS fails the test, saying what was running (proc_report), and is
+# killed: a test never waits for ever.
+wait_pid() {
+	local pid=$1 secs=$2 i state report=
+	for ((i = 0; i < secs * 10; i++)); do
+		# Gone, or a zombie (ended, not yet waited for).
+		state=$(sed 's/^.*) //; s/ .*//' "/proc/$pid/stat" 2>/dev/null) ||
+		    break
+		[ "$state" != Z ] || break
+		sleep 0.1
+	done
+	if ((i >= secs * 10)); then
+		report=$(proc_report "$pid")
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	wait_status=0
+	wait "$pid" 2>/dev/null || wait_status=$?
+	[ -z "$report" ] ||
+	    fail "${3:-pid $pid} still ran after ${secs} s; killed:"$'\n'"$report"
+}
+
 # Waits up to 20 s for FILE to hold at least N lines.
 wait_lines() {
 	local i

@@ -3,16 +3,25 @@
 # For the tests of agentrt-serve (tests/cli/agentrt-serve.bats) and of the
 # AG-UI clients against it (tests/e2e/agui-serve.bats); load after lib.
 
+# Every request a test makes has an end: a server that stops answering
+# fails the test instead of holding it for ever.  A --max-time the test
+# gives comes later on the line, and wins.
+curl() {
+	command curl --max-time 60 "$@"
+}
+
 # serve_stop: ends the server serve_start started, if it runs, with
-# SIGTERM; it must exit 0 (a sanitizer's report, a crash, fails the test,
-# with what the server said).
+# SIGTERM; it must exit 0, within 30 s (a sanitizer's report, a crash, a
+# hang, fails the test, with what the server said).
 serve_stop() {
-	local st=0
-	[ -n "${serve_pid:-}" ] || return 0
-	kill "$serve_pid" 2>/dev/null || true
-	wait "$serve_pid" || st=$?
+	local pid=${serve_pid:-}
+	[ -n "$pid" ] || return 0
 	serve_pid=
-	[ "$st" -eq 0 ] || fail "agentrt-serve exited $st: $(tail -40 "$BATS_TEST_TMPDIR/serve.err")"
+	kill "$pid" 2>/dev/null || true
+	wait_pid "$pid" 30 agentrt-serve ||
+	    fail "$(tail -40 "$BATS_TEST_TMPDIR/serve.err")" || return 1
+	[ "$wait_status" -eq 0 ] ||
+	    fail "agentrt-serve exited $wait_status: $(tail -40 "$BATS_TEST_TMPDIR/serve.err")"
 }
 
 # serve_start [OPTIONS...]: agentrt-serve on a free port with the test
@@ -48,7 +57,7 @@ input() {
 
 # post AGENT BODY: the run's events, one JSON a line (the data: lines).
 post() {
-	curl -sN --max-time 60 -H 'Content-Type: application/json' \
+	curl -sN -H 'Content-Type: application/json' \
 	    -d "$2" "${url}agents/$1" | sed -n 's/^data: //p'
 }
 

@@ -25,7 +25,7 @@ need_chromium() {
 @test "HttpAgent: a frontend tool ends the run on its call; the client's result gets the answer" {
 	need_agui
 	serve_start
-	run node "$top_srcdir/tests/helpers/agui-client.mjs" tool "$url" hx-tool
+	run timeout 90 node "$top_srcdir/tests/helpers/agui-client.mjs" tool "$url" hx-tool
 	[ "$status" -eq 0 ] || fail "$output $(cat "$BATS_TEST_TMPDIR/serve.err")"
 	first=$(sed -n 1p <<<"$output")
 	second=$(sed -n 2p <<<"$output")
@@ -44,7 +44,7 @@ need_chromium() {
 @test "HttpAgent: a regenerate is a new answer on a branch of its own" {
 	need_agui
 	serve_start
-	run node "$top_srcdir/tests/helpers/agui-client.mjs" regenerate "$url" hx-regen
+	run timeout 90 node "$top_srcdir/tests/helpers/agui-client.mjs" regenerate "$url" hx-regen
 	[ "$status" -eq 0 ] || fail "$output $(cat "$BATS_TEST_TMPDIR/serve.err")"
 	first=$(sed -n 1p <<<"$output")
 	second=$(sed -n 2p <<<"$output")
