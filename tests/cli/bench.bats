@@ -49,6 +49,7 @@ needs() {
 # sets url.  The server goes when the test does.
 mock() {
 	local port_file=$BATS_TEST_TMPDIR/mock.err i
+	: >"$port_file"	# before sed reads it: the job opens it when it runs
 	MOCKLLM_LATENCY_MS=${2:-0} python3 "$bench/mockllm.py" 0 "$1" \
 	    2>"$port_file" 3>&- &
 	mock_pid=$!

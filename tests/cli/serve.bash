@@ -34,11 +34,12 @@ serve_start() {
 	echo '{"model": "mock/script", "mock": {"script":
 	    [{"delay_ms": 8000, "content": "late"}]}}' \
 	    >"$BATS_TEST_TMPDIR/agents/sleepy.json"
+	: >"$BATS_TEST_TMPDIR/serve.out"	# the job opens it when it runs
 	agentrt-serve --port 0 --agents "$BATS_TEST_TMPDIR/agents" \
 	    --agents "$fixtures/agents" \
 	    --agents "$top_srcdir/examples/agents" \
 	    --tools "$top_srcdir/examples/tools" "$@" \
-	    >"$BATS_TEST_TMPDIR/serve.out" 2>"$BATS_TEST_TMPDIR/serve.err" &
+	    >"$BATS_TEST_TMPDIR/serve.out" 2>"$BATS_TEST_TMPDIR/serve.err" 3>&- &
 	serve_pid=$!
 	for i in $(seq 1 100); do
 		url=$(head -1 "$BATS_TEST_TMPDIR/serve.out" | jq -r '.url // empty')

@@ -26,6 +26,7 @@ teardown() {
 start_worker() {
 	local name=$1 err="$BATS_TEST_TMPDIR/$1.err" i port=
 	shift
+	: >"$err"	# before sed reads it: the job opens it when it runs
 	"$@" --port 0 2>"$err" >/dev/null 3>&- &
 	worker_pids+=($!)
 	for i in $(seq 1 200); do
