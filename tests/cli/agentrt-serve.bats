@@ -159,13 +159,14 @@ teardown() {
 	assert_eq "$(jq -sc 'map(select(.type == "run"))[0] | [.run_id, .outcome]' \
 	    "$BATS_TEST_TMPDIR/serve.out")" '["run-1","cancelled"]'
 	# No stage of its ring is left.
-	! pgrep -f "agentrt-session.*run -s th-7" >/dev/null
+	! pgrep -f "agentrt-session run -s th-7 -a sleepy --agents $BATS_TEST_TMPDIR/" >/dev/null
 	# The turn was cancelled, as a stopped agentrt-session run does.
 	agentrt-session log th-7 | grep -q '"cancelled'
 }
 
 @test "two runs at once on one thread: the second gets 409" {
 	serve_start
+	: >"$BATS_TEST_TMPDIR/first"
 	curl -sN --max-time 20 -d "$(input th-8 run-1 hi)" "${url}agents/sleepy" \
 	    >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
 	first=$!
@@ -225,6 +226,7 @@ teardown() {
 
 @test "SIGTERM stops the server and the runs going, which are cancelled" {
 	serve_start
+	: >"$BATS_TEST_TMPDIR/first"
 	curl -sN --max-time 20 -d "$(input th-10 run-1 hi)" "${url}agents/sleepy" \
 	    >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
 	for i in $(seq 1 50); do
@@ -236,7 +238,7 @@ teardown() {
 	wait_pid "$pid" 30 agentrt-serve
 	assert_eq "$wait_status" 0
 	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
-	! pgrep -f "agentrt-session.*run -s th-10" >/dev/null
+	! pgrep -f "agentrt-session run -s th-10 -a sleepy --agents $BATS_TEST_TMPDIR/" >/dev/null
 }
 
 @test "a thread of another agent: RUN_ERROR says why, as agentrt-session did" {
