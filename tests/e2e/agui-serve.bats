@@ -67,7 +67,7 @@ need_chromium() {
 	done
 	n=$(grep -c . "$BATS_TEST_TMPDIR/all.ndjson")
 	[ "$n" -gt 20 ]
-	node --input-type=module -e '
+	timeout 60 node --input-type=module -e '
 	    import { createRequire } from "node:module";
 	    import fs from "node:fs";
 	    const require = createRequire(process.env.AGUI_DIR + "/node_modules/x.js");

@@ -13,7 +13,7 @@ setup() {
 
 # agui: the events file through the oracle; fails naming the bad line.
 agui() {
-	run node "$top_srcdir/tests/helpers/agui-check.mjs" <"$EVENTS"
+	run timeout 60 node "$top_srcdir/tests/helpers/agui-check.mjs" <"$EVENTS"
 	[ "$status" -eq 0 ] || fail "$output"$'\n'"$(cat "$EVENTS")"
 }
 
