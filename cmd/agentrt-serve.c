@@ -59,6 +59,7 @@
 #include "spawn.h"
 
 #define KEEPALIVE_MS	2000
+#define STOP_GRACE_MS	5000	/* a ring told to stop, before SIGKILL */
 #define MAX_ARGS	48
 #define MAX_DIRS	8
 /* The longest output of agentrt-tree read for GET /threads/ID. */
@@ -137,6 +138,7 @@ static const char *token;
 static char bindir[PATH_MAX];
 static volatile sig_atomic_t stop_sig;
 static int wake[2] = { -1, -1 };
+static bool resumed;		/* a connection resumed: MHD must run again */
 
 static _Noreturn void
 usage(const char *why)
@@ -1378,6 +1380,7 @@ wake_run(struct run *r)
 	if (r->suspended && r->conn != NULL) {
 		r->suspended = false;
 		MHD_resume_connection(r->conn);
+		resumed = true;
 	}
 }
 
@@ -1446,6 +1449,13 @@ serve(struct MHD_Daemon *d)
 		}
 		if (MHD_get_timeout(d, &mt) == MHD_YES && (int64_t)mt < wait_ms)
 			wait_ms = (int64_t)mt;
+		/*
+		 * libmicrohttpd 0.9.75 takes up a resumed connection only in
+		 * its next run, and neither its descriptors nor its timeout
+		 * say one is due: a resume after the run is one now.
+		 */
+		if (resumed)
+			wait_ms = 0;
 		tv.tv_sec = wait_ms / 1000;
 		tv.tv_usec = (wait_ms % 1000) * 1000;
 		if (select(max + 1, &rs, &ws, &es, &tv) == -1) {
@@ -1457,10 +1467,64 @@ serve(struct MHD_Daemon *d)
 			while (read(wake[0], &c, 1) == 1)
 				;
 		tend(&rs);
+		resumed = false;
 		MHD_run_from_select(d, &rs, &ws, &es);
 		FD_ZERO(&rs);
 		tend(&rs);	/* what the requests just did */
 	}
+}
+
+/*
+ * Waits up to STOP_GRACE_MS for the rings told to stop, reading their
+ * sessions' stderr meanwhile (a session blocked writing it would never
+ * end); then SIGKILL for what is left.  Every ring is reaped.
+ */
+static void
+reap_all(void)
+{
+	int64_t end = art_clock_mono_ms() + STOP_GRACE_MS, left;
+	struct run *r;
+	struct timeval tv;
+	fd_set rs;
+	int max, live;
+	char c;
+
+	for (;;) {
+		live = 0;
+		FD_ZERO(&rs);
+		FD_SET(wake[0], &rs);
+		max = wake[0];
+		for (r = runs; r != NULL; r = r->next) {
+			live += art_ring_reap(&r->ring, false);
+			if (r->errfd >= 0) {
+				FD_SET(r->errfd, &rs);
+				if (r->errfd > max)
+					max = r->errfd;
+			}
+		}
+		left = end - art_clock_mono_ms();
+		if (live == 0 || left <= 0)
+			break;
+		if (left > 100)
+			left = 100;	/* SIGCHLD wakes us, as a rule */
+		tv.tv_sec = 0;
+		tv.tv_usec = (suseconds_t)left * 1000;
+		if (select(max + 1, &rs, NULL, NULL, &tv) <= 0)
+			continue;
+		if (FD_ISSET(wake[0], &rs))
+			while (read(wake[0], &c, 1) == 1)
+				;
+		for (r = runs; r != NULL; r = r->next)
+			if (r->errfd >= 0 && FD_ISSET(r->errfd, &rs))
+				read_stderr(r);
+	}
+	for (r = runs; r != NULL; r = r->next)
+		if (art_ring_reap(&r->ring, false) > 0) {
+			art_warn("run %s: its ring did not stop in %d ms: "
+			    "killed", r->run_id, STOP_GRACE_MS);
+			art_ring_signal(&r->ring, SIGKILL);
+			art_ring_reap(&r->ring, true);
+		}
 }
 
 /* Stopped: every ring ended, every connection let go, then the daemon. */
@@ -1469,18 +1533,19 @@ shutdown_all(struct MHD_Daemon *d)
 {
 	struct run *r, *next;
 
-	for (r = runs; r != NULL; r = r->next)
+	for (r = runs; r != NULL; r = r->next) {
 		if (!r->done) {
 			r->cancelled = true;
 			art_ring_signal(&r->ring, SIGTERM);
 		}
-	for (r = runs; r != NULL; r = next) {
-		next = r->next;
-		if (r->evfd >= 0) {
+		if (r->evfd >= 0) {	/* its events are not wanted now */
 			close(r->evfd);
 			r->evfd = -1;
 		}
-		art_ring_reap(&r->ring, true);
+	}
+	reap_all();
+	for (r = runs; r != NULL; r = next) {
+		next = r->next;
 		if (!r->done)
 			finish(r);
 		wake_run(r);
@@ -1512,6 +1577,7 @@ main(int argc, char **argv)
 	struct MHD_Daemon *d;
 	const union MHD_DaemonInfo *info;
 	struct sigaction sa;
+	sigset_t ss;
 	char host[INET_ADDRSTRLEN];
 
 	art_diag_init(argv[0]);
@@ -1534,6 +1600,16 @@ main(int argc, char **argv)
 	fcntl(wake[1], F_SETFL, O_NONBLOCK);
 	fcntl(wake[0], F_SETFD, FD_CLOEXEC);
 	fcntl(wake[1], F_SETFD, FD_CLOEXEC);
+	/*
+	 * Whoever started us may have these blocked: a SIGTERM held pending
+	 * would never stop the server, and its rings (which inherit the
+	 * mask) would not stop either.
+	 */
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGCHLD);
+	sigprocmask(SIG_UNBLOCK, &ss, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigaction(SIGINT, &sa, NULL);

@@ -167,7 +167,7 @@ teardown() {
 @test "two runs at once on one thread: the second gets 409" {
 	serve_start
 	: >"$BATS_TEST_TMPDIR/first"
-	curl -sN --max-time 20 -d "$(input th-8 run-1 hi)" "${url}agents/sleepy" \
+	command curl -sN --max-time 20 -d "$(input th-8 run-1 hi)" "${url}agents/sleepy" \
 	    >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
 	first=$!
 	for i in $(seq 1 50); do
@@ -177,6 +177,7 @@ teardown() {
 	run curl -s -o /dev/null -w '%{http_code}' -d "$(input th-8 run-2 hi)" "${url}agents/sleepy"
 	assert_eq "$output" 409
 	kill "$first" 2>/dev/null || true
+	wait_pid "$first" 10 curl
 }
 
 @test "a bearer token: required when set, never printed; another address needs one" {
@@ -196,30 +197,30 @@ teardown() {
 	! grep -rq s3cret "$BATS_TEST_TMPDIR/serve.out" "$BATS_TEST_TMPDIR/serve.err"
 	serve_stop
 	# Not loopback, no token: refused before it binds.
-	run timeout 20 agentrt-serve --listen 0.0.0.0 --port 0
+	run timeout -k 5 20 agentrt-serve --listen 0.0.0.0 --port 0
 	[ "$status" -eq 2 ]
 	[[ $output == *'--listen 0.0.0.0 is not loopback'*'--token-env'* ]] || fail "$output"
-	run timeout 20 agentrt-serve --token-env NO_SUCH_VAR_HERE --port 0
+	run timeout -k 5 20 agentrt-serve --token-env NO_SUCH_VAR_HERE --port 0
 	[ "$status" -eq 2 ]
 	[[ $output == *'$NO_SUCH_VAR_HERE is not set'* ]] || fail "$output"
 }
 
 @test "usage errors name what is wrong" {
-	run timeout 20 agentrt-serve --port 70000
+	run timeout -k 5 20 agentrt-serve --port 70000
 	[ "$status" -eq 2 ]
 	[[ $output == *"bad --port '70000'"* ]] || fail "$output"
-	run timeout 20 agentrt-serve --listen nowhere
+	run timeout -k 5 20 agentrt-serve --listen nowhere
 	[ "$status" -eq 2 ]
 	[[ $output == *"bad --listen 'nowhere'"* ]] || fail "$output"
-	run timeout 20 agentrt-serve --max-body lots
+	run timeout -k 5 20 agentrt-serve --max-body lots
 	[ "$status" -eq 2 ]
-	run timeout 20 agentrt-serve extra
+	run timeout -k 5 20 agentrt-serve extra
 	[ "$status" -eq 2 ]
 	[[ $output == *'takes no arguments'* ]] || fail "$output"
 	# A port taken: a failure, said.
 	serve_start
 	port=${url##*:}; port=${port%/}
-	run timeout 20 agentrt-serve --port "$port"
+	run timeout -k 5 20 agentrt-serve --port "$port"
 	[ "$status" -eq 1 ]
 	[[ $output == *"listen on 127.0.0.1:$port"* ]] || fail "$output"
 }
@@ -227,7 +228,7 @@ teardown() {
 @test "SIGTERM stops the server and the runs going, which are cancelled" {
 	serve_start
 	: >"$BATS_TEST_TMPDIR/first"
-	curl -sN --max-time 20 -d "$(input th-10 run-1 hi)" "${url}agents/sleepy" \
+	command curl -sN --max-time 20 -d "$(input th-10 run-1 hi)" "${url}agents/sleepy" \
 	    >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
 	for i in $(seq 1 50); do
 		grep -q RUN_STARTED "$BATS_TEST_TMPDIR/first" && break
@@ -239,6 +240,65 @@ teardown() {
 	assert_eq "$wait_status" 0
 	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
 	! pgrep -f "agentrt-session run -s th-10 -a sleepy --agents $BATS_TEST_TMPDIR/" >/dev/null
+}
+
+@test "SIGTERM stops it though whoever started it had SIGTERM blocked" {
+	command -v python3 >/dev/null || skip "no python3"
+	# A blocked signal stays blocked across exec: the server unblocks
+	# the ones it lives by, for itself and the rings it starts.
+	serve_wrap="python3 -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK,
+    {signal.SIGTERM, signal.SIGINT, signal.SIGCHLD})
+os.execvp(sys.argv[1], sys.argv[1:])'"
+	# (exec: the background job's pid is then the server's own)
+	eval "serve_wrap_start() { exec $serve_wrap \"\$@\"; }"
+	serve_wrap=serve_wrap_start
+	serve_start
+	grep -q '^SigBlk:	0*$' "/proc/$serve_pid/status" ||
+	    fail "$(grep Sig "/proc/$serve_pid/status")"
+	: >"$BATS_TEST_TMPDIR/first"
+	command curl -sN --max-time 20 -d "$(input th-13 run-1 hi)" "${url}agents/sleepy" \
+	    >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
+	for i in $(seq 1 50); do
+		grep -q RUN_STARTED "$BATS_TEST_TMPDIR/first" && break
+		sleep 0.1
+	done
+	pid=$serve_pid serve_pid=
+	kill -TERM "$pid"
+	wait_pid "$pid" 20 agentrt-serve
+	assert_eq "$wait_status" 0
+	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
+}
+
+@test "SIGTERM: a ring that does not stop in 5 s is killed, and the server says so" {
+	# The server runs the stages beside its own binary: a copy of it
+	# beside an agentrt-llm that ignores SIGTERM (an ignored signal
+	# stays ignored across exec), the other stages the real ones.
+	local bin=$BATS_TEST_TMPDIR/bin p
+	mkdir -p "$bin"
+	cp "$top_builddir/agentrt-serve" "$bin/"
+	for p in agentrt-decide agentrt-tool agentrt-session agentrt-tree; do
+		ln -s "$top_builddir/$p" "$bin/$p"
+	done
+	printf '#!/bin/sh\ntrap "" TERM\nexec "%s/agentrt-llm" "$@"\n' \
+	    "$top_builddir" >"$bin/agentrt-llm"
+	chmod +x "$bin/agentrt-llm"
+	serve_wrap="env PATH=$bin:$PATH"
+	serve_start
+	: >"$BATS_TEST_TMPDIR/first"
+	command curl -sN --max-time 20 -d "$(input th-14 run-1 hi)" "${url}agents/sleepy" \
+	    >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
+	for i in $(seq 1 50); do
+		grep -q RUN_STARTED "$BATS_TEST_TMPDIR/first" && break
+		sleep 0.1
+	done
+	pid=$serve_pid serve_pid=
+	kill -TERM "$pid"
+	wait_pid "$pid" 20 agentrt-serve
+	assert_eq "$wait_status" 0
+	grep -q "run run-1: its ring did not stop in 5000 ms: killed" \
+	    "$BATS_TEST_TMPDIR/serve.err" || fail "$(cat "$BATS_TEST_TMPDIR/serve.err")"
+	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
 }
 
 @test "a thread of another agent: RUN_ERROR says why, as agentrt-session did" {

@@ -26,7 +26,8 @@ serve_stop() {
 
 # serve_start [OPTIONS...]: agentrt-serve on a free port with the test
 # agents and tools; sets url (ending in /) and serve_pid; its stdout in
-# $BATS_TEST_TMPDIR/serve.out, stderr serve.err.
+# $BATS_TEST_TMPDIR/serve.out, stderr serve.err.  $serve_wrap, when set,
+# is a command that runs it.
 serve_start() {
 	local i
 	# sleepy: a model that takes 8 s, for runs still going when tested.
@@ -35,7 +36,7 @@ serve_start() {
 	    [{"delay_ms": 8000, "content": "late"}]}}' \
 	    >"$BATS_TEST_TMPDIR/agents/sleepy.json"
 	: >"$BATS_TEST_TMPDIR/serve.out"	# the job opens it when it runs
-	agentrt-serve --port 0 --agents "$BATS_TEST_TMPDIR/agents" \
+	$serve_wrap agentrt-serve --port 0 --agents "$BATS_TEST_TMPDIR/agents" \
 	    --agents "$fixtures/agents" \
 	    --agents "$top_srcdir/examples/agents" \
 	    --tools "$top_srcdir/examples/tools" "$@" \
