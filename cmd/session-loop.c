@@ -324,15 +324,22 @@ events_agui(struct ring *r, const char *format)
 
 /* Ends a streamed line the run left open; ends an AG-UI run left open. */
 static void
-close_text(struct ring *r)
+close_text(struct ring *r, int status)
 {
 	struct art_buf b = ART_BUF_INIT;
+	char why[64];
+	const char *failed = NULL;
 
 	if (r->text != NULL && r->events != NULL &&
 	    art_evtext_break(r->text, &b) == 0 && b.len > 0)
 		fputs(b.p, r->events);
+	if (status != 0 && status != 3) {
+		snprintf(why, sizeof(why), "agentrt-session failed (exit "
+		    "status %d)", status);
+		failed = r->failed != NULL ? r->failed : why;
+	}
 	if (r->agui != NULL && r->events != NULL &&
-	    art_agui_end(r->agui, &b) == 0 && b.len > 0)
+	    art_agui_end(r->agui, failed, &b) == 0 && b.len > 0)
 		fwrite(b.p, 1, b.len, r->events);
 	art_buf_release(&b);
 	art_evtext_free(r->text);
@@ -380,9 +387,9 @@ loop_open(struct ring *r, struct env *e, const struct opts *o)
 }
 
 void
-loop_close(struct ring *r)
+loop_close(struct ring *r, int status)
 {
-	close_text(r);
+	close_text(r, status);
 	if (r->events != NULL)
 		fclose(r->events);
 	art_ndjson_reader_free(r->in);

@@ -42,6 +42,7 @@ struct ring {
 	char				 sid[ART_ID_MAX + 1];
 	int				 eof;
 	struct agents			 agents;
+	const char			*failed;	/* why, for ag-ui */
 };
 
 /* SIGINT or SIGTERM came (its number): the loop ends. */
@@ -53,8 +54,12 @@ extern volatile sig_atomic_t loop_stop_signal;
  * Dies on a failure (out of memory, an events file that will not open).
  */
 void	loop_open(struct ring *r, struct env *, const struct opts *);
-/* Ends a streamed text line, closes --events, frees what r holds. */
-void	loop_close(struct ring *r);
+/*
+ * Ends a streamed text line, closes --events, frees what r holds.  status
+ * is the exit status to come: an AG-UI run left open by a failure (not 0,
+ * not 3, a park) ends in RUN_ERROR, saying r->failed when set.
+ */
+void	loop_close(struct ring *r, int status);
 /* One client event (consumed) on --events, as NDJSON or as text. */
 int	loop_write_event(struct ring *r, jv e, struct art_err *);
 /*

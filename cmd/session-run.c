@@ -410,6 +410,7 @@ ring_closed(struct ring *r)
 	else
 		art_warn("the ring closed with session '%s' in flight; run "
 		    "again with -s %s to resume", r->sid, r->sid);
+	r->failed = "the ring closed with the turn in flight";
 	return ART_EXIT_FAIL;
 }
 
@@ -602,6 +603,6 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 		art_engine_stop(r.engine);
 	}
 	jv_free(inputs);
-	loop_close(&r);
+	loop_close(&r, status);
 	return status;
 }

@@ -381,6 +381,6 @@ session_serve(struct env *e, const struct opts *o, int argc, char **argv)
 	jv_free(s.batch);
 	if (s.acks.fd >= 0)
 		close(s.acks.fd);
-	loop_close(&s.r);
+	loop_close(&s.r, status);
 	return status;
 }

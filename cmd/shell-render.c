@@ -278,7 +278,7 @@ keep_event(struct render *r, const jv *ev, bool end)
 	if (r->sh->events == NULL)
 		return;
 	if (r->agui != NULL)
-		rc = end ? art_agui_end(r->agui, &b) :
+		rc = end ? art_agui_end(r->agui, NULL, &b) :
 		    art_agui_event(r->agui, ev, &b);
 	else if (!end && (s = art_json_dump(ev, &len)) != NULL)
 		rc = art_buf_add(&b, s, len) == -1 || art_buf_addc(&b, '\n') ==

@@ -542,12 +542,15 @@ art_agui_event(struct art_agui *t, const jv *ev, struct art_buf *out)
 }
 
 int
-art_agui_end(struct art_agui *t, struct art_buf *out)
+art_agui_end(struct art_agui *t, const char *error, struct art_buf *out)
 {
 	jv o;
 
 	t->has_ms = false;	/* no event says when the stream ended */
-	if (t->run) {
+	if (t->run && error != NULL)
+		end_run(t, put_str(put_str(event("RUN_ERROR"), "message",
+		    error), "code", "run_failed"), out);
+	else if (t->run) {
 		o = put_str(jv_object(), "type", "success");
 		if (jv_array_length(jv_copy(t->pending)) > 0)
 			o = put(o, "pendingToolCallIds", jv_copy(t->pending));

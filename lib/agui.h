@@ -46,7 +46,9 @@
  * keeps the thread as the store has it.  A stream that ends with its run
  * open (a turn parked on a client tool ends the session without a
  * status) is finished by art_agui_end(): RUN_FINISHED, outcome success
- * with the client tool calls left pending named.  A renderer is one
+ * with the client tool calls left pending named; or RUN_ERROR when it
+ * ended because the writer failed (a ring closed with the turn in
+ * flight).  A renderer is one
  * caller's, in one thread.
  */
 #ifndef ART_AGUI_H
@@ -76,8 +78,13 @@ void	art_agui_free(struct art_agui *);
  * of memory.
  */
 int	art_agui_event(struct art_agui *, const jv *ev, struct art_buf *out);
-/* The stream ends: the run still open, if any, is finished.  0 or -1. */
-int	art_agui_end(struct art_agui *, struct art_buf *out);
+/*
+ * The stream ends: the run still open, if any, is finished: RUN_ERROR
+ * with error as its message (code "run_failed") when the stream's writer
+ * failed, else RUN_FINISHED as above.  0 or -1.
+ */
+int	art_agui_end(struct art_agui *, const char *error,
+	    struct art_buf *out);
 
 /* A recorded message (the seed's shape) as an AG-UI Message; consumed. */
 jv	art_agui_message(jv m);

@@ -301,6 +301,16 @@ os.execvp(sys.argv[1], sys.argv[1:])'"
 	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
 }
 
+@test "a ring that breaks mid-turn: RUN_ERROR, and the run logged as an error" {
+	# Its tool stage refuses the --tools that is not there, and exits.
+	serve_start --tools "$BATS_TEST_TMPDIR/nonexistent"
+	run post calc "$(input th-15 run-1 'What is 17*23?')"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -sc '.[-1] | [.type, .message, .code]' <<<"$output")" \
+	    '["RUN_ERROR","the ring closed with the turn in flight","run_failed"]'
+	assert_eq "$(jq -sc 'map(select(.type == "run"))[0].outcome' "$BATS_TEST_TMPDIR/serve.out")" '"error"'
+}
+
 @test "a thread of another agent: RUN_ERROR says why, as agentrt-session did" {
 	serve_start
 	post calc "$(input th-11 run-1 'What is 17*23?')" >/dev/null

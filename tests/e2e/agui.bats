@@ -161,3 +161,16 @@ types() {
 	[ "$(events 'select(.type == "CUSTOM" and .name == "agentrt.structured_answer")' | wc -l)" -eq 1 ]
 	assert_eq "$(events 'select(.type == "RUN_FINISHED") | .result | type')" '"string"'
 }
+
+@test "a ring that closes with the turn in flight ends the run in RUN_ERROR, not RUN_FINISHED" {
+	need_agui
+	# The tool stage refuses its --tools and exits: the call is never
+	# answered, and the session exits 1.
+	TOOL_ARGS="--tools $BATS_TEST_TMPDIR/nonexistent" \
+	    ring -a calc -m 'What is 17*23?' --events-format ag-ui
+	[ "$status" -eq 1 ] || fail "$output"
+	agui
+	assert_eq "$(jq -c 'select(.type == "RUN_ERROR") | [.message, .code]' "$EVENTS")" \
+	    '["the ring closed with the turn in flight","run_failed"]'
+	[[ $(types) != *RUN_FINISHED* ]] || fail "$(types)"
+}

@@ -62,7 +62,7 @@ encode(const char *ndjson, bool end, jv (*path_of)(void *, const char *,
 		}
 		jv_free(ev);
 	}
-	if (end && art_agui_end(t, &out) == -1)
+	if (end && art_agui_end(t, NULL, &out) == -1)
 		exit(1);
 	art_agui_free(t);
 	p = out.p != NULL ? out.p : "";
