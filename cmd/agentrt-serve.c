@@ -1601,9 +1601,9 @@ main(int argc, char **argv)
 	fcntl(wake[0], F_SETFD, FD_CLOEXEC);
 	fcntl(wake[1], F_SETFD, FD_CLOEXEC);
 	/*
-	 * Whoever started us may have these blocked: a SIGTERM held pending
-	 * would never stop the server, and its rings (which inherit the
-	 * mask) would not stop either.
+	 * Whoever started us may have these blocked (a mask survives exec):
+	 * a SIGTERM held pending would never stop the server.  The stages
+	 * it starts begin with an empty mask (spawn.c).
 	 */
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGTERM);
