@@ -245,7 +245,7 @@ teardown() {
 @test "SIGTERM stops it though whoever started it had SIGTERM blocked" {
 	command -v python3 >/dev/null || skip "no python3"
 	# A blocked signal stays blocked across exec: the server unblocks
-	# the ones it lives by, for itself and the rings it starts.
+	# the ones it lives by.
 	serve_wrap="python3 -c 'import os, signal, sys
 signal.pthread_sigmask(signal.SIG_BLOCK,
     {signal.SIGTERM, signal.SIGINT, signal.SIGCHLD})
