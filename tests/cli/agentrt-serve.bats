@@ -166,18 +166,11 @@ teardown() {
 
 @test "two runs at once on one thread: the second gets 409" {
 	serve_start
-	: >"$BATS_TEST_TMPDIR/first"
-	command curl -sN --max-time 20 -d "$(input th-8 run-1 hi)" "${url}agents/sleepy" \
-	    >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
-	first=$!
-	for i in $(seq 1 50); do
-		grep -q RUN_STARTED "$BATS_TEST_TMPDIR/first" && break
-		sleep 0.1
-	done
+	sleepy_run th-8
 	run curl -s -o /dev/null -w '%{http_code}' -d "$(input th-8 run-2 hi)" "${url}agents/sleepy"
 	assert_eq "$output" 409
-	kill "$first" 2>/dev/null || true
-	wait_pid "$first" 10 curl
+	kill "$sleepy_pid" 2>/dev/null || true
+	wait_pid "$sleepy_pid" 10 curl
 }
 
 @test "a bearer token: required when set, never printed; another address needs one" {
@@ -227,17 +220,8 @@ teardown() {
 
 @test "SIGTERM stops the server and the runs going, which are cancelled" {
 	serve_start
-	: >"$BATS_TEST_TMPDIR/first"
-	command curl -sN --max-time 20 -d "$(input th-10 run-1 hi)" "${url}agents/sleepy" \
-	    >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
-	for i in $(seq 1 50); do
-		grep -q RUN_STARTED "$BATS_TEST_TMPDIR/first" && break
-		sleep 0.1
-	done
-	pid=$serve_pid serve_pid=
-	kill -TERM "$pid"
-	wait_pid "$pid" 30 agentrt-serve
-	assert_eq "$wait_status" 0
+	sleepy_run th-10
+	serve_term 30
 	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
 	! pgrep -f "agentrt-session run -s th-10 -a sleepy --agents $BATS_TEST_TMPDIR/" >/dev/null
 }
@@ -256,17 +240,8 @@ os.execvp(sys.argv[1], sys.argv[1:])'"
 	serve_start
 	grep -q '^SigBlk:	0*$' "/proc/$serve_pid/status" ||
 	    fail "$(grep Sig "/proc/$serve_pid/status")"
-	: >"$BATS_TEST_TMPDIR/first"
-	command curl -sN --max-time 20 -d "$(input th-13 run-1 hi)" "${url}agents/sleepy" \
-	    >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
-	for i in $(seq 1 50); do
-		grep -q RUN_STARTED "$BATS_TEST_TMPDIR/first" && break
-		sleep 0.1
-	done
-	pid=$serve_pid serve_pid=
-	kill -TERM "$pid"
-	wait_pid "$pid" 20 agentrt-serve
-	assert_eq "$wait_status" 0
+	sleepy_run th-13
+	serve_term 20
 	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
 }
 
@@ -285,17 +260,8 @@ os.execvp(sys.argv[1], sys.argv[1:])'"
 	chmod +x "$bin/agentrt-llm"
 	serve_wrap="env PATH=$bin:$PATH"
 	serve_start
-	: >"$BATS_TEST_TMPDIR/first"
-	command curl -sN --max-time 20 -d "$(input th-14 run-1 hi)" "${url}agents/sleepy" \
-	    >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
-	for i in $(seq 1 50); do
-		grep -q RUN_STARTED "$BATS_TEST_TMPDIR/first" && break
-		sleep 0.1
-	done
-	pid=$serve_pid serve_pid=
-	kill -TERM "$pid"
-	wait_pid "$pid" 20 agentrt-serve
-	assert_eq "$wait_status" 0
+	sleepy_run th-14
+	serve_term 20
 	grep -q "run run-1: its ring did not stop in 5000 ms: killed" \
 	    "$BATS_TEST_TMPDIR/serve.err" || fail "$(cat "$BATS_TEST_TMPDIR/serve.err")"
 	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"

@@ -50,6 +50,31 @@ serve_start() {
 	fail "agentrt-serve did not listen: $(cat "$BATS_TEST_TMPDIR/serve.err")"
 }
 
+# sleepy_run THREAD: a run of the sleepy agent (its model takes 8 s) on
+# THREAD in the background, its stream in $BATS_TEST_TMPDIR/first;
+# waits (up to 5 s) for its RUN_STARTED.  sleepy_pid is curl's own pid.
+sleepy_run() {
+	local i
+	: >"$BATS_TEST_TMPDIR/first"
+	command curl -sN --max-time 20 -d "$(input "$1" run-1 hi)" \
+	    "${url}agents/sleepy" >"$BATS_TEST_TMPDIR/first" 2>/dev/null 3>&- &
+	sleepy_pid=$!
+	for i in $(seq 1 50); do
+		grep -q RUN_STARTED "$BATS_TEST_TMPDIR/first" && break
+		sleep 0.1
+	done
+}
+
+# serve_term SECONDS: SIGTERM to the server serve_start started, which
+# must exit 0 within SECONDS.
+serve_term() {
+	local pid=$serve_pid
+	serve_pid=
+	kill -TERM "$pid"
+	wait_pid "$pid" "$1" agentrt-serve
+	assert_eq "$wait_status" 0
+}
+
 # input THREAD RUN TEXT [TOOLS]: a RunAgentInput of one user message.
 input() {
 	jq -nc --arg t "$1" --arg r "$2" --arg m "$3" --argjson tools "${4:-[]}" \
