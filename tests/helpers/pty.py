@@ -21,6 +21,7 @@ import codecs
 import os
 import re
 import select
+import signal
 import sys
 import termios
 import time
@@ -37,6 +38,14 @@ class Child:
         self.pid, self.fd = os.forkpty()
         if self.pid == 0:
             os.environ.setdefault("TERM", "xterm")
+            # A terminal's session starts with default signals.  Without
+            # this a command would inherit what this script was started
+            # with (SIGINT ignored, as for a job bash ran with '&') and
+            # Python's own SIGPIPE ignored, and a Ctrl-C would not reach
+            # a stage that keeps the default.
+            for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE,
+                        signal.SIGXFSZ):
+                signal.signal(sig, signal.SIG_DFL)
             try:
                 os.execvp(argv[0], argv)
             finally:
