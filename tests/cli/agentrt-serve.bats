@@ -255,12 +255,23 @@ os.execvp(sys.argv[1], sys.argv[1:])'"
 	for p in agentrt-decide agentrt-tool agentrt-session agentrt-tree; do
 		ln -s "$top_builddir/$p" "$bin/$p"
 	done
-	printf '#!/bin/sh\ntrap "" TERM\nexec "%s/agentrt-llm" "$@"\n' \
-	    "$top_builddir" >"$bin/agentrt-llm"
+	# What it reads is copied to llm.in: once the model call is there,
+	# agentrt-llm has it (tee writes its standard output first), and it
+	# finishes a call it has before it exits.  RUN_STARTED alone is too
+	# early: stopped before the call reached it, it exits at once.
+	printf '#!/bin/sh\ntrap "" TERM\ntee "%s/llm.in" | "%s/agentrt-llm" "$@"\n' \
+	    "$BATS_TEST_TMPDIR" "$top_builddir" >"$bin/agentrt-llm"
 	chmod +x "$bin/agentrt-llm"
+	: >"$BATS_TEST_TMPDIR/llm.in"
 	serve_wrap="env PATH=$bin:$PATH"
 	serve_start
 	sleepy_run th-14
+	for p in $(seq 1 100); do
+		grep -q '"llm.request"' "$BATS_TEST_TMPDIR/llm.in" && break
+		sleep 0.1
+	done
+	grep -q '"llm.request"' "$BATS_TEST_TMPDIR/llm.in" ||
+	    fail "no model call reached agentrt-llm in 10 s"
 	serve_term 20
 	grep -q "run run-1: its ring did not stop in 5000 ms: killed" \
 	    "$BATS_TEST_TMPDIR/serve.err" || fail "$(cat "$BATS_TEST_TMPDIR/serve.err")"
