@@ -110,7 +110,13 @@ check_drained() {
 		agentrt-bus pub 'agentrt.engine.{owner}' --shards s1,s2 <"$part"
 		sleep 1
 		case $part in
-		*.ab) host_kill w1 ;;
+		*.ab)	# Once w1 runs a tool (a loaded ASan run may get there
+			# later than two seconds in), so the kill lands on work.
+			for i in $(seq 1 240); do
+				[ -s "$BUS_DIR/w1/fx/started" ] && break
+				sleep 0.25
+			done
+			host_kill w1 ;;
 		*.ac) node_kill 2 ;;
 		esac
 	done
