@@ -16,9 +16,11 @@
  * One thread.  libmicrohttpd runs from our own select() loop (its external
  * mode), so the rings are forked from a single-threaded process as
  * spawn.h requires, and a connection waiting for its ring's next event is
- * suspended, not polled.  A connection idle for KEEPALIVE_MS gets an SSE
- * comment: writing it is how a client that went away is noticed, and
- * its run is then stopped with SIGTERM (agentrt-session cancels the turn).
+ * suspended, not polled by libmicrohttpd.  Its socket is watched here
+ * instead: a client that closes it (it sends nothing after its request)
+ * has gone, and its run is stopped with SIGTERM at once (agentrt-session
+ * cancels the turn).  A connection idle for KEEPALIVE_MS gets an SSE
+ * comment, which finds a client that went without a word.
  *
  * GET / is the page (page.html, built in); GET /agents lists the agents;
  * GET /threads/ID is a session's path, as AG-UI messages, and its
@@ -118,6 +120,7 @@ struct run {
 	char			 agent[256], thread[256], run_id[256];
 	int64_t			 t0, sent_at;
 	bool			 suspended, started, ended, done, cancelled;
+	bool			 unwatched;	/* its socket had bytes */
 	const char		*outcome;	/* for the log line */
 	jv			 pending;	/* tool calls started, unanswered */
 	jv			 interrupts;	/* AG-UI Interrupts, as said */
@@ -1081,6 +1084,16 @@ reader(void *cls, uint64_t pos, char *buf, size_t max)
 	return 0;
 }
 
+/* Stops the run's ring: its client is gone.  What it recorded stays. */
+static void
+cancel_run(struct run *r)
+{
+	if (!r->done && !r->cancelled) {
+		r->cancelled = true;
+		art_ring_signal(&r->ring, SIGTERM);
+	}
+}
+
 /*
  * The response is done with: sent whole, or its client went away.  A
  * ring still running is stopped; the run is freed once it is reaped.
@@ -1091,10 +1104,7 @@ reader_free(void *cls)
 	struct run *r = cls;
 
 	r->conn = NULL;
-	if (!r->done) {
-		r->cancelled = true;
-		art_ring_signal(&r->ring, SIGTERM);
-	}
+	cancel_run(r);
 }
 
 static bool
@@ -1373,6 +1383,41 @@ bind_addr(void)
 	return a;
 }
 
+/*
+ * The socket of a run's suspended connection, to watch for its client's
+ * end; -1 when there is none to watch.
+ */
+static int
+watched_fd(const struct run *r)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	if (!r->suspended || r->conn == NULL || r->unwatched || r->cancelled)
+		return -1;
+	ci = MHD_get_connection_info(r->conn,
+	    MHD_CONNECTION_INFO_CONNECTION_FD);
+	return ci != NULL ? ci->connect_fd : -1;
+}
+
+/*
+ * A watched socket is readable: at its end (or broken) the client has
+ * gone.  Bytes instead (a client that sends more after its request) are
+ * left to libmicrohttpd, and the socket is not watched again: it would
+ * stay readable.
+ */
+static void
+check_gone(struct run *r, int fd)
+{
+	char c;
+	ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR))
+		cancel_run(r);
+	else if (n > 0)
+		r->unwatched = true;
+}
+
 /* The run's connection may go on: it has bytes, or its end. */
 static void
 wake_run(struct run *r)
@@ -1390,9 +1435,12 @@ tend(fd_set *rs)
 {
 	struct run *r, *next;
 	int64_t now = art_clock_mono_ms();
+	int fd;
 
 	for (r = runs; r != NULL; r = next) {
 		next = r->next;
+		if ((fd = watched_fd(r)) >= 0 && FD_ISSET(fd, rs))
+			check_gone(r, fd);
 		if (r->evfd >= 0 && FD_ISSET(r->evfd, rs))
 			read_events(r);
 		if (r->errfd >= 0 && FD_ISSET(r->errfd, rs))
@@ -1424,6 +1472,7 @@ serve(struct MHD_Daemon *d)
 	MHD_UNSIGNED_LONG_LONG mt;
 	int64_t wait_ms;
 	char c;
+	int fd;
 
 	while (!stop_sig) {
 		FD_ZERO(&rs);
@@ -1446,6 +1495,11 @@ serve(struct MHD_Daemon *d)
 					max = r->evfd;
 			} else if (!r->done)
 				wait_ms = 100;	/* reaping: SIGCHLD wakes us */
+			if ((fd = watched_fd(r)) >= 0) {
+				FD_SET(fd, &rs);
+				if (fd > max)
+					max = fd;
+			}
 		}
 		if (MHD_get_timeout(d, &mt) == MHD_YES && (int64_t)mt < wait_ms)
 			wait_ms = (int64_t)mt;
