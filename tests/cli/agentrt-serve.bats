@@ -167,6 +167,12 @@ teardown() {
 	! pgrep -f "agentrt-session run -s th-7 -a sleepy --agents $BATS_TEST_TMPDIR/" >/dev/null
 	# The turn was cancelled, as a stopped agentrt-session run does.
 	agentrt-session log th-7 | grep -q '"cancelled'
+	# The thread is free: its next run is taken, and finishes.
+	echo '{"model": "mock/script", "mock": {"script": [{"content": "awake"}]}}' \
+	    >"$BATS_TEST_TMPDIR/agents/sleepy.json"
+	post sleepy "$(input th-7 run-2 again)" >"$BATS_TEST_TMPDIR/next"
+	assert_eq "$(jq -sc '[first.type, first.runId, last.type]' "$BATS_TEST_TMPDIR/next")" \
+	    '["RUN_STARTED","run-2","RUN_FINISHED"]'
 }
 
 @test "two runs at once on one thread: the second gets 409" {
@@ -270,6 +276,10 @@ os.execvp(sys.argv[1], sys.argv[1:])'"
 	: >"$BATS_TEST_TMPDIR/llm.in"
 	serve_wrap="env PATH=$bin:$PATH"
 	serve_start
+	# A model of 30 s, not 8: the ring must outlast the 5 s grace.
+	echo '{"model": "mock/script", "mock": {"script":
+	    [{"delay_ms": 30000, "content": "late"}]}}' \
+	    >"$BATS_TEST_TMPDIR/agents/sleepy.json"
 	sleepy_run th-14
 	for p in $(seq 1 100); do
 		grep -q '"llm.request"' "$BATS_TEST_TMPDIR/llm.in" && break
