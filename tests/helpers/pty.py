@@ -43,10 +43,10 @@ class Child:
             # with (SIGINT ignored, as for a job bash ran with '&') and
             # Python's own SIGPIPE ignored, and a Ctrl-C would not reach
             # a stage that keeps the default.
-            for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE,
-                        signal.SIGXFSZ):
-                signal.signal(sig, signal.SIG_DFL)
             try:
+                for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE,
+                            signal.SIGXFSZ):
+                    signal.signal(sig, signal.SIG_DFL)
                 os.execvp(argv[0], argv)
             finally:
                 os._exit(127)
