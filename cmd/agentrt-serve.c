@@ -1084,7 +1084,10 @@ reader(void *cls, uint64_t pos, char *buf, size_t max)
 	return 0;
 }
 
-/* Stops the run's ring: its client is gone.  What it recorded stays. */
+/*
+ * Stops the run's ring: its client went, or the server stops.  What it
+ * recorded stays.
+ */
 static void
 cancel_run(struct run *r)
 {
@@ -1366,6 +1369,16 @@ on_child(int sig)
 	errno = e;
 }
 
+/* Empties the wake pipe the handlers write to, once the loop is awake. */
+static void
+drain_wake(void)
+{
+	char c;
+
+	while (read(wake[0], &c, 1) == 1)
+		;
+}
+
 /* The address to bind; a usage error when it is no IPv4 address. */
 static struct sockaddr_in
 bind_addr(void)
@@ -1471,7 +1484,6 @@ serve(struct MHD_Daemon *d)
 	struct timeval tv;
 	MHD_UNSIGNED_LONG_LONG mt;
 	int64_t wait_ms;
-	char c;
 	int fd;
 
 	while (!stop_sig) {
@@ -1518,8 +1530,7 @@ serve(struct MHD_Daemon *d)
 			art_die(ART_EXIT_FAIL, "select: %s", strerror(errno));
 		}
 		if (FD_ISSET(wake[0], &rs))
-			while (read(wake[0], &c, 1) == 1)
-				;
+			drain_wake();
 		tend(&rs);
 		resumed = false;
 		MHD_run_from_select(d, &rs, &ws, &es);
@@ -1541,7 +1552,6 @@ reap_all(void)
 	struct timeval tv;
 	fd_set rs;
 	int max, live;
-	char c;
 
 	for (;;) {
 		live = 0;
@@ -1566,8 +1576,7 @@ reap_all(void)
 		if (select(max + 1, &rs, NULL, NULL, &tv) <= 0)
 			continue;
 		if (FD_ISSET(wake[0], &rs))
-			while (read(wake[0], &c, 1) == 1)
-				;
+			drain_wake();
 		for (r = runs; r != NULL; r = r->next)
 			if (r->errfd >= 0 && FD_ISSET(r->errfd, &rs))
 				read_stderr(r);
@@ -1588,10 +1597,7 @@ shutdown_all(struct MHD_Daemon *d)
 	struct run *r, *next;
 
 	for (r = runs; r != NULL; r = r->next) {
-		if (!r->done) {
-			r->cancelled = true;
-			art_ring_signal(&r->ring, SIGTERM);
-		}
+		cancel_run(r);
 		if (r->evfd >= 0) {	/* its events are not wanted now */
 			close(r->evfd);
 			r->evfd = -1;

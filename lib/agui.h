@@ -48,8 +48,7 @@
  * status) is finished by art_agui_end(): RUN_FINISHED, outcome success
  * with the client tool calls left pending named; or RUN_ERROR when it
  * ended because the writer failed (a ring closed with the turn in
- * flight).  A renderer is one
- * caller's, in one thread.
+ * flight).  A renderer is one caller's, in one thread.
  */
 #ifndef ART_AGUI_H
 #define ART_AGUI_H
