@@ -169,11 +169,13 @@ check_drained() {
 	engine_start s1
 	wait_completed run2 240
 	check_sessions run2 s1 s2
-	# A restarted engine fails each decision it had out and sends it
-	# again, one attempt more (agentrt-session(1), serve): a call of
-	# one of s1's first ten sessions may have run before, whether or
-	# not it had started when the engine died.  Every other call (s2's,
-	# and those of the sessions sent while s1 was down) runs once.
+	# A restarted engine sends again what it had out (agentrt(7),
+	# BEYOND ONE MACHINE): its live decision as a new attempt, its
+	# calls as the same attempt, which a worker host (no store of the
+	# engine's to claim them in) runs again.  So a call of one of s1's
+	# first ten sessions may run twice, whether or not it had started
+	# when the engine died; every other call (s2's, and those of the
+	# sessions sent while s1 was down) runs once.
 	while read -r id; do
 		[ "$(agentrt-bus owner "$id" --shards s1,s2 | jq -r .owner)" = s1 ] ||
 		    continue
