@@ -94,7 +94,7 @@ busy_worker() {
 		    return 0
 		sleep 0.25
 	done
-	return 1
+	[ -n "$ran" ] && echo "$ran"
 }
 
 # check_drained: the work and engine streams hold nothing (every message
@@ -182,14 +182,15 @@ check_drained() {
 		may+=$(agentrt-tree -d "$BUS_DIR/s1/db" path "$id" |
 		    jq -r '.tool_calls[]?.id')$'\n'
 	done < <(head -10 "$BUS_DIR/run2.ids")
+	# Drained first: then every run has acked, and had its effect.
+	check_drained 1
 	counts=$(cat "$BUS_DIR"/w4/fx/effects "$BUS_DIR"/w5/fx/effects |
 	    awk '{ print $1 }' | sort | uniq -c)
-	[ "$(wc -l <<<"$counts")" -eq 20 ] ||
-	    fail "effects of $(wc -l <<<"$counts") calls, not 20: $counts"
+	[ "$(grep -c . <<<"$counts")" -eq 20 ] ||
+	    fail "effects of $(grep -c . <<<"$counts") calls, not 20: $counts"
 	while read -r n id; do
 		[ "$n" -eq 1 ] && continue
-		[ "$n" -eq 2 ] && grep -qx "$id" <<<"$may" && continue
+		[ "$n" -eq 2 ] && grep -qxF "$id" <<<"$may" && continue
 		fail "call $id had its effect $n times"
 	done <<<"$counts"
-	check_drained 1
 }
