@@ -41,6 +41,25 @@ static const char *const dbnames[ART_DB__COUNT] = {
 /* Nodes never change once written: their parsed values are kept here. */
 #define CACHE_MAX	200000
 
+/*
+ * Large values read again and again (an agent's configuration: forty
+ * tools' schemas and a system prompt, read by every step) are parsed once:
+ * the last DOCS_MAX values of DOC_MIN bytes or more are kept beside their
+ * bytes, and a value whose bytes are the same is the parsed one again.
+ * The bytes, not the key, decide, so nothing kept can go stale: another
+ * process's write, a deleted session, an aborted transaction all change
+ * the bytes read or leave them as they were.
+ */
+#define DOCS_MAX	16
+#define DOC_MIN		2048
+#define DOC_MAX		(8u << 20)
+
+struct doc {
+	char	*raw;		/* the value's bytes; NULL: an empty slot */
+	size_t	 len;
+	jv	 val;
+};
+
 struct art_store {
 	MDB_env			*env;
 	jv			 cache;		/* raw key -> parsed node */
@@ -59,6 +78,9 @@ struct art_store {
 	 */
 	jv			 kept;
 	size_t			 kept_id;
+	struct doc		 docs[DOCS_MAX];
+	unsigned		 ndoc;		/* the next slot to take */
+	uint64_t		 parses;	/* values parsed (art_store_parses) */
 };
 
 struct art_txn {
@@ -412,6 +434,8 @@ art_store_lmdb_version(char *buf, size_t n)
 void
 art_store_close(struct art_store *st)
 {
+	int i;
+
 	if (st == NULL)
 		return;
 	if (st->env != NULL) {
@@ -421,6 +445,11 @@ art_store_close(struct art_store *st)
 	}
 	jv_free(st->cache);
 	jv_free(st->kept);
+	for (i = 0; i < DOCS_MAX; i++) {
+		free(st->docs[i].raw);
+		if (st->docs[i].raw != NULL)
+			jv_free(st->docs[i].val);
+	}
 	free(st->dir);
 	free(st);
 }
@@ -722,17 +751,67 @@ art_store_add(struct art_txn *t, enum art_db db, const char *sid,
 }
 
 /* A stored value: JSON then a NUL, so a failed parse stays in bounds. */
+/* A large value parsed before from the same bytes, or jv_invalid(). */
 static jv
-parse_value(const MDB_val *v, struct art_err *err)
+doc_get(struct art_store *st, const MDB_val *v)
+{
+	int i;
+
+	if (v->mv_size < DOC_MIN || v->mv_size > DOC_MAX)
+		return jv_invalid();
+	for (i = 0; i < DOCS_MAX; i++)
+		if (st->docs[i].raw != NULL && st->docs[i].len == v->mv_size &&
+		    memcmp(st->docs[i].raw, v->mv_data, v->mv_size) == 0)
+			return jv_copy(st->docs[i].val);
+	return jv_invalid();
+}
+
+/* Keeps a large value (borrowed) parsed from v; out of memory, does not. */
+static void
+doc_put(struct art_store *st, const MDB_val *v, const jv *val)
+{
+	struct doc *d = &st->docs[st->ndoc];
+	char *raw;
+
+	if (v->mv_size < DOC_MIN || v->mv_size > DOC_MAX ||
+	    (raw = malloc(v->mv_size)) == NULL)
+		return;
+	memcpy(raw, v->mv_data, v->mv_size);
+	if (d->raw != NULL) {
+		free(d->raw);
+		jv_free(d->val);
+	}
+	d->raw = raw;
+	d->len = v->mv_size;
+	d->val = jv_copy(*val);
+	st->ndoc = (st->ndoc + 1) % DOCS_MAX;
+}
+
+static jv
+parse_value(struct art_store *st, const MDB_val *v, struct art_err *err)
 {
 	const char *p = v->mv_data;
+	jv val;
 
 	if (v->mv_size == 0 || p[v->mv_size - 1] != '\0') {
 		art_err_set(err, "store", "corrupt value (%zu bytes, no NUL)",
 		    v->mv_size);
 		return jv_invalid();
 	}
-	return art_json_parse(p, v->mv_size - 1, err);
+	if (jv_is_valid(val = doc_get(st, v)))
+		return val;
+	jv_free(val);
+	st->parses++;
+	val = art_json_parse(p, v->mv_size - 1, err);
+	if (jv_is_valid(val))
+		doc_put(st, v, &val);
+	return val;
+}
+
+uint64_t
+art_store_parses(const struct art_store *st)
+{
+	return st->parses;
 }
 
 jv
@@ -764,12 +843,34 @@ art_store_get(struct art_txn *t, enum art_db db, const char *sid,
 		    mdb_strerror(rc));
 		return jv_invalid();
 	}
-	val = parse_value(&v, err);
+	val = parse_value(t->st, &v, err);
 	if (jv_is_valid(val))
 		cache_put(t->st, db, &k, jv_copy(val));
 	if (jv_is_valid(val) && is_mine(t, db))
 		t->mine = jv_object_set(t->mine, mine_key(db, &k), jv_copy(val));
 	return val;
+}
+
+int
+art_store_has(struct art_txn *t, enum art_db db, const char *sid,
+    const void *sub, size_t sublen, struct art_err *err)
+{
+	unsigned char kb[MAX_KEY];
+	MDB_val k, v;
+	int rc;
+
+	if (make_key(kb, &k, sid, sub, sublen, err) == -1)
+		return -1;
+	if (is_mine(t, db) && jv_object_has(jv_copy(t->mine),
+	    mine_key(db, &k)))
+		return 1;
+	rc = mdb_get(t->txn, t->st->dbi[db], &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc != 0)
+		return art_err_set(err, "store", "read %s: %s", dbnames[db],
+		    mdb_strerror(rc));
+	return 1;
 }
 
 int
@@ -869,7 +970,7 @@ art_store_scan(struct art_txn *t, enum art_db db, const char *sid,
 		v = cache_get(t->st, db, &s.k);
 		if (!jv_is_valid(v)) {
 			jv_free(v);
-			v = parse_value(&s.v, err);
+			v = parse_value(t->st, &s.v, err);
 			if (jv_is_valid(v))
 				cache_put(t->st, db, &s.k, jv_copy(v));
 		}

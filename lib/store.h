@@ -132,6 +132,15 @@ int	art_store_add(struct art_txn *, enum art_db, const char *sid,
  * "not_found" when absent, or "store" when unreadable. */
 jv	art_store_get(struct art_txn *, enum art_db, const char *sid,
 	    const void *sub, size_t sublen, struct art_err *);
+/*
+ * How many values this handle has parsed from their bytes: a value of a
+ * few KB or more read again with the same bytes (a configuration every
+ * step reads) is parsed once and counts once.  For tests and benchmarks.
+ */
+uint64_t art_store_parses(const struct art_store *);
+/* 1 when (sid, sub) holds a value, 0 when not, -1 failed; parses nothing. */
+int	art_store_has(struct art_txn *, enum art_db, const char *sid,
+	    const void *sub, size_t sublen, struct art_err *);
 /* 1 deleted, 0 absent, -1 failed. */
 int	art_store_del(struct art_txn *, enum art_db, const char *sid,
 	    const void *sub, size_t sublen, struct art_err *);

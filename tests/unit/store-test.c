@@ -538,6 +538,93 @@ test_find_dir_in_order(void)
 	    "nothing to go by is an error saying what to set: %s", err.msg);
 }
 
+struct doc_q {
+	const char	*sub;
+	jv		 value;		/* put when valid, else got */
+};
+
+static int
+doc_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct doc_q *q = ctx;
+
+	if (jv_is_valid(q->value))
+		return art_store_put(t, ART_DB_VERSIONS, "s", q->sub,
+		    strlen(q->sub), jv_copy(q->value), err);
+	q->value = art_store_get(t, ART_DB_VERSIONS, "s", q->sub,
+	    strlen(q->sub), err);
+	return jv_is_valid(q->value) ? 0 : -1;
+}
+
+/* A value of n strings of 100 bytes: a configuration's size. */
+static jv
+doc(int n, const char *word)
+{
+	char s[101];
+	jv a = jv_array();
+	int i;
+
+	memset(s, 'x', 100);
+	s[100] = '\0';
+	memcpy(s, word, strlen(word));
+	for (i = 0; i < n; i++)
+		a = jv_array_append(a, jv_string(s));
+	return a;
+}
+
+/* Reads sub back; 1 when it is want and parsed parses more values. */
+static int
+doc_read(struct testdb *db, const char *sub, const jv *want, uint64_t parsed)
+{
+	struct doc_q q = { sub, jv_invalid() };
+	struct art_err err;
+	uint64_t before = art_store_parses(db->st);
+	int r;
+
+	jv_free(q.value);
+	q.value = jv_invalid();
+	r = art_store_read(db->st, doc_fn, &q, &err) == 0 &&
+	    art_json_equal(&q.value, want) &&
+	    art_store_parses(db->st) - before == parsed;
+	jv_free(q.value);
+	return r;
+}
+
+static void
+test_a_large_value_read_again_is_parsed_once(void)
+{
+	struct testdb db;
+	struct art_err err;
+	jv big = doc(40, "tool"), other = doc(40, "TOOL"), small = doc(1, "x");
+	struct doc_q q = { "a", jv_copy(big) };
+
+	testdb_open(&db, 0, 0);
+	ok(art_store_write(db.st, doc_fn, &q, &err) == 0, "a config is put");
+	jv_free(q.value);
+	ok(doc_read(&db, "a", &big, 1), "the first read parses it");
+	ok(doc_read(&db, "a", &big, 0), "a second read parses nothing");
+	q = (struct doc_q){ "b", jv_copy(big) };
+	art_store_write(db.st, doc_fn, &q, &err);
+	jv_free(q.value);
+	ok(doc_read(&db, "b", &big, 0),
+	    "the same bytes under another key are the parsed value again");
+	q = (struct doc_q){ "a", jv_copy(other) };
+	art_store_write(db.st, doc_fn, &q, &err);
+	jv_free(q.value);
+	ok(doc_read(&db, "a", &other, 1),
+	    "a key rewritten with other bytes of the same length is parsed "
+	    "again: the bytes decide, not the key");
+	q = (struct doc_q){ "c", jv_copy(small) };
+	art_store_write(db.st, doc_fn, &q, &err);
+	jv_free(q.value);
+	ok(doc_read(&db, "c", &small, 1) && doc_read(&db, "c", &small, 1),
+	    "a small value is parsed each time it is read");
+	jv_free(big);
+	jv_free(other);
+	jv_free(small);
+	testdb_close(&db);
+}
+
 int
 main(void)
 {
@@ -553,5 +640,6 @@ main(void)
 	test_a_map_at_its_limit_is_store_full();
 	test_schema_and_owner_are_checked();
 	test_be64_keys_sort_as_numbers();
+	test_a_large_value_read_again_is_parsed_once();
 	return tap_done();
 }
