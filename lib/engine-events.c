@@ -124,6 +124,10 @@ project_metrics(struct cx *c, const jv *ev, const jv *p)
 	else
 		ce = set(ce, "ttft_ms", jv_copy(total));
 	jv_free(first);
+	/* The call is over: its first token's time goes with it. */
+	if (id != NULL && jv_object_has(jv_copy(c->e->first_token),
+	    jv_string(id)))
+		c->e->first_token = art_json_delete(c->e->first_token, id);
 	ce = set(ce, "total_ms", total);
 	eng_publish(c, ev, ce);
 	jv_free(resp);

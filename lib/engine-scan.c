@@ -465,7 +465,9 @@ eng_scan_keep(struct art_engine *e)
 	}
 	jv_object_foreach(e->stream_stage, k, v) {
 		if (jv_get_kind(v) == JV_KIND_NULL) {
-			e->streams = jv_object_delete(e->streams, k);
+			e->streams = art_json_delete(e->streams,
+			    jv_string_value(k));
+			jv_free(k);
 			jv_free(v);
 		} else
 			e->streams = jv_object_set(e->streams, k, v);

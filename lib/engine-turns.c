@@ -17,6 +17,9 @@
 #include "reconcile.h"
 #include "session.h"
 
+/* Calls streaming at once whose first token is remembered, at most. */
+#define FIRST_TOKENS_MAX	4096
+
 static int	outside_call(struct cx *c, const jv *call, int depth);
 
 /* An error event: the line (borrowed, may be NULL) quoted in part. */
@@ -580,6 +583,12 @@ input_delta(struct cx *c, const jv *line)
 
 	if (id != NULL) {
 		seen = jv_object_get(jv_copy(c->e->first_token), jv_string(id));
+		/* Calls whose metrics never came (failed, voided): forget. */
+		if (!jv_is_valid(seen) && jv_object_length(jv_copy(
+		    c->e->first_token)) >= FIRST_TOKENS_MAX) {
+			jv_free(c->e->first_token);
+			c->e->first_token = jv_object();
+		}
 		if (!jv_is_valid(seen))
 			c->e->first_token = jv_object_set(c->e->first_token,
 			    jv_string(id), jv_number((double)c->now));

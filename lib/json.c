@@ -719,6 +719,21 @@ art_json_set(jv o, const char *key, jv v)
 }
 
 jv
+art_json_delete(jv o, const char *key)
+{
+	jv out;
+
+	if (jv_get_kind(o) != JV_KIND_OBJECT)
+		return o;
+	o = jv_object_delete(o, jv_string(key));
+	out = jv_object();
+	jv_object_foreach(o, k, v)
+		out = jv_object_set(out, k, v);
+	jv_free(o);
+	return out;
+}
+
+jv
 art_json_set_some(jv o, const char *key, jv v)
 {
 	if (!jv_is_valid(v) || jv_get_kind(v) == JV_KIND_NULL) {

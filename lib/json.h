@@ -81,6 +81,13 @@ jv	art_json_set_after(jv o, const char *after, const char *key, jv v);
 jv	art_json_set(jv o, const char *key, jv v);
 /* The same, but o is left as it was when v is null or invalid. */
 jv	art_json_set_some(jv o, const char *key, jv v);
+/*
+ * o (consumed, an object) without key, made afresh: libjq 1.6 never
+ * reuses a deleted key's slot, so a long-lived map that calls come into
+ * and go out of would otherwise grow, and slow, with every one.  O(n):
+ * for the small maps kept across steps.
+ */
+jv	art_json_delete(jv o, const char *key);
 /* s (a string, consumed) with v's JSON text appended; jv_invalid() when
  * out of memory. */
 jv	art_json_append_dump(jv s, const jv *v);

@@ -279,7 +279,7 @@ track_open(jv *s, const jv *p, const char *kind, int open)
 	}
 	if (id != NULL)
 		o = open ? jv_object_set(o, jv_string(id), jv_string(kind)) :
-		    jv_object_delete(o, jv_string(id));
+		    art_json_delete(o, id);
 	*s = jv_object_set(*s, jv_string("open"), o);
 }
 
