@@ -45,6 +45,7 @@
 
 #include "engine.h"
 #include "json.h"
+#include "propose.h"
 #include "retry.h"
 
 #define DECISION_ATTEMPTS	10
@@ -89,6 +90,15 @@ struct art_engine {
 	uint64_t		 sec_used[ENG_SEC_CACHE], sec_clock;
 	jv			 streams;
 	jv			 stream_stage;
+	/*
+	 * The last config a step resolved, its version and its LlmTools,
+	 * worked out once: the store gives the same parsed jv for the same
+	 * bytes, so a step whose config is that jv (jv_identical) reuses
+	 * them.  jv_null() until then.
+	 */
+	jv			 cfg_last;
+	jv			 cfg_tools;
+	char			 cfg_version[ART_CONFIG_VERSION_LEN + 1];
 };
 
 /* One step's work inside one transaction. */
@@ -187,6 +197,7 @@ jv	eng_summary(struct cx *);
 int	eng_head(struct cx *, char *buf, size_t n);
 jv	eng_head_jv(const char *h);
 jv	eng_config_at(struct cx *, const char *h);
+const char *eng_config_version(struct cx *, const jv *config, jv *tools);
 jv	eng_get_call(struct cx *, const char *id);
 jv	eng_open_calls(struct cx *, const jv *s);
 /* engine-step.c: transactions */

@@ -385,6 +385,25 @@ continues(struct cx *c, const jv *trigger, const char *h)
 }
 
 /*
+ * A proposal (consumed) made from config (borrowed) as the ring carries
+ * it: its llm.calls leave out the config's tools, and *ver is set to the
+ * config's version, which the line's ref names.
+ */
+static jv
+by_version(struct cx *c, jv proposed, const jv *config, const char **ver)
+{
+	jv tools;
+
+	*ver = NULL;
+	if (c->e == NULL)	/* agentrt-session request: made whole next */
+		return proposed;
+	*ver = eng_config_version(c, config, &tools);
+	proposed = art_propose_by_version(proposed, &tools);
+	jv_free(tools);
+	return proposed;
+}
+
+/*
  * The decision.request line for the live decision, by reference (DESIGN
  * §2.1): the trigger, the proposal (news only), the calls, and where it
  * stands in the store ("ref": the head and the log position), but not
@@ -398,6 +417,7 @@ build_request(struct cx *c, const jv *live)
 	char h[ART_ID_MAX + 1];
 	jv s = eng_summary(c), r, config, calls, trigger, file, wcalls, intr;
 	jv ref;
+	const char *ver = NULL;
 	struct propose_cx pc = { c, 0 };
 	struct art_propose_in in;
 	const char *id = art_json_str(live, "id"), *tt;
@@ -428,8 +448,9 @@ build_request(struct cx *c, const jv *live)
 	r = set(r, "agent_id", art_json_field(&s, "agent_id"));
 	r = set(r, "identity", identity_of(&s));
 	r = set(r, "trigger", jv_copy(trigger));
-	r = set(r, "proposed", jv_is_valid(config) ? art_propose(&in) :
-	    jv_object());
+	r = set(r, "proposed", jv_get_kind(config) == JV_KIND_OBJECT ?
+	    by_version(c, art_propose(&in), &config, &ver) :
+	    jv_is_valid(config) ? art_propose(&in) : jv_object());
 	r = set(r, "calls", wcalls);
 	r = set(r, "pending_calls", jv_number((double)in.pending_calls));
 	r = set(r, "ancestry", art_json_field(&s, "ancestry"));
@@ -443,6 +464,8 @@ build_request(struct cx *c, const jv *live)
 	    art_txn_store(c->t))));
 	ref = set(ref, "head", eng_head_jv(h));
 	ref = set(ref, "seq", jv_number((double)last_seq(c)));
+	if (ver != NULL)
+		ref = set(ref, "config", jv_string(ver));
 	r = set(r, "ref", ref);
 	jv_free(config);
 	jv_free(trigger);

@@ -164,6 +164,27 @@ eng_config_at(struct cx *c, const char *h)
 }
 
 /*
+ * The version of config (borrowed, an object) and, when tools is not
+ * NULL, its LlmTools in *tools (a new jv): worked out once a config.
+ */
+const char *
+eng_config_version(struct cx *c, const jv *config, jv *tools)
+{
+	struct art_engine *e = c->e;
+
+	if (!jv_identical(jv_copy(e->cfg_last), jv_copy(*config))) {
+		jv_free(e->cfg_last);
+		jv_free(e->cfg_tools);
+		e->cfg_last = jv_copy(*config);
+		e->cfg_tools = art_propose_llm_tools(config);
+		art_propose_config_version(config, e->cfg_version);
+	}
+	if (tools != NULL)
+		*tools = jv_copy(e->cfg_tools);
+	return e->cfg_version;
+}
+
+/*
  * The record under (sid, key) in db, key NULL for none: a new jv,
  * jv_null() when there is none, or jv_invalid() with c->err when the
  * store fails.  c->err is left alone otherwise, so a step may look a

@@ -50,6 +50,8 @@ art_engine_new(const struct art_engine_opts *o)
 	e->streams = jv_object();
 	e->stream_stage = jv_object();
 	e->first_token = jv_object();
+	e->cfg_last = jv_null();
+	e->cfg_tools = jv_null();
 	e->wake = -1;
 	if (room(e, 0, NULL) == -1) {
 		art_engine_free(e);
@@ -68,6 +70,8 @@ art_engine_free(struct art_engine *e)
 	jv_free(e->first_token);
 	jv_free(e->prompts);
 	jv_free(e->prompt_stage);
+	jv_free(e->cfg_last);
+	jv_free(e->cfg_tools);
 	eng_scan_free(e);
 	free(e->sids);
 	free(e->wakes);

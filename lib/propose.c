@@ -2,6 +2,7 @@
 #include "propose.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "answer.h"
@@ -9,6 +10,7 @@
 #include "err.h"
 #include "ids.h"
 #include "json.h"
+#include "sha.h"
 
 static jv
 response(jv messages, jv actions)
@@ -908,10 +910,18 @@ art_propose(const struct art_propose_in *in)
 	return jv_object();	/* client.action, llm.execute, … */
 }
 
-/* An llm.call left to the engine's default, with the messages it sends. */
+/*
+ * An llm.call left to the engine's default, with the messages it sends,
+ * and the config's tools when it names none.
+ */
 static jv
 expand_llm_call(jv a, const jv *config, const jv *view)
 {
+	jv tools;
+
+	if (!jv_object_has(jv_copy(a), jv_string("tools")) &&
+	    jv_get_kind(tools = art_propose_llm_tools(config)) != JV_KIND_NULL)
+		a = art_json_set_after(a, "messages", "tools", tools);
 	if (jv_object_has(jv_copy(a), jv_string("messages")))
 		return a;
 	return art_json_set_after(a, "model", "messages", prompt_for(config,
@@ -963,4 +973,48 @@ art_propose_expand(jv proposed, const jv *path, const jv *config)
 	jv_free(view);
 	jv_free(proposed);
 	return out;
+}
+
+jv
+art_propose_by_version(jv proposed, const jv *llm_tools)
+{
+	jv acts, out;
+	int n;
+
+	if (jv_get_kind(proposed) != JV_KIND_OBJECT ||
+	    !jv_object_has(jv_copy(proposed), jv_string("messages_after")) ||
+	    jv_get_kind(acts = art_json_field(&proposed, "actions")) !=
+	    JV_KIND_ARRAY)
+		return proposed;
+	n = jv_get_kind(*llm_tools) == JV_KIND_ARRAY ?
+	    jv_array_length(jv_copy(*llm_tools)) : -1;
+	out = jv_array();
+	jv_array_foreach(acts, i, a) {
+		jv t = art_json_field(&a, "tools");
+
+		/* The length first: most calls that differ differ in it. */
+		if (is_llm_call(&a) && jv_get_kind(t) == JV_KIND_ARRAY &&
+		    jv_array_length(jv_copy(t)) == n &&
+		    jv_equal(jv_copy(t), jv_copy(*llm_tools)))
+			a = jv_object_delete(a, jv_string("tools"));
+		jv_free(t);
+		out = jv_array_append(out, a);
+		(void)i;
+	}
+	jv_free(acts);
+	return jv_object_set(proposed, jv_string("actions"), out);
+}
+
+void
+art_propose_config_version(const jv *config, char out[ART_CONFIG_VERSION_LEN + 1])
+{
+	unsigned char d[ART_SHA256_LEN];
+	size_t len = 0;
+	char *text = art_json_dump(config, &len), hex[2 * ART_SHA256_LEN + 1];
+
+	art_sha256(text != NULL ? text : "", text != NULL ? len : 0, d);
+	free(text);
+	art_hex(d, ART_SHA256_LEN, hex);
+	memcpy(out, hex, ART_CONFIG_VERSION_LEN);
+	out[ART_CONFIG_VERSION_LEN] = '\0';
 }

@@ -52,6 +52,24 @@ jv	art_propose(const struct art_propose_in *);
 jv	art_propose_expand(jv proposed, const jv *path, const jv *config);
 
 /*
+ * The same proposal (consumed) as a by-reference line carries it: an
+ * llm.call whose tools are the recorded config's (llm_tools, borrowed: its
+ * art_propose_llm_tools) leaves them out, since the engine sends the
+ * config's tools with a call that names none, and art_propose_expand puts
+ * them back.  A proposal without messages_after is returned as it is.
+ */
+jv	art_propose_by_version(jv proposed, const jv *llm_tools);
+
+/*
+ * The configuration's version: the first ART_CONFIG_VERSION_LEN hex
+ * digits of the SHA-256 of its JSON text, and a NUL, into out.  Equal
+ * configs parsed from equal text have equal versions.
+ */
+#define ART_CONFIG_VERSION_LEN	32
+void	art_propose_config_version(const jv *config,
+	    char out[ART_CONFIG_VERSION_LEN + 1]);
+
+/*
  * The llm.call an agent config makes for a view: model, the config's
  * system prompt before the view, its tools as LlmTools, stream, retry.
  * With view jv_invalid() the messages are left to the engine's default.

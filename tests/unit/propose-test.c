@@ -129,7 +129,12 @@ propose_with(const char *trigger, const char *path, const char *config,
 	    &p), .llm_call = fixture_llm_call, .since_call = since_call_cb,
 	    .prompt = prompt_cb, .ctx = &fx };
 
-	out = art_propose_expand(art_propose(&in), &p, &cfg);
+	jv tools = art_propose_llm_tools(&cfg);
+
+	/* As the ring carries it (tools by version), then whole again. */
+	out = art_propose_expand(art_propose_by_version(art_propose(&in),
+	    &tools), &p, &cfg);
+	jv_free(tools);
 	jv_free(last);
 	jv_free(fx.calls);
 	jv_free(fx.path);
@@ -683,6 +688,57 @@ test_the_helpers(void)
 	jv_free(bare);
 }
 
+static void
+test_by_version_leaves_out_the_configs_tools(void)
+{
+	jv cfg = J(CONFIG), tools = art_propose_llm_tools(&cfg), p, a, path;
+	char v1[ART_CONFIG_VERSION_LEN + 1], v2[ART_CONFIG_VERSION_LEN + 1];
+
+	p = J("{\"messages_after\":\"u1\",\"messages\":[],\"actions\":["
+	    "{\"type\":\"llm.call\",\"model\":\"m\",\"tools\":" LLM_TOOLS "},"
+	    "{\"type\":\"llm.call\",\"model\":\"m\",\"tools\":[]},"
+	    "{\"type\":\"tool.call\",\"id\":\"c\",\"name\":\"add\","
+	    "\"tools\":" LLM_TOOLS "}]}");
+	p = art_propose_by_version(p, &tools);
+	a = art_json_field(&p, "actions");
+	ok(!jv_object_has(jv_array_get(jv_copy(a), 0), jv_string("tools")),
+	    "an llm.call with the config's tools leaves them out");
+	ok(jv_object_has(jv_array_get(jv_copy(a), 1), jv_string("tools")),
+	    "an llm.call with other tools keeps them");
+	ok(jv_object_has(jv_array_get(jv_copy(a), 2), jv_string("tools")),
+	    "other actions are left alone");
+	jv_free(a);
+	path = J("[" U1 "]");
+	p = art_propose_expand(p, &path, &cfg);
+	a = art_json_field(&p, "actions");
+	ok(is_json(jv_array_get(jv_copy(a), 0), "{\"type\":\"llm.call\","
+	    "\"model\":\"m\",\"messages\":[" SYS "," U1 "],\"tools\":"
+	    LLM_TOOLS "}"), "made whole, the call has the config's tools again");
+	jv_free(a);
+	jv_free(p);
+	p = J("{\"actions\":[{\"type\":\"llm.call\",\"tools\":" LLM_TOOLS
+	    "}]}");
+	p = art_propose_by_version(p, &tools);
+	a = art_json_field(&p, "actions");
+	ok(jv_object_has(jv_array_get(jv_copy(a), 0), jv_string("tools")),
+	    "a proposal made whole (no messages_after) is left whole");
+	jv_free(a);
+	jv_free(p);
+	art_propose_config_version(&cfg, v1);
+	jv_free(cfg);
+	cfg = J(CONFIG);
+	art_propose_config_version(&cfg, v2);
+	ok(strlen(v1) == ART_CONFIG_VERSION_LEN && strcmp(v1, v2) == 0,
+	    "a config's version is %d hex digits, the same for the same "
+	    "config", ART_CONFIG_VERSION_LEN);
+	cfg = jv_object_set(cfg, jv_string("system"), jv_string("be long"));
+	art_propose_config_version(&cfg, v2);
+	ok(strcmp(v1, v2) != 0, "another system prompt, another version");
+	jv_free(path);
+	jv_free(tools);
+	jv_free(cfg);
+}
+
 int
 main(void)
 {
@@ -705,5 +761,6 @@ main(void)
 	test_sub_agents_and_ask_user_are_tools();
 	test_a_call_of_a_sub_agent_spawns_and_sends();
 	test_sub_agent_finished_folds_in_like_a_tool();
+	test_by_version_leaves_out_the_configs_tools();
 	return tap_done();
 }
