@@ -40,6 +40,7 @@
 #include "opt.h"
 #include "outq.h"
 #include "price.h"
+#include "request.h"
 
 struct opts {
 	size_t		 max_line;
@@ -66,6 +67,8 @@ struct stage {
 	/* The line the reader passes raw is a model request to parse. */
 	bool			 raw_request;
 	struct art_llm_reuse	 reuse;
+	/* A request naming its tools by config version reads them here. */
+	struct art_request_reader reader;
 };
 
 enum { OPT_SCRIPT = 256, OPT_MAX_LINE, OPT_RECORD, OPT_REPLAY, OPT_PRICES };
@@ -241,9 +244,25 @@ take(struct stage *st, jv line)
 	struct art_llm_call call;
 	struct art_err err;
 
-	if (art_llm_kind_of(&line) == ART_LLM_NONE) {
+	enum art_llm_kind kind = art_llm_kind_of(&line);
+	jv whole;
+
+	if (kind == ART_LLM_NONE) {
 		emit(st, line);
 		return;
+	}
+	if (kind == ART_LLM_REQUEST && art_request_by_ref(&line)) {
+		whole = art_request_read(&st->reader, &line, &err);
+		if (!jv_is_valid(whole)) {
+			if (art_err_is(&err, "nomem"))
+				art_die(ART_EXIT_FAIL, "out of memory");
+			art_err_prefix(&err, "llm.request by reference");
+			bad_request(st, &line, &err);
+			jv_free(line);
+			return;
+		}
+		jv_free(line);
+		line = whole;
 	}
 	if (art_llm_call_init(&call, &line, &err) == -1) {
 		bad_request(st, &line, &err);
@@ -470,6 +489,7 @@ run(const struct opts *o, char **argv)
 		wait_and_work(&st);
 	art_llm_free(st.llm);
 	art_llm_reuse_free(&st.reuse);
+	art_request_reader_free(&st.reader);
 	art_outq_free(st.out);
 	art_prices_free(lo.prices);
 	art_cassette_free(lo.replay);

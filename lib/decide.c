@@ -31,7 +31,7 @@ struct art_decide {
 	enum art_decide_verdict (*ask)(void *, const jv *, const char *,
 		    size_t, jv *, struct art_err *);
 	void		*ask_arg;
-	struct art_store *store;	/* the one a by-reference line names */
+	struct art_request_reader reader;	/* by-reference lines */
 };
 
 
@@ -133,8 +133,7 @@ art_decide_free(struct art_decide *d)
 		return;
 	if (d->jq != NULL)
 		jq_teardown(&d->jq);
-	if (d->store != NULL)
-		art_store_close(d->store);
+	art_request_reader_free(&d->reader);
 	jv_free(d->msgs);
 	free(d);
 }
@@ -326,20 +325,6 @@ no_value(struct art_decide *d, const jv *line, const char *did, jv v,
 	return ART_DECIDE_PASS;
 }
 
-struct whole_read {
-	const jv	*line;
-	jv		 out;
-};
-
-static int
-whole_fn(struct art_txn *t, void *ctx, struct art_err *err)
-{
-	struct whole_read *w = ctx;
-
-	w->out = art_request_whole(t, w->line, err);
-	return jv_is_valid(w->out) ? 0 : -1;
-}
-
 /*
  * The request as the seed shapes it: a by-reference line (DESIGN §2.1)
  * read back in one read transaction of the store it names, opened once.
@@ -349,40 +334,11 @@ static jv
 whole(struct art_decide *d, const jv *line, const char *did,
     struct art_err *err)
 {
-	struct art_store_opts so = { .clock = &art_clock_real };
-	struct whole_read w = { line, jv_invalid() };
-	jv ref;
-	const char *dir;
-	int r;
+	jv out = art_request_read(&d->reader, line, err);
 
-	if (!art_request_by_ref(line))
-		return jv_copy(*line);
-	ref = art_json_field(line, "ref");
-	dir = art_json_str(&ref, "store");
-	if (dir == NULL) {
-		jv_free(ref);
-		art_err_set(err, "bad_request", "decision '%s': \"ref\" names "
-		    "no store", did);
-		return jv_invalid();
-	}
-	if (d->store != NULL && strcmp(art_store_dir(d->store), dir) != 0) {
-		art_store_close(d->store);
-		d->store = NULL;
-	}
-	so.dir = dir;
-	r = d->store != NULL ? 0 : art_store_open(&d->store, &so, err);
-	jv_free(ref);
-	if (r == 0)
-		r = art_store_read(d->store, whole_fn, &w, err);
-	if (r == -1) {
-		jv_free(w.out);
-		art_err_prefix(err, "decision '%s': read it from the store",
-		    did);
-		if (!art_err_is(err, "nomem"))
-			err->code = "bad_request";
-		return jv_invalid();
-	}
-	return w.out;
+	if (!jv_is_valid(out))
+		art_err_prefix(err, "decision '%s'", did);
+	return out;
 }
 
 static enum art_decide_verdict

@@ -124,12 +124,68 @@ native_request(const jv *call, jv req, struct art_err *err)
 	return body;
 }
 
+/*
+ * The request (consumed) as a local ring carries it (DESIGN §2.1): tools
+ * that are the config's at the head are left out, and *ref names the
+ * store and the config's version they are read from; the config is kept
+ * under its version the first time a session's call names it.  *ref is
+ * jv_null() when the request goes whole; jv_invalid() and *ref untouched
+ * with c->err on a store failure.
+ */
+static jv
+tools_by_version(struct cx *c, jv req, jv *ref)
+{
+	char h[ART_ID_MAX + 1];
+	unsigned char k[ART_REQUEST_CONFIG_KEY_MAX];
+	jv tools = art_json_field(&req, "tools"), cfg = jv_null(), mine;
+	const char *ver;
+	size_t n;
+	int has = 0, same;
+
+	*ref = jv_null();
+	if (c->e != NULL && jv_get_kind(tools) == JV_KIND_ARRAY &&
+	    eng_head(c, h, sizeof(h)) == -1)
+		cfg = jv_invalid();	/* c->err says why */
+	else if (c->e != NULL && jv_get_kind(tools) == JV_KIND_ARRAY)
+		cfg = eng_config_at(c, h);
+	if (jv_get_kind(cfg) != JV_KIND_OBJECT) {
+		jv_free(tools);
+		if (!jv_is_valid(cfg)) {
+			jv_free(req);
+			return cfg;
+		}
+		jv_free(cfg);
+		return req;
+	}
+	ver = eng_config_version(c, &cfg, &mine);
+	same = jv_get_kind(mine) == JV_KIND_ARRAY &&
+	    jv_array_length(jv_copy(mine)) == jv_array_length(jv_copy(tools)) &&
+	    jv_equal(jv_copy(mine), jv_copy(tools));
+	jv_free(mine);
+	jv_free(tools);
+	n = art_request_config_key(ver, k);
+	if (same && (has = art_store_has(c->t, ART_DB_VERSIONS, c->sid, k, n,
+	    c->err)) == 0)
+		has = art_store_add(c->t, ART_DB_VERSIONS, c->sid, k, n,
+		    jv_copy(cfg), c->err) == -1 ? -1 : 1;
+	jv_free(cfg);
+	if (has == -1) {
+		jv_free(req);
+		return jv_invalid();
+	}
+	if (!same)
+		return req;
+	*ref = set(set(jv_object(), "store", jv_string(art_store_dir(
+	    art_txn_store(c->t)))), "config", jv_string(ver));
+	return jv_object_delete(req, jv_string("tools"));
+}
+
 static int
 dispatch_llm(struct cx *c, const jv *call, jv p)
 {
 	const char *handler = art_json_str(call, "handler");
 	struct art_err err;
-	jv line, tr, req;
+	jv line, tr, req, ref;
 
 	if (handler != NULL && strcmp(handler, "worker") == 0) {
 		req = art_request_llm(c->t, c->sid, eng_call_request(c, call),
@@ -167,7 +223,13 @@ dispatch_llm(struct cx *c, const jv *call, jv p)
 	tr = set_some(tr, "fallback", art_json_field(call, "fallback"));
 	tr = set_some(tr, "security", art_json_field(call, "security"));
 	jv_free(p);
-	req = eng_call_request(c, call);
+	req = tools_by_version(c, eng_call_request(c, call), &ref);
+	if (!jv_is_valid(req)) {
+		jv_free(line);
+		jv_free(tr);
+		return -1;
+	}
+	tr = set_some(tr, "ref", ref);
 	/* A default prompt goes out as text made from the last call's. */
 	p = eng_llm_line_text(c, jv_copy(line), &req, jv_copy(tr));
 	if (jv_get_kind(p) == JV_KIND_STRING) {

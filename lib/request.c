@@ -1,8 +1,10 @@
 /* request.c - the seed's full shape of what the ring carries by reference */
 #include "request.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "json.h"
 #include "log.h"
 #include "propose.h"
@@ -182,6 +184,76 @@ tree_at(struct art_txn *t, const char *sid, const jv *head, int64_t seq,
 	    "head_id", jv_copy(*head));
 }
 
+size_t
+art_request_config_key(const char *version,
+    unsigned char key[ART_REQUEST_CONFIG_KEY_MAX])
+{
+	size_t n = strlen(version), i;
+
+	if (n == 0 || n > ART_CONFIG_VERSION_LEN)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((version[i] >= '0' && version[i] <= '9') ||
+		    (version[i] >= 'a' && version[i] <= 'f')))
+			return 0;
+	key[0] = ART_REQUEST_CONFIG_KIND;
+	memcpy(key + 1, version, n);
+	return n + 1;
+}
+
+jv
+art_request_config(struct art_txn *t, const char *sid, const char *version,
+    struct art_err *err)
+{
+	unsigned char k[ART_REQUEST_CONFIG_KEY_MAX];
+	size_t n = art_request_config_key(version, k);
+	jv cfg;
+
+	if (n == 0) {
+		art_err_set(err, "bad_field", "config version '%s': expected "
+		    "1 to %d hex digits", version, ART_CONFIG_VERSION_LEN);
+		return jv_invalid();
+	}
+	cfg = art_store_get(t, ART_DB_VERSIONS, sid, k, n, err);
+	if (!jv_is_valid(cfg) && art_err_is(err, "not_found"))
+		art_err_set(err, "not_found", "session %s has no config "
+		    "version %s", sid, version);
+	return cfg;
+}
+
+/* An llm.request by reference made whole: the config's tools put back. */
+static jv
+llm_whole(struct art_txn *t, const jv *line, struct art_err *err)
+{
+	jv ref = art_json_field(line, "ref"), req, cfg, tools, out;
+	const char *sid = art_json_str(line, "session_id");
+	const char *ver = art_json_str(&ref, "config");
+
+	req = art_json_field(line, "request");
+	if (sid == NULL || ver == NULL || jv_get_kind(req) != JV_KIND_OBJECT) {
+		jv_free(ref);
+		jv_free(req);
+		art_err_set(err, "bad_request", "a by-reference llm.request "
+		    "needs session_id, ref.config and a request object");
+		return jv_invalid();
+	}
+	cfg = art_request_config(t, sid, ver, err);
+	jv_free(ref);
+	if (!jv_is_valid(cfg)) {
+		jv_free(req);
+		return cfg;
+	}
+	tools = art_propose_llm_tools(&cfg);
+	jv_free(cfg);
+	if (jv_get_kind(tools) != JV_KIND_NULL &&
+	    !jv_object_has(jv_copy(req), jv_string("tools")))
+		req = art_json_set_after(req, "messages", "tools", tools);
+	else
+		jv_free(tools);
+	out = jv_object_set(jv_copy(*line), jv_string("request"), req);
+	return jv_object_delete(out, jv_string("ref"));
+}
+
 jv
 art_request_whole(struct art_txn *t, const jv *line, struct art_err *err)
 {
@@ -198,6 +270,11 @@ art_request_whole(struct art_txn *t, const jv *line, struct art_err *err)
 	if (jv_get_kind(ref) != JV_KIND_OBJECT || sid == NULL) {
 		jv_free(ref);
 		return jv_copy(*line);
+	}
+	if (strcmp(art_json_str(line, "type") != NULL ? art_json_str(line,
+	    "type") : "", "llm.request") == 0) {
+		jv_free(ref);
+		return llm_whole(t, line, err);
 	}
 	art_json_get_int(&ref, "seq", -1, &seq, NULL);
 	head = art_json_field(&ref, "head");
@@ -259,4 +336,115 @@ art_request_whole(struct art_txn *t, const jv *line, struct art_err *err)
 	jv_free(ref);
 	jv_free(head);
 	return r;
+}
+
+void
+art_request_reader_free(struct art_request_reader *r)
+{
+	if (r->store != NULL)
+		art_store_close(r->store);
+	r->store = NULL;
+	if (r->version[0] != '\0')
+		jv_free(r->tools);
+	r->version[0] = '\0';
+}
+
+struct read_whole {
+	const jv	*line;
+	jv		 out;
+};
+
+static int
+read_whole_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct read_whole *w = ctx;
+
+	w->out = art_request_whole(t, w->line, err);
+	return jv_is_valid(w->out) ? 0 : -1;
+}
+
+/* The tools of the version the llm.request line names, if r has them. */
+static bool
+kept_tools(struct art_request_reader *r, const jv *line, jv *out)
+{
+	jv ref = art_json_field(line, "ref"), req;
+	const char *ver = art_json_str(&ref, "config");
+	bool yes = ver != NULL && r->version[0] != '\0' &&
+	    strcmp(ver, r->version) == 0;
+
+	jv_free(ref);
+	if (!yes)
+		return false;
+	req = art_json_field(line, "request");
+	if (jv_get_kind(req) != JV_KIND_OBJECT) {
+		jv_free(req);
+		return false;
+	}
+	if (jv_get_kind(r->tools) != JV_KIND_NULL &&
+	    !jv_object_has(jv_copy(req), jv_string("tools")))
+		req = art_json_set_after(req, "messages", "tools",
+		    jv_copy(r->tools));
+	*out = jv_object_delete(jv_object_set(jv_copy(*line),
+	    jv_string("request"), req), jv_string("ref"));
+	return true;
+}
+
+/* Keeps the tools of the whole llm.request (borrowed) made from line. */
+static void
+keep_tools(struct art_request_reader *r, const jv *line, const jv *whole)
+{
+	jv ref = art_json_field(line, "ref"), req;
+	const char *ver = art_json_str(&ref, "config");
+
+	if (ver != NULL && strlen(ver) <= ART_CONFIG_VERSION_LEN) {
+		if (r->version[0] != '\0')
+			jv_free(r->tools);
+		req = art_json_field(whole, "request");
+		r->tools = art_json_field(&req, "tools");
+		jv_free(req);
+		snprintf(r->version, sizeof(r->version), "%s", ver);
+	}
+	jv_free(ref);
+}
+
+jv
+art_request_read(struct art_request_reader *r, const jv *line,
+    struct art_err *err)
+{
+	struct art_store_opts so = { .clock = &art_clock_real };
+	struct read_whole w = { line, jv_invalid() };
+	jv ref, out;
+	const char *dir, *type = art_json_str(line, "type");
+	bool llm = type != NULL && strcmp(type, "llm.request") == 0;
+	int rc;
+
+	if (!art_request_by_ref(line))
+		return jv_copy(*line);
+	if (llm && kept_tools(r, line, &out))
+		return out;
+	ref = art_json_field(line, "ref");
+	if ((dir = art_json_str(&ref, "store")) == NULL) {
+		jv_free(ref);
+		art_err_set(err, "bad_request", "\"ref\" names no store");
+		return jv_invalid();
+	}
+	if (r->store != NULL && strcmp(art_store_dir(r->store), dir) != 0) {
+		art_store_close(r->store);
+		r->store = NULL;
+	}
+	so.dir = dir;
+	rc = r->store != NULL ? 0 : art_store_open(&r->store, &so, err);
+	jv_free(ref);
+	if (rc == 0)
+		rc = art_store_read(r->store, read_whole_fn, &w, err);
+	if (rc == -1) {
+		jv_free(w.out);
+		art_err_prefix(err, "read it from the store");
+		if (!art_err_is(err, "nomem"))
+			err->code = "bad_request";
+		return jv_invalid();
+	}
+	if (llm)
+		keep_tools(r, line, &w.out);
+	return w.out;
 }

@@ -9,6 +9,7 @@
 #include <jv.h>
 
 #include "err.h"
+#include "propose.h"
 #include "store.h"
 
 /*
@@ -22,10 +23,31 @@
  * again, for a worker, a jq program, a client or a file.
  */
 
-/* Does the decision.request line (borrowed) name its place by reference? */
+/*
+ * Does the line (borrowed) name what it leaves out by reference: a
+ * decision.request its place in the store, an llm.request the config
+ * version whose tools it sends ("ref": {store, config})?
+ */
 bool	art_request_by_ref(const jv *line);
 
 /*
+ * Each configuration a session's model calls were sent with is kept under
+ * its version (art_propose_config_version) in the session's versions
+ * (kind 'c', then the version's hex digits), so an llm.request on the
+ * ring can name its tools by version instead of carrying them.
+ */
+#define ART_REQUEST_CONFIG_KIND		'c'
+#define ART_REQUEST_CONFIG_KEY_MAX	(ART_CONFIG_VERSION_LEN + 1)
+/* The sub-key of version in key; 0 when version is no version. */
+size_t	art_request_config_key(const char *version,
+	    unsigned char key[ART_REQUEST_CONFIG_KEY_MAX]);
+/* The config kept under version for sid; err "not_found" when none. */
+jv	art_request_config(struct art_txn *, const char *sid,
+	    const char *version, struct art_err *);
+
+/*
+ * An llm.request by reference (borrowed) comes back with the tools of the
+ * config version it names, and without "ref": the seed's LlmRequest line.
  * The seed's full DecisionRequest for a by-reference line (borrowed),
  * read in t (one read transaction) as it stood at the line's position:
  * messages (root to the head), message_tree (the nodes recorded by
@@ -53,5 +75,26 @@ jv	art_request_event(struct art_txn *, jv event, struct art_err *);
 /* art_log_read(), each event as art_request_event() gives it. */
 jv	art_request_log_read(struct art_txn *, const char *sid, uint64_t after,
 	    size_t max, struct art_err *);
+
+/*
+ * What a stage that meets by-reference lines keeps between them: the
+ * store the last one named, opened once, and the tools of the last config
+ * version an llm.request named, so that a turn's model calls read the
+ * store once, not once a step.  Zero it to start.
+ */
+struct art_request_reader {
+	struct art_store	*store;
+	char			 version[ART_CONFIG_VERSION_LEN + 1];
+	jv			 tools;		/* valid when version[0] */
+};
+void	art_request_reader_free(struct art_request_reader *);
+/*
+ * The line (borrowed) made whole, as art_request_whole() makes it, in one
+ * read transaction of the store its "ref" names; a line not by reference
+ * comes back as it is.  jv_invalid() with err code "bad_request" (or
+ * "nomem") when that cannot be done.
+ */
+jv	art_request_read(struct art_request_reader *, const jv *line,
+	    struct art_err *);
 
 #endif

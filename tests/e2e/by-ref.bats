@@ -13,11 +13,11 @@ byref_ring() {
 	shift
 	rm -f "$fifo"
 	mkfifo "$fifo"
-	export TAP=$tap DECIDE
+	export TAP=$tap DECIDE LLM_ARGS
 	run timeout 120 bash -c '
 		fifo=$1; shift
 		tee -a "$TAP" <"$fifo" | agentrt-decide $DECIDE 2>>"$BATS_TEST_TMPDIR/stages.err" |
-		agentrt-llm 2>>"$BATS_TEST_TMPDIR/stages.err" |
+		agentrt-llm $LLM_ARGS 2>>"$BATS_TEST_TMPDIR/stages.err" |
 		agentrt-tool --tools "$BATS_TEST_TMPDIR/tools" --tools "$top_srcdir/examples/tools" \
 		    2>>"$BATS_TEST_TMPDIR/stages.err" |
 		AGENTRT_AGENTS="$BATS_TEST_TMPDIR/agents:$AGENTS" agentrt-session run --events "$EVENTS" "$@" >"$fifo"
@@ -59,13 +59,24 @@ longest_request() {
 	run jq -c 'select(.type == "decision.request") | select(has("messages") or has("message_tree") or has("state"))' \
 	    "$BATS_TEST_TMPDIR/tap300"
 	assert_eq "$output" ""
+	# The session.start decision comes before any config; every other
+	# names the config's version.
 	run jq -c 'select(.type == "decision.request") | .ref | keys' "$BATS_TEST_TMPDIR/tap300"
-	assert_eq "$(sort -u <<<"$output")" '["head","seq","store"]'
-	# Each model request went out whole, built from the one before: the
-	# same value as the request the log records for that call.
+	assert_eq "$(sort -u <<<"$output")" '["config","head","seq","store"]
+["head","seq","store"]'
+	assert_eq "$(jq -c 'select(.type == "decision.request" and (.ref | has("config") | not)) | .trigger.type' \
+	    "$BATS_TEST_TMPDIR/tap300")" '"session.start"'
+	# Each model request went out built from the one before, its tools
+	# named by the config's version: the request the log records for that
+	# call, but for the tools.
 	export AGENTRT_DB="$BATS_TEST_TMPDIR/db300"
 	agentrt-session log "$(agentrt-session ls -q)" |
-	    jq -c 'select(.payload.type == "llm.call.requested") | {id: .payload.id, request: .payload.request}' >"$BATS_TEST_TMPDIR/logged"
+	    jq -c 'select(.payload.type == "llm.call.requested") | {id: .payload.id, request: .payload.request}' >"$BATS_TEST_TMPDIR/logged.tools"
+	assert_eq "$(jq -c '.request.tools' "$BATS_TEST_TMPDIR/logged.tools" | sort -u)" \
+	    '[{"name":"step","description":"i+1","input":{"type":"object","properties":{"i":{"type":"number"}}}}]'
+	jq -c 'del(.request.tools)' "$BATS_TEST_TMPDIR/logged.tools" >"$BATS_TEST_TMPDIR/logged"
+	assert_eq "$(jq -c 'select(.type == "llm.request") | [(.request | has("tools")), (.ref | keys)]' \
+	    "$BATS_TEST_TMPDIR/tap300" | sort -u)" '[false,["config","store"]]'
 	jq -c 'select(.type == "llm.request") | {id, request}' "$BATS_TEST_TMPDIR/tap300" >"$BATS_TEST_TMPDIR/sent"
 	assert_eq "$(wc -l <"$BATS_TEST_TMPDIR/sent")" 301
 	cmp "$BATS_TEST_TMPDIR/logged" "$BATS_TEST_TMPDIR/sent" || fail "the requests sent are not those recorded"
@@ -171,4 +182,80 @@ W
 	[ -s "$FDS" ] || fail "the worker listed no descriptors"
 	run grep -c 'mdb' "$FDS"
 	assert_eq "$output" 0
+}
+
+# wide N K: an agent of N tools (MCP-sized schemas, the first one "step")
+# and a 4 KB system prompt, whose model calls step K times.
+wide() {
+	mkdir -p "$BATS_TEST_TMPDIR/agents" "$BATS_TEST_TMPDIR/tools"
+	printf '.i + 1\n' >"$BATS_TEST_TMPDIR/tools/step.jq"
+	jq -n --argjson k "$2" '[range($k) | {tool_calls: [{name: "step", arguments: {i: .}}]}]
+	    + [{content: "done after \($k) steps"}]' >"$BATS_TEST_TMPDIR/script-w$2.json"
+	jq -n --argjson n "$1" --arg f "$BATS_TEST_TMPDIR/script-w$2.json" '
+	    {model: "mock/script", system: ([range(150)] | map("Be careful.") | join(" ")),
+	     tools: [range($n) | {name: (if . == 0 then "step" else "tool_\(.)" end),
+	        description: "Tool \(.): reads or writes a file the server allows, as MCP servers do.",
+	        input: {type: "object", properties: ([range(9) as $p | {key: "p\($p)",
+	           value: {type: "string", description: "Parameter \($p): a path relative to an allowed directory."}}]
+	           | from_entries), required: ["p0"]}}],
+	     mock: {script_file: $f}}' >"$BATS_TEST_TMPDIR/agents/wide$1.json"
+}
+
+# The bytes of the lines the session wrote into the ring, but for the
+# session.start decision (which carries the agent file, once a session).
+step_bytes() {
+	jq -c 'select(.trigger.type != "session.start")' "$1" | wc -c
+}
+
+@test "an agent's tools cross the ring by version: a step costs the same with 40 tools as with 1" {
+	wide 1 20
+	wide 40 20
+	[ "$(jq -c '.tools' "$BATS_TEST_TMPDIR/agents/wide40.json" | wc -c)" -gt 30000 ] || fail "the tools are too small"
+	AGENTRT_DB="$BATS_TEST_TMPDIR/db1" byref_ring "$BATS_TEST_TMPDIR/tap1" -a wide1 -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	LLM_ARGS="--record $BATS_TEST_TMPDIR/cassette" AGENTRT_DB="$BATS_TEST_TMPDIR/db40" \
+	    byref_ring "$BATS_TEST_TMPDIR/tap40" -a wide40 -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(events 'select(.type=="completion") | .text' | sort -u)" '"done after 20 steps"'
+	one=$(step_bytes "$BATS_TEST_TMPDIR/tap1")
+	forty=$(step_bytes "$BATS_TEST_TMPDIR/tap40")
+	[ "$one" -gt 0 ] || fail "nothing in the tap"
+	# The same lines but for the agent's name and the store's, each a
+	# byte longer in a line ("wide40" for "wide1", "db40" for "db1").
+	lines=$(jq -c 'select(.trigger.type != "session.start")' "$BATS_TEST_TMPDIR/tap40" | wc -l)
+	[ "$forty" -le $((one + 2 * lines)) ] || fail "1 tool: $one bytes, 40 tools: $forty bytes ($lines lines)"
+	# No line on the ring carries a tool's schema or the system prompt's
+	# config after the start.
+	run grep -c 'Parameter 3' "$BATS_TEST_TMPDIR/tap40"
+	assert_eq "$output" 1
+	# Yet the model got all 40 tools every step: agentrt-llm read them by
+	# the version, as its cassette of the exchanges shows.
+	assert_eq "$(jq -c '.request.tools | length' "$BATS_TEST_TMPDIR/cassette" | sort | uniq -c | awk '{print $1, $2}')" '21 40'
+	# The config is kept once under its version, not once a call.
+	export AGENTRT_DB="$BATS_TEST_TMPDIR/db40"
+	assert_eq "$(mdb_dump -s versions -p "$BATS_TEST_TMPDIR/db40" | grep -c '\\00c[0-9a-f]\{32\}$' || true)" 1
+}
+
+@test "a by-reference llm.request whose version or store cannot be read is an error line, and not answered" {
+	wide 3 1
+	AGENTRT_DB="$BATS_TEST_TMPDIR/db" byref_ring "$BATS_TEST_TMPDIR/tap" -a wide3 -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	line=$(jq -c 'select(.type == "llm.request")' "$BATS_TEST_TMPDIR/tap" | head -1)
+	[ -n "$line" ] || fail "no llm.request in the tap"
+	run agentrt-llm <<<"$(jq -c '.ref.config = "00112233445566778899aabbccddeeff"' <<<"$line")"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(grep -c '^{' <<<"$output")" 1
+	assert_eq "$(grep '^{' <<<"$output" | jq -r '[.type, .code] | join(" ")')" 'error bad_request'
+	[[ "$output" == *"no config version 00112233445566778899aabbccddeeff"* ]] || fail "$output"
+	run agentrt-llm <<<"$(jq -c --arg d "$BATS_TEST_TMPDIR/gone" '.ref.store = $d' <<<"$line")"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(grep '^{' <<<"$output" | jq -r '[.type, .code] | join(" ")')" 'error bad_request'
+	[[ "$output" == *"no store in"* ]] || fail "$output"
+	run agentrt-llm <<<"$(jq -c '.ref.config = "not hex!"' <<<"$line")"
+	assert_eq "$(grep '^{' <<<"$output" | jq -r '[.type, .code] | join(" ")')" 'error bad_request'
+	# The line as the ring carries it is answered, with the three tools.
+	run agentrt-llm --record "$BATS_TEST_TMPDIR/c" <<<"$line"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -r .type <<<"$output")" llm.result
+	assert_eq "$(jq -c '.request.tools | map(.name)' "$BATS_TEST_TMPDIR/c")" '["step","tool_1","tool_2"]'
 }
