@@ -64,6 +64,26 @@ big_line() {
 	    <<<"${lines[1]}" >/dev/null || fail "${lines[1]}"
 }
 
+@test "pub -d makes a by-reference llm.request whole: the config's tools, no ref" {
+	nats_start
+	agentrt-bus init >/dev/null
+	export AGENTRT_DB=$BATS_TEST_TMPDIR/db
+	mkfifo "$BATS_TEST_TMPDIR/ring"
+	AGENTRT_AGENTS="$top_srcdir/examples/agents" timeout 60 bash -c '
+	    agentrt-decide <"$1/ring" | agentrt-llm | agentrt-tool --tools "$2/examples/tools" |
+	    agentrt-session run -a calc -m "What is 17*23?" 2>/dev/null | tee "$1/tap" >"$1/ring"' \
+	    ring "$BATS_TEST_TMPDIR" "$top_srcdir"
+	line=$(jq -c 'select(.type == "llm.request")' "$BATS_TEST_TMPDIR/tap" | head -1)
+	jq -e '(.ref.config | test("^[0-9a-f]{32}$")) and (.request | has("tools") | not)' \
+	    <<<"$line" >/dev/null || fail "not by reference: $line"
+	run timeout 20 agentrt-bus pub -d "$AGENTRT_DB" agentrt.engine.s1 <<<"$line"
+	[ "$status" -eq 0 ] || fail "exit $status: $output"
+	run timeout 20 agentrt-bus sub agentrt.engine.s1 --until llm.request
+	[ "$status" -eq 0 ] || fail "exit $status: $output"
+	assert_eq "$(jq -c '[has("ref"), (.request.tools | map(.name))]' <<<"$output")" '[false,["calc"]]'
+	assert_eq "$(jq -c 'del(.request.tools)' <<<"$output")" "$(jq -c 'del(.ref)' <<<"$line")"
+}
+
 @test "a line no stream holds the subject of stops pub, naming init" {
 	nats_start
 	run timeout 20 agentrt-bus pub agentrt.engine.s1 <<<'{"type":"x"}'
