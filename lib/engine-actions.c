@@ -14,6 +14,7 @@
 #include "json.h"
 #include "propose.h"
 #include "reconcile.h"
+#include "request.h"
 #include "schema.h"
 #include "session.h"
 #include "tree.h"
@@ -66,6 +67,41 @@ prior_turns(const jv *cfg)
 	return jv_number((double)n);
 }
 
+/*
+ * The request (consumed) as it is recorded: tools that are still the
+ * config's (mine, consumed: the very jv eng_config_version gave for
+ * version ver, so a plan step's own tools are not taken for them) are
+ * named by the version, "config", and the config is kept under it
+ * (request.h), so a call costs the same to record with forty tools as
+ * with one.  jv_invalid() with c->err on a store failure.
+ */
+static jv
+tools_by_version(struct cx *c, jv req, const jv *cfg, const char *ver,
+    jv mine)
+{
+	unsigned char k[ART_REQUEST_CONFIG_KEY_MAX];
+	jv tools = art_json_field(&req, "tools");
+	size_t n;
+	int has, same = ver != NULL && jv_is_valid(req);
+
+	same = jv_identical(tools, mine) && same;
+
+	if (!same)
+		return req;
+	n = art_request_config_key(ver, k);
+	if ((has = art_store_has(c->t, ART_DB_VERSIONS, c->sid, k, n,
+	    c->err)) == 0)
+		has = art_store_add(c->t, ART_DB_VERSIONS, c->sid, k, n,
+		    jv_copy(*cfg), c->err) == -1 ? -1 : 1;
+	if (has == -1) {
+		jv_free(req);
+		return jv_invalid();
+	}
+	/* Where the tools were, so the request made whole reads the same. */
+	return jv_object_delete(art_json_set_after(req, "tools", "config",
+	    jv_string(ver)), jv_string("tools"));
+}
+
 static jv
 llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
 {
@@ -73,8 +109,8 @@ llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	    "max_completion_tokens", "reasoning", NULL };
 	const char *const *k;
 	jv req = set(jv_object(), "model", pick(a, cfg, "model"));
-	jv msgs = art_json_field(a, "messages"), tools;
-	const char *sys = art_json_str(cfg, "system");
+	jv msgs = art_json_field(a, "messages"), tools, mine = jv_null();
+	const char *sys = art_json_str(cfg, "system"), *ver = NULL;
 
 	if (jv_get_kind(msgs) == JV_KIND_NULL) {
 		/*
@@ -94,7 +130,12 @@ llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	} else
 		req = set(req, "messages", msgs);
 	tools = art_json_field(a, "tools");
-	if (jv_get_kind(tools) == JV_KIND_NULL) {
+	if (jv_get_kind(tools) == JV_KIND_NULL && jv_get_kind(*cfg) ==
+	    JV_KIND_OBJECT) {
+		jv_free(tools);
+		ver = eng_config_version(c, cfg, &tools);
+		mine = jv_copy(tools);
+	} else if (jv_get_kind(tools) == JV_KIND_NULL) {
 		jv_free(tools);
 		tools = art_propose_llm_tools(cfg);
 	}
@@ -105,7 +146,8 @@ llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	req = set_some(req, "response_format", art_json_field(a,
 	    "response_format"));
 	req = set_some(req, "answer_retry", art_json_field(a, "answer_retry"));
-	return eng_auto_request(c, cfg, h, req);
+	req = eng_auto_request(c, cfg, h, req);
+	return tools_by_version(c, req, cfg, ver, mine);
 }
 
 static int

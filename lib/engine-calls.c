@@ -126,9 +126,10 @@ native_request(const jv *call, jv req, struct art_err *err)
 
 /*
  * The request (consumed) as a local ring carries it (DESIGN §2.1): tools
- * that are the config's at the head are left out, and *ref names the
- * store and the config's version they are read from; the config is kept
- * under its version the first time a session's call names it.  *ref is
+ * recorded by the config's version, or (a call recorded before calls
+ * were) that are the config's at the head, are left out, and *ref names
+ * the store and the config's version they are read from; the config is
+ * kept under its version the first time a session's call names it.  *ref is
  * jv_null() when the request goes whole; jv_invalid() and *ref untouched
  * with c->err on a store failure.
  */
@@ -143,6 +144,15 @@ tools_by_version(struct cx *c, jv req, jv *ref)
 	int has = 0, same;
 
 	*ref = jv_null();
+	/* Recorded by version already (engine-actions.c): named so. */
+	if (jv_get_kind(tools) == JV_KIND_NULL && art_json_str(&req,
+	    "config") != NULL) {
+		*ref = set(set(jv_object(), "store", jv_string(art_store_dir(
+		    art_txn_store(c->t)))), "config", art_json_field(&req,
+		    "config"));
+		jv_free(tools);
+		return jv_object_delete(req, jv_string("config"));
+	}
 	if (c->e != NULL && jv_get_kind(tools) == JV_KIND_ARRAY &&
 	    eng_head(c, h, sizeof(h)) == -1)
 		cfg = jv_invalid();	/* c->err says why */

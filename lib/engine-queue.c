@@ -236,6 +236,32 @@ struct propose_cx {
 	int		 failed;
 };
 
+/*
+ * A stored request (consumed) for a proposal to call again: tools named
+ * by the version of the config the proposal is made from are left to it
+ * (a call that names none gets the config's), those of another version
+ * read back.  jv_invalid() with c->err when they cannot be.
+ */
+static jv
+same_tools(struct cx *c, jv req)
+{
+	char h[ART_ID_MAX + 1];
+	const char *ver = art_json_str(&req, "config");
+	jv cfg;
+	int same;
+
+	if (ver == NULL)
+		return req;
+	if (c->e == NULL || eng_head(c, h, sizeof(h)) == -1 ||
+	    !jv_is_valid(cfg = eng_config_at(c, h)))
+		return art_request_tools(c->t, c->sid, req, c->err);
+	same = jv_get_kind(cfg) == JV_KIND_OBJECT &&
+	    strcmp(eng_config_version(c, &cfg, NULL), ver) == 0;
+	jv_free(cfg);
+	return same ? jv_object_delete(req, jv_string("config")) :
+	    art_request_tools(c->t, c->sid, req, c->err);
+}
+
 static jv
 llm_call_cb(void *ctx, const char *id)
 {
@@ -248,7 +274,8 @@ llm_call_cb(void *ctx, const char *id)
 		jv_free(call);
 		return jv_null();
 	}
-	if (!jv_is_valid(req = eng_call_request(c, &call))) {
+	if (!jv_is_valid(req = eng_call_request(c, &call)) ||
+	    !jv_is_valid(req = same_tools(c, req))) {
 		pc->failed = 1;
 		jv_free(call);
 		return jv_null();

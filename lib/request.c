@@ -79,11 +79,37 @@ art_request_prompt(struct art_txn *t, const char *sid, const jv *req,
 }
 
 jv
+art_request_tools(struct art_txn *t, const char *sid, jv req,
+    struct art_err *err)
+{
+	jv cfg, tools;
+	const char *ver = art_json_str(&req, "config");
+
+	if (ver == NULL)
+		return req;
+	cfg = art_request_config(t, sid, ver, err);
+	if (!jv_is_valid(cfg)) {
+		jv_free(req);
+		return cfg;
+	}
+	tools = art_propose_llm_tools(&cfg);
+	jv_free(cfg);
+	if (jv_get_kind(tools) != JV_KIND_NULL)
+		req = art_json_set_after(req, "config", "tools", tools);
+	else
+		jv_free(tools);
+	return jv_object_delete(req, jv_string("config"));
+}
+
+jv
 art_request_llm(struct art_txn *t, const char *sid, jv req,
     struct art_err *err)
 {
 	jv msgs;
 
+	if (jv_get_kind(req) == JV_KIND_OBJECT &&
+	    !jv_is_valid(req = art_request_tools(t, sid, req, err)))
+		return req;
 	if (jv_get_kind(req) != JV_KIND_OBJECT ||
 	    !jv_object_has(jv_copy(req), jv_string("prompt")))
 		return req;
@@ -111,7 +137,8 @@ art_request_event(struct art_txn *t, jv event, struct art_err *err)
 	}
 	req = art_json_field(&p, "request");
 	if (jv_get_kind(req) != JV_KIND_OBJECT ||
-	    !jv_object_has(jv_copy(req), jv_string("prompt"))) {
+	    (!jv_object_has(jv_copy(req), jv_string("prompt")) &&
+	    !jv_object_has(jv_copy(req), jv_string("config")))) {
 		jv_free(req);
 		jv_free(p);
 		return event;

@@ -64,6 +64,14 @@ jv	art_request_whole(struct art_txn *, const jv *line, struct art_err *);
  */
 jv	art_request_prompt(struct art_txn *, const char *sid, const jv *req,
 	    struct art_err *);
+/*
+ * A recorded request (consumed) whose tools are its config's, named by
+ * version ("config": request.h above), with the tools back where the
+ * version was; any other comes back as it is.  jv_invalid() with err
+ * when the version cannot be read.
+ */
+jv	art_request_tools(struct art_txn *, const char *sid, jv req,
+	    struct art_err *);
 /* A recorded request (consumed) as the seed's LlmRequest, made whole. */
 jv	art_request_llm(struct art_txn *, const char *sid, jv req,
 	    struct art_err *);

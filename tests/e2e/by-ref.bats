@@ -231,9 +231,16 @@ step_bytes() {
 	# Yet the model got all 40 tools every step: agentrt-llm read them by
 	# the version, as its cassette of the exchanges shows.
 	assert_eq "$(jq -c '.request.tools | length' "$BATS_TEST_TMPDIR/cassette" | sort | uniq -c | awk '{print $1, $2}')" '21 40'
-	# The config is kept once under its version, not once a call.
+	# The config is kept once under its version, not once a call: no
+	# recorded request or event holds a tool's schema, yet each call's
+	# request reads whole, 40 tools, wherever a client reads it.
 	export AGENTRT_DB="$BATS_TEST_TMPDIR/db40"
 	assert_eq "$(mdb_dump -s versions -p "$BATS_TEST_TMPDIR/db40" | grep -c '\\00c[0-9a-f]\{32\}$' || true)" 1
+	assert_eq "$(mdb_dump -s requests -p "$BATS_TEST_TMPDIR/db40" | grep -c 'Parameter 3' || true)" 0
+	assert_eq "$(mdb_dump -s events -p "$BATS_TEST_TMPDIR/db40" | grep 'llm\.call\.requested' | grep -c 'Parameter 3' || true)" 0
+	assert_eq "$(agentrt-session log "$(agentrt-session ls -q)" |
+	    jq -c 'select(.payload.type == "llm.call.requested") | [(.payload.request.tools | length), (.payload.request | has("config"))]' |
+	    sort | uniq -c | awk '{print $1, $2}')" '21 [40,false]'
 }
 
 @test "a by-reference llm.request whose version or store cannot be read is an error line, and not answered" {
