@@ -285,6 +285,9 @@ wanted(const char *type, const char *trigger, void *ctx)
 	struct stage *st = ctx;
 
 	st->raw_request = strcmp(type, "llm.request") == 0;
+	/* No trigger yet: a model request is parsed, so it is checked. */
+	if (trigger == NULL)
+		return st->raw_request || strcmp(type, "decision.request") == 0;
 	return strcmp(type, "decision.request") == 0 &&
 	    strcmp(trigger, "llm.execute") == 0;
 }

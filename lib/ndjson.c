@@ -57,6 +57,49 @@ art_ndjson_raw(const struct art_ndjson_reader *rd, size_t *len)
 	return rd->raw;
 }
 
+/*
+ * The type a line names as its first member, {"type":"T", in the form
+ * the stages write, into type; 0 when the line does not begin so.
+ */
+static int
+lead_type(const char *s, size_t n, char *type, size_t tn)
+{
+	static const char lead[] = "{\"type\":\"";
+	size_t i, k = sizeof(lead) - 1;
+
+	if (n <= k || memcmp(s, lead, k) != 0)
+		return 0;
+	for (i = k; i < n && i - k < tn - 1; i++) {
+		char c = s[i];
+
+		if (c == '"')
+			break;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+			return 0;
+	}
+	if (i == k || i + 1 >= n || s[i] != '"' || (s[i + 1] != ',' &&
+	    s[i + 1] != '}'))
+		return 0;
+	memcpy(type, s + k, i - k);
+	type[i - k] = '\0';
+	return 1;
+}
+
+/*
+ * A line whose first member names a type the filter wants no line of
+ * (asked with no trigger): passed on unread, body and all, since the
+ * stage that takes it checks it.
+ */
+static int
+passes_unread(struct art_ndjson_reader *rd, const char *s, size_t n)
+{
+	char type[64];
+
+	return rd->want != NULL && lead_type(s, n, type, sizeof(type)) &&
+	    !rd->want(type, NULL, rd->want_ctx);
+}
+
 /* A well-formed line with a type the filter does not want? */
 static int
 passes_by(struct art_ndjson_reader *rd, const char *s, size_t n)
@@ -232,6 +275,11 @@ take_line(struct art_ndjson_reader *rd, char *s, size_t n, jv *out,
 	jv v;
 
 	keep_excerpt(rd, s, n);
+	if (passes_unread(rd, s, n)) {
+		rd->raw = s;
+		rd->rawlen = n;
+		return ART_NDJSON_RAW;
+	}
 	if (memchr(s, '\0', n) != NULL) {
 		art_err_set(err, "nul_byte", "line holds a NUL byte");
 		return ART_NDJSON_BAD;

@@ -63,7 +63,12 @@ enum art_ndjson_status art_ndjson_next(struct art_ndjson_reader *, jv *out,
  * line it does not want is checked but never parsed: art_ndjson_next()
  * returns ART_NDJSON_RAW, to be passed on as art_ndjson_raw() gives it.
  * Lines that are not well-formed take the usual path, so they still
- * become error lines.
+ * become error lines.  Before that, a line whose first member is its
+ * type, as the stages write them ({"type":"T",…), goes to want() with
+ * trigger_type NULL: "may you want any line of type T?"  A filter that
+ * says no has the line passed on without a byte of its body read (a
+ * 200 KB model request through a decide stage); the stage that takes it
+ * checks it.
  */
 typedef int art_ndjson_want_fn(const char *type, const char *trigger_type,
 	    void *ctx);

@@ -1798,7 +1798,7 @@ art_toolrun_wants(const char *type, const char *trigger, void *ctx)
 {
 	(void)ctx;
 	return (strcmp(type, "decision.request") == 0 &&
-	    strcmp(trigger, "tool.execute") == 0) ||
+	    (trigger == NULL || strcmp(trigger, "tool.execute") == 0)) ||
 	    strcmp(type, "tools.list") == 0;
 }
 

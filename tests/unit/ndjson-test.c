@@ -1245,7 +1245,7 @@ want_tool(const char *type, const char *trigger, void *ctx)
 {
 	(void)ctx;
 	return strcmp(type, "decision.request") == 0 &&
-	    strcmp(trigger, "tool.execute") == 0;
+	    (trigger == NULL || strcmp(trigger, "tool.execute") == 0);
 }
 
 /* A reader fed all of text, then the end. */
@@ -1392,6 +1392,38 @@ test_filtered_lines_pass_by_raw_and_counted(void)
 	art_ndjson_reader_free(rd);
 }
 
+/*
+ * A line whose first member names a type the filter wants none of passes
+ * unread: a bad byte or a slip further on is the taker's to find.
+ */
+static void
+test_an_unwanted_type_passes_unread(void)
+{
+	static const char text[] =
+	    "{\"type\":\"llm.request\",\"x\":\"\xff\"}\n"
+	    "{\"type\":\"llm.request\",}\n"
+	    "{\"type\":\"decision.request\",}\n"
+	    "{\"id\":1,\"type\":\"llm.request\",\"x\":\"\xff\"}\n"
+	    "{\"type\":\"llm.request\"}\n";
+	struct art_ndjson_reader *rd = fed(text, want_tool);
+	struct art_err err;
+	jv v;
+
+	ok(next_is(rd, ART_NDJSON_RAW,
+	    "{\"type\":\"llm.request\",\"x\":\"\xff\"}"),
+	    "a bad byte after an unwanted leading type is not looked for");
+	ok(next_is(rd, ART_NDJSON_RAW, "{\"type\":\"llm.request\",}"),
+	    "nor a slip in the JSON");
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_BAD &&
+	    art_err_is(&err, "bad_json"), "a wanted type's line is checked");
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_BAD &&
+	    art_err_is(&err, "bad_utf8"),
+	    "a type that is not the first member: the line is checked");
+	ok(next_is(rd, ART_NDJSON_RAW, "{\"type\":\"llm.request\"}"),
+	    "a line that is only its type passes too");
+	art_ndjson_reader_free(rd);
+}
+
 /* A parsed line's bytes too, as written, for a stage that passes it on. */
 static void
 test_every_line_gives_its_bytes_as_written(void)
@@ -1422,6 +1454,7 @@ main(void)
 {
 	test_every_line_gives_its_bytes_as_written();
 	test_filtered_lines_pass_by_raw_and_counted();
+	test_an_unwanted_type_passes_unread();
 	test_type_holding_a_nul_is_bad_type();
 	test_type_with_a_nul_matches_no_name();
 	test_every_fixture_file_is_covered();
