@@ -424,11 +424,15 @@ eng_call_failed(struct cx *c, const jv *call, const struct settle *st,
 }
 
 /*
- * A result against the tool's output schema: the result's JSON when it
- * is JSON text, else the text itself.  0, or -1 with the reason in err.
+ * A result against the tool's output schema: an MCP tool's structured
+ * content when the settle carries one (sc not NULL; null: the server
+ * gave none, which a declared schema makes an error, as MCP has it),
+ * else the result's JSON when it is JSON text, else the text itself.
+ * 0, or -1 with the reason in err.
  */
 static int
-check_output(const jv *call, const jv *result, struct art_err *err)
+check_output(const jv *call, const jv *result, const jv *sc,
+    struct art_err *err)
 {
 	jv schema = art_json_field(call, "output_schema"), v;
 	int r = 0;
@@ -436,6 +440,22 @@ check_output(const jv *call, const jv *result, struct art_err *err)
 	if (jv_get_kind(schema) == JV_KIND_NULL) {
 		jv_free(schema);
 		return 0;
+	}
+	if (sc != NULL && jv_get_kind(*sc) == JV_KIND_NULL) {
+		jv_free(schema);
+		return art_err_set(err, "bad_output", "the tool declares an "
+		    "output schema, and its result has no structuredContent");
+	}
+	if (sc != NULL) {
+		v = jv_copy(*sc);
+		if (art_schema_validate(&schema, &v, err) == -1) {
+			art_err_prefix(err, "structuredContent does not match "
+			    "the tool's output schema");
+			r = -1;
+		}
+		jv_free(v);
+		jv_free(schema);
+		return r;
 	}
 	v = jv_get_kind(*result) == JV_KIND_STRING ? art_json_parse_str(
 	    jv_string_value(*result), NULL) : jv_copy(*result);
@@ -493,12 +513,52 @@ scan_result(struct cx *c, const jv *call, const jv *cfg, jv text,
 	    ART_SEC_INPUT : ART_SEC_TOOL, text, where, block);
 }
 
-/* A tool call's result (borrowed), recorded and queued to fold in. */
+/*
+ * An MCP result's structured content (sc, borrowed) as it is recorded:
+ * its JSON text scanned as the result's text is, parsed back; jv_null()
+ * when a scan blocks it, jv_invalid() when the store or the pipeline
+ * fails.
+ */
+static jv
+scanned_structured(struct cx *c, const jv *call, const jv *cfg, const jv *sc)
+{
+	const char *block;
+	jv t, v;
+
+	if (jv_get_kind(*sc) == JV_KIND_NULL)
+		return jv_null();
+	t = scan_result(c, call, cfg, jv_dump_string(jv_copy(*sc), 0),
+	    &block);
+	if (!jv_is_valid(t))
+		return t;
+	if (block != NULL) {
+		jv_free(t);
+		return jv_null();
+	}
+	v = art_json_parse_str(jv_string_value(t), NULL);
+	if (!jv_is_valid(v)) {	/* a redaction made it text */
+		jv_free(v);
+		return t;
+	}
+	jv_free(t);
+	return v;
+}
+
 int
 eng_tool_done(struct cx *c, const jv *call, const jv *value)
 {
+	return eng_tool_done_sc(c, call, value, NULL);
+}
+
+/*
+ * A tool call's result (borrowed), recorded and queued to fold in; sc as
+ * for check_output(), recorded too (scanned) when it is not null.
+ */
+int
+eng_tool_done_sc(struct cx *c, const jv *call, const jv *value, const jv *sc)
+{
 	char h[ART_ID_MAX + 1];
-	jv p, fin = eng_finished_for(call), cfg, text, parts;
+	jv p, fin = eng_finished_for(call), cfg, text, parts, scr = jv_null();
 	const char *block;
 	int off;
 
@@ -507,7 +567,7 @@ eng_tool_done(struct cx *c, const jv *call, const jv *value)
 		jv_free(fin);
 		return -1;
 	}
-	off = check_output(call, value, c->err) == -1;
+	off = check_output(call, value, sc, c->err) == -1;
 	if (off && eng_guard_blocks(&cfg)) {
 		/* A result the tool promised otherwise: terminal, not retried. */
 		struct settle bad = { art_json_str(call, "id"), 0, 0,
@@ -553,6 +613,12 @@ eng_tool_done(struct cx *c, const jv *call, const jv *value)
 	}
 	if (jv_is_valid(text) && jv_get_kind(parts) != JV_KIND_ARRAY)
 		text = eng_guard_result(&cfg, text);
+	if (jv_is_valid(text) && sc != NULL &&
+	    !jv_is_valid(scr = scanned_structured(c, call, &cfg, sc))) {
+		jv_free(text);
+		text = scr;
+		scr = jv_null();
+	}
 	jv_free(cfg);
 	if (!jv_is_valid(text)) {
 		jv_free(parts);
@@ -563,6 +629,7 @@ eng_tool_done(struct cx *c, const jv *call, const jv *value)
 	p = set(p, "name", art_json_field(call, "name"));
 	p = set(p, "result", jv_copy(text));
 	p = set_some(p, "content", jv_copy(parts));
+	p = set_some(p, "structured_content", scr);
 	if (eng_rec(c, p) == -1) {
 		jv_free(text);
 		jv_free(parts);
@@ -596,7 +663,7 @@ scan_error(struct cx *c, const jv *call, struct settle *st)
 static int
 settle_tool(struct cx *c, struct settle *st, const jv *line)
 {
-	jv call = settle_target(c, st, "tool_call", line);
+	jv call = settle_target(c, st, "tool_call", line), sc;
 	int r;
 
 	if (jv_get_kind(call) == JV_KIND_NUMBER)
@@ -607,8 +674,13 @@ settle_tool(struct cx *c, struct settle *st, const jv *line)
 		jv_free(call);
 		return r;
 	}
-	r = st->ok ? eng_tool_done(c, &call, &st->value) : eng_call_failed(c,
-	    &call, st, eng_finished_for(&call));
+	sc = line != NULL && jv_object_has(jv_copy(*line),
+	    jv_string("structured_content")) ? art_json_field(line,
+	    "structured_content") : jv_invalid();
+	r = st->ok ? eng_tool_done_sc(c, &call, &st->value, jv_is_valid(sc) ?
+	    &sc : NULL) : eng_call_failed(c, &call, st,
+	    eng_finished_for(&call));
+	jv_free(sc);
 	jv_free(call);
 	return r;
 }

@@ -265,6 +265,8 @@ int	eng_call_failed(struct cx *, const jv *call, const struct settle *,
 	    jv finished);
 jv	eng_finished_for(const jv *call);
 int	eng_tool_done(struct cx *, const jv *call, const jv *value);
+int	eng_tool_done_sc(struct cx *, const jv *call, const jv *value,
+	    const jv *structured);
 int	eng_read_settle(const jv *src, const char *type, struct settle *,
 	    struct art_err *);
 void	eng_settle_release(struct settle *);

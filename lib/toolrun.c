@@ -1002,7 +1002,15 @@ mcp_done(void *ctx, const struct art_mcp_done *d)
 		    mcp_parts(d, tr->c.max_output));
 	} else if (d->ok)
 		line = jv_object_set(line, jv_string("result"), text);
-	else {
+	if (d->ok) {
+		/*
+		 * What an output schema applies to (MCP's structuredContent),
+		 * null when the server gave none: the engine checks it, the
+		 * model reads the text.
+		 */
+		line = jv_object_set(line, jv_string("structured_content"),
+		    art_json_field(d->result, "structuredContent"));
+	} else {
 		line = jv_object_set(line, jv_string("error"), text);
 		line = jv_object_set(line, jv_string("retryable"),
 		    jv_bool(d->retryable));

@@ -59,7 +59,7 @@ settle() {
 	tool --mcp "$server"
 	[ "$rc" -eq 0 ] || fail "$(cat "$err")"
 	assert_eq "$(jq -c 'select(.type == "decision.response") | .actions' "$out" | tr -d '\n')" '[][]'
-	assert_eq "$(settle c1)" '{"type":"tool.result","session_id":"s1","id":"c1","attempt":1,"result":"Echo: hi"}'
+	assert_eq "$(settle c1)" '{"type":"tool.result","session_id":"s1","id":"c1","attempt":1,"result":"Echo: hi","structured_content":null}'
 	assert_eq "$(settle c2 | jq -r .result)" 'The sum of 2 and 3 is 5.'
 }
 
