@@ -381,3 +381,82 @@ logged() {
 	assert_eq "$(agentrt-session show "$(sid)" | jq -c '[.config.tools[] |
 	    [.name, .mcp_server]]')" '[["t1","x"]]'
 }
+
+needs_reference() {
+	[ -z "$MCP_SKIP" ] || skip "$MCP_SKIP"
+	[ -f "${MCP_FS_JS:-}" ] && [ -f "${MCP_MEMORY_JS:-}" ] ||
+	    skip "the reference filesystem and memory servers are not installed (make mcp-server)"
+}
+
+@test "every tool of the reference filesystem and memory servers answers through a ring, output schemas and all" {
+	needs_reference
+	mkdir -p "$T/fs"
+	# A 1x1 PNG for read_media_file.
+	printf 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==' |
+	    base64 -d >"$T/fs/dot.png"
+	export MEMORY_FILE_PATH=$T/memory.jsonl
+	agent ref --arg fs "node $MCP_FS_JS $T/fs" --arg mem "node $MCP_MEMORY_JS" \
+	    --arg d "$T/fs" '{model: "mock/script",
+	    mcp_servers: {fs: {command: $fs}, memory: {command: $mem, env: ["MEMORY_FILE_PATH"]}},
+	    mock: {script: (([
+	      ["create_directory", {path: "\($d)/d"}],
+	      ["write_file", {path: "\($d)/d/a.txt", content: "hello world"}],
+	      ["read_file", {path: "\($d)/d/a.txt"}],
+	      ["read_text_file", {path: "\($d)/d/a.txt"}],
+	      ["read_media_file", {path: "\($d)/dot.png"}],
+	      ["read_multiple_files", {paths: ["\($d)/d/a.txt"]}],
+	      ["edit_file", {path: "\($d)/d/a.txt", edits: [{oldText: "world", newText: "there"}]}],
+	      ["list_directory", {path: "\($d)/d"}],
+	      ["list_directory_with_sizes", {path: "\($d)/d"}],
+	      ["directory_tree", {path: $d}],
+	      ["move_file", {source: "\($d)/d/a.txt", destination: "\($d)/d/b.txt"}],
+	      ["search_files", {path: $d, pattern: "*.txt"}],
+	      ["get_file_info", {path: "\($d)/d/b.txt"}],
+	      ["list_allowed_directories", {}],
+	      ["create_entities", {entities: [{name: "Ada", entityType: "person", observations: ["wrote notes"]},
+	        {name: "Engine", entityType: "machine", observations: ["computes"]}]}],
+	      ["create_relations", {relations: [{from: "Ada", to: "Engine", relationType: "programs"}]}],
+	      ["add_observations", {observations: [{entityName: "Ada", contents: ["was a countess"]}]}],
+	      ["read_graph", {}],
+	      ["search_nodes", {query: "Ada"}],
+	      ["open_nodes", {names: ["Ada"]}],
+	      ["delete_observations", {deletions: [{entityName: "Ada", observations: ["was a countess"]}]}],
+	      ["delete_relations", {relations: [{from: "Ada", to: "Engine", relationType: "programs"}]}],
+	      ["delete_entities", {entityNames: ["Engine"]}]
+	    ] | map({tool_calls: [{name: .[0], arguments: .[1]}]})) + [{content: "all done"}])}}'
+	ring ref go
+	[ "$status" -eq 0 ] || fail "$output $(logged tool.call.errored)"
+	assert_eq "$(jq -c 'select(.type == "completion") | .text' "$T/events")" '"all done"'
+	# Every tool was offered with its output schema, and every call
+	# completed: none failed on its schema.
+	assert_eq "$(agentrt-session show "$(sid)" | jq -c '[.config.tools[] | select(has("output"))] | length')" 23
+	assert_eq "$(logged tool.call.completed | wc -l)" 23
+	assert_eq "$(logged tool.call.errored)" ""
+	# The record keeps the structured content beside the text the model read.
+	assert_eq "$(logged tool.call.completed | jq -c 'select(.name == "list_allowed_directories") |
+	    [(.result | contains("fs")), (.structured_content | type)]')" '[true,"object"]'
+	assert_eq "$(logged tool.call.completed | jq -c 'select(.structured_content == null) | .name')" ""
+	assert_eq "$(cat "$T/fs/d/b.txt")" "hello there"
+	# The model read text, not the structured content's JSON.
+	assert_eq "$(agentrt-session log "$(sid)" | jq -r 'select(.payload.type == "message.new") |
+	    .payload.message | select(.role == "tool" and .name == "read_text_file") | .content')" "hello world"
+}
+
+@test "an MCP tool's structured content is checked against its output schema; none at all is an error too" {
+	needs_python
+	agent sch --arg c "python3 $top_srcdir/tests/helpers/mcp-schema.py" '{model: "mock/script",
+	    mcp_servers: {s: {command: $c}},
+	    mock: {script: [{tool_calls: [{name: "good", arguments: {}}]},
+	      {tool_calls: [{name: "bad", arguments: {}}]},
+	      {tool_calls: [{name: "none", arguments: {}}]},
+	      {content: "done"}]}}'
+	ring sch go
+	[ "$status" -eq 0 ] || fail "$output"
+	# The text is what the model reads; the schema applies to the
+	# structured content.
+	assert_eq "$(logged tool.call.completed | jq -c '[.name, .result, .structured_content]')" \
+	    '["good","good said n",{"n":1}]'
+	assert_eq "$(logged tool.call.errored | jq -r '[.name, .error] | join(": ")')" \
+"bad: structuredContent does not match the tool's output schema: /n: expected integer, got string
+none: the tool declares an output schema, and its result has no structuredContent"
+}
