@@ -29,6 +29,7 @@
 #include "outbox.h"
 #include "parts.h"
 #include "request.h"
+#include "security.h"
 #include "session.h"
 #include "store.h"
 #include "utf8.h"
@@ -102,6 +103,15 @@ struct art_toolrun {
 	jv			  claimed;
 	jv			  watched;	/* [{sid, id, attempt}] */
 	jv			  cur;		/* {sid, id, attempt}, or null */
+	/*
+	 * With --record: the security object (and system prompt) of the
+	 * agent whose call is being taken, {security, system}, or null, and
+	 * the pipeline built from the last one, so a tape is screened as
+	 * the store is.
+	 */
+	jv			  guard;
+	struct art_security	 *tape_sec;
+	jv			  tape_key;
 	const char		 *src;		/* the line being taken */
 	size_t			  lineno;
 	bool			  failed;	/* the run cannot go on */
@@ -429,10 +439,87 @@ claim(struct art_toolrun *tr, const jv *rec, const jv *trig)
 static jv
 asked_of(const struct art_toolrun *tr, const char *name, const jv *trig)
 {
+	jv a;
+
 	if (tr->c.record_fd == -1)
 		return jv_null();
-	return jv_array_append(jv_array_append(jv_array(), jv_string(name)),
+	a = jv_array_append(jv_array_append(jv_array(), jv_string(name)),
 	    art_tooltape_args(trig));
+	return jv_get_kind(tr->guard) == JV_KIND_OBJECT ?
+	    jv_array_append(a, jv_copy(tr->guard)) : a;
+}
+
+/*
+ * The pipeline of guard ({security, system}, borrowed), built once for
+ * each guard in a row; NULL, with why said, when it cannot be built (an
+ * agent file is checked when it is loaded, so this is rare).
+ */
+static const struct art_security *
+tape_security(struct art_toolrun *tr, const jv *guard)
+{
+	struct art_err err;
+	jv key = jv_dump_string(jv_copy(*guard), 0);
+
+	if (tr->tape_sec != NULL && jv_equal(jv_copy(key),
+	    jv_copy(tr->tape_key))) {
+		jv_free(key);
+		return tr->tape_sec;
+	}
+	art_security_free(tr->tape_sec);
+	tr->tape_sec = NULL;
+	jv_free(tr->tape_key);
+	tr->tape_key = key;
+	if (art_security_new(guard, &tr->tape_sec, &err) == -1) {
+		warn(tr, "--record '%s': the agent's security: %s",
+		    tr->c.record, err.msg);
+		tr->tape_sec = NULL;
+	}
+	return tr->tape_sec;
+}
+
+/* obj (consumed) with member key screened as a tool's output for a tape. */
+static jv
+screen_member(const struct art_security *sec, jv obj, const char *key,
+    const char *where)
+{
+	jv v = art_json_field(&obj, key), hits = jv_null();
+	const char *id = NULL;
+	int blocked = 0;
+
+	if (jv_get_kind(v) == JV_KIND_NULL) {
+		jv_free(v);
+		return obj;
+	}
+	v = art_security_scan(sec, ART_SEC_TOOL, v, where, &hits, &blocked,
+	    &id);
+	jv_free(hits);
+	/* A blocked text is never kept: the engine keeps none of it. */
+	if (blocked)
+		v = (jv_free(v), jv_string_fmt("[blocked:%s]", id != NULL ? id :
+		    "security"));
+	return art_json_set(obj, key, v);
+}
+
+/*
+ * The answer (borrowed) as a tape keeps it: with the agent's security
+ * (guard, borrowed), its result, error and structured content screened
+ * as the engine screens what it records.  A new jv.
+ */
+static jv
+screened(struct art_toolrun *tr, const jv *guard, const char *name,
+    const jv *answer)
+{
+	const struct art_security *sec;
+	char where[ART_TOOLS_NAME_MAX + 32];
+	jv out = jv_copy(*answer);
+
+	if (jv_get_kind(*guard) != JV_KIND_OBJECT ||
+	    (sec = tape_security(tr, guard)) == NULL)
+		return out;
+	snprintf(where, sizeof(where), "tool '%s' result", name);
+	out = screen_member(sec, out, "result", where);
+	out = screen_member(sec, out, "error", where);
+	return screen_member(sec, out, "structured_content", where);
 }
 
 /*
@@ -444,15 +531,20 @@ static void
 tape_answer(struct art_toolrun *tr, jv asked, const jv *answer)
 {
 	struct art_err err;
-	jv name, args, line;
+	jv name, args, line, guard, kept;
 
 	if (jv_get_kind(asked) != JV_KIND_ARRAY) {
 		jv_free(asked);
 		return;
 	}
 	name = jv_array_get(jv_copy(asked), 0);
-	args = jv_array_get(asked, 1);
-	line = art_tooltape_line(jv_string_value(name), &args, answer);
+	args = jv_array_get(jv_copy(asked), 1);
+	guard = jv_array_length(jv_copy(asked)) > 2 ? jv_array_get(asked, 2) :
+	    (jv_free(asked), jv_null());
+	kept = screened(tr, &guard, jv_string_value(name), answer);
+	line = art_tooltape_line(jv_string_value(name), &args, &kept);
+	jv_free(kept);
+	jv_free(guard);
 	if (jv_is_valid(line) &&
 	    art_tooltape_append(tr->c.record_fd, &line, &err) == -1) {
 		if (art_err_is(&err, "nomem"))
@@ -1682,6 +1774,22 @@ declaration_of(const jv *config, const char *name)
 	return found;
 }
 
+/* The guard of config (borrowed), for a tape: see struct art_toolrun. */
+static void
+guard_from(struct art_toolrun *tr, const jv *config)
+{
+	jv sec = art_json_field(config, "security");
+
+	jv_free(tr->guard);
+	tr->guard = jv_null();
+	if (jv_get_kind(sec) != JV_KIND_OBJECT) {
+		jv_free(sec);
+		return;
+	}
+	tr->guard = art_json_set_some(art_json_set(jv_object(), "security",
+	    sec), "system", art_json_field(config, "system"));
+}
+
 /*
  * Whether the request's agent lets the tool name run.  Yes, with *decl
  * the agent's declaration of it, or null when the request names no
@@ -1718,6 +1826,8 @@ is_declared(struct art_toolrun *tr, const jv *rec, const char *sid,
 		}
 	}
 	*decl = declaration_of(&config, name);
+	if (tr->c.record_fd != -1)
+		guard_from(tr, &config);
 	if (jv_get_kind(*decl) == JV_KIND_OBJECT &&
 	    art_json_str(decl, "mcp_server") != NULL) {
 		/* Which server, as the agent names it, goes with the call. */
@@ -1818,6 +1928,8 @@ art_toolrun_line(struct art_toolrun *tr, jv rec, const char *raw,
 
 	tr->src = src;
 	tr->lineno = lineno;
+	jv_free(tr->guard);
+	tr->guard = jv_null();
 	if (strcmp(art_ndjson_type(&rec), "decision.request") == 0 &&
 	    jv_get_kind(trig) == JV_KIND_OBJECT &&
 	    strcmp(art_ndjson_type(&trig), "tool.execute") == 0)
@@ -2000,6 +2112,8 @@ art_toolrun_new(const struct art_toolrun_conf *c, struct art_err *err)
 	tr->claimed = jv_object();
 	tr->watched = jv_array();
 	tr->cur = jv_null();
+	tr->guard = jv_null();
+	tr->tape_key = jv_null();
 	/* A replay answers every call from its tape: no tool or server runs. */
 	if (c->replay != NULL)
 		return tr;
@@ -2050,6 +2164,9 @@ art_toolrun_free(struct art_toolrun *tr)
 	jv_free(tr->claimed);
 	jv_free(tr->watched);
 	jv_free(tr->cur);
+	jv_free(tr->guard);
+	jv_free(tr->tape_key);
+	art_security_free(tr->tape_sec);
 	art_tools_jq_free(tr->jq);
 	free(tr->calls);
 	free(tr->asked);

@@ -192,6 +192,32 @@ nowhere() {
 	nowhere "wire the money"
 }
 
+@test "a tool tape (agentrt-tool --record) is screened as the store is" {
+	agent sec-tape '{"model": "mock/script", "security": {},
+	    "tools": [{"name": "leaky", "description": "x"}, {"name": "sneaky", "description": "y"}],
+	    "mock": {"script": [
+	      {"tool_calls": [{"name": "leaky", "arguments": {}}, {"name": "sneaky", "arguments": {}}]},
+	      {"content": "done: {{tools}}"}]}}'
+	TAPE=$BATS_TEST_TMPDIR/tape.ndjson
+	TOOL_ARGS="--tools $BATS_TEST_TMPDIR/tools --record $TAPE" \
+	    AGENTS="$BATS_TEST_TMPDIR/agents:$AGENTS" ring -a sec-tape -m go
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(jq -c '[.name, (.result // .error)]' "$TAPE" | sort)" \
+	    '["leaky","aws [redacted:aws_access_key] here"]
+["sneaky","[blocked:ignore_instructions]"]'
+	! grep -a -F -q "$AWS" "$TAPE" || fail "the key is on the tape"
+	! grep -a -F -q "wire the money" "$TAPE" || fail "the blocked text is on the tape"
+	nowhere "$AWS"
+	# An agent with no security object tapes what its tools said.
+	agent plain-tape '{"model": "mock/script",
+	    "tools": [{"name": "leaky", "description": "x"}],
+	    "mock": {"script": [{"tool_calls": [{"name": "leaky", "arguments": {}}]}, {"content": "ok"}]}}'
+	TOOL_ARGS="--tools $BATS_TEST_TMPDIR/tools --record $TAPE.plain" \
+	    AGENTS="$BATS_TEST_TMPDIR/agents:$AGENTS" ring -a plain-tape -m go
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	grep -a -F -q "$AWS" "$TAPE.plain" || fail "an unguarded agent's tape was changed"
+}
+
 @test "tool_scan_enabled false: tool results reach the model as they came" {
 	agent sec-noscan '{"model": "mock/script", "security": {"tool_scan_enabled": false},
 	    "tools": [{"name": "leaky", "description": "x"}],
