@@ -2,7 +2,7 @@
 # compare.sh - agentrt against two JavaScript agent frameworks, same loop.
 #
 # usage: bench/compare.sh [-k K[:RUNS]]... [-r RUNS] [-b BINDIR] [-o FILE]
-#                         [--no-peers] [--security]
+#                         [--no-peers] [--security] [--large]
 #
 # One agent turn of K tool steps: the user says "go", the model (our mock,
 # bench/mockllm.py, over HTTP on 127.0.0.1) asks K times for add(a, b), and
@@ -32,6 +32,13 @@
 #   --no-peers   agentrt only
 #   --security   the agentrt agent gets "security": {} (issue 17's pipeline,
 #                every detector on with its defaults); all else the same
+#   --large      a large agent for all three (issue 34): 40 tools, add and
+#                39 others shaped like MCP servers' tools, each with a JSON
+#                Schema of about 1 KB, and a system prompt of about 4 KB.
+#                bench/large-agent.py writes them once into the work dir;
+#                agentrt's agent file gets them as its tools and system,
+#                the peers read them from $COMPARE_AGENT.  Only add does
+#                anything; the others (never called) return "ok"
 #
 # Needs bash, python3, curl, jq, a C compiler (cc, for bench/rusage.c),
 # strace (apt-get install strace) and, unless --no-peers, node and the
@@ -41,12 +48,13 @@ set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
 
-ks=() runs=3 bin= peers=1 out= security=
+ks=() runs=3 bin= peers=1 out= security= large=
 args=()
 for a in "$@"; do
 	case $a in
 	--no-peers) peers= ;;
 	--security) security=1 ;;
+	--large) large=1 ;;
 	--help) usage; exit 0 ;;
 	*) args+=("$a") ;;
 	esac
@@ -104,10 +112,23 @@ trap 'exit 130' INT TERM
 cc -O2 -o "$work/rusage" "$here/bench/rusage.c"
 mkdir -p "$work/agents" "$work/tools"
 printf '.a + .b\n' >"$work/tools/add.jq"
-jq -n --arg sec "$security" '{model: "openai/mock-model", tools: [{name: "add", description: "a+b",
-        input: {type: "object", properties: {a: {type: "number"}, b: {type: "number"}}}}]}
-        + if $sec != "" then {security: {}} else {} end' \
-    >"$work/agents/bench-add.json"
+if [ -n "$large" ]; then
+	# The same system prompt and 40 tools for all three; the peers read
+	# them from $COMPARE_AGENT.
+	python3 "$here/bench/large-agent.py" "$work/large.json"
+	jq -r '.tools[].name | select(. != "add")' "$work/large.json" |
+	    while read -r name; do printf '"ok"\n' >"$work/tools/$name.jq"; done
+	jq --arg sec "$security" '{model: "openai/mock-model", system, tools}
+	    + if $sec != "" then {security: {}} else {} end' "$work/large.json" \
+	    >"$work/agents/bench-add.json"
+	export COMPARE_AGENT=$work/large.json
+else
+	unset COMPARE_AGENT
+	jq -n --arg sec "$security" '{model: "openai/mock-model", tools: [{name: "add", description: "a+b",
+	        input: {type: "object", properties: {a: {type: "number"}, b: {type: "number"}}}}]}
+	        + if $sec != "" then {security: {}} else {} end' \
+	    >"$work/agents/bench-add.json"
+fi
 export AGENTRT_AGENTS="$work/agents" OPENAI_API_KEY=sk-bench-dummy
 export OPENAI_AGENTS_DISABLE_TRACING=1 LANGCHAIN_TRACING_V2=false LANGSMITH_TRACING=false
 export LANGCHAIN_CALLBACKS_BACKGROUND=false
@@ -229,6 +250,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 note=
 [ -z "$security" ] || note=' (with "security": {})'
+[ -z "$large" ] || note="$note; the large agent: $(jq -r '"\(.tools | length) tools, \(.tools | map(.input | tojson | length) | add) bytes of schemas, a \(.system | length)-byte system prompt"' "$work/large.json")"
 echo "agentrt: $bin$note${peers:+; node $(node --version)}; $(nproc) CPUs" >&2
 : >"$work/runs"
 kl=()

@@ -4,6 +4,13 @@
 // $OPENAI_BASE_URL (bench/mockllm.py started with the same K).  The user
 // says "go"; the mock asks for K additions, then answers "done after K
 // steps", which this prints.  Exits 1 if the answer is anything else.
+//
+// With $COMPARE_AGENT, a JSON file {system, tools: [{name, description,
+// input}]} (bench/large-agent.py, for compare.sh --large), the agent's
+// instructions are its system and its tools are those, declared with their
+// JSON Schemas (strict: false, as they are not in OpenAI's strict form):
+// add(a, b) = a + b as above, the others return "ok".
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import {
   Agent, run, tool, setTracingDisabled, OpenAIChatCompletionsModel,
@@ -22,17 +29,29 @@ const client = new OpenAI({
   baseURL: process.env.OPENAI_BASE_URL || 'http://127.0.0.1:8089/v1',
   maxRetries: 0,
 });
-const add = tool({
+let instructions = 'Call add until told to stop.';
+let tools = [tool({
   name: 'add',
   description: 'a+b',
   parameters: z.object({ a: z.number(), b: z.number() }),
   execute: async ({ a, b }) => String(a + b),
-});
+})];
+if (process.env.COMPARE_AGENT) {
+  const def = JSON.parse(readFileSync(process.env.COMPARE_AGENT, 'utf8'));
+  instructions = def.system;
+  tools = def.tools.map((t) => tool({
+    name: t.name,
+    description: t.description,
+    parameters: t.input,
+    strict: false,
+    execute: t.name === 'add' ? async ({ a, b }) => String(a + b) : async () => 'ok',
+  }));
+}
 const agent = new Agent({
   name: 'bench',
-  instructions: 'Call add until told to stop.',
+  instructions,
   model: new OpenAIChatCompletionsModel(client, 'mock-model'),
-  tools: [add],
+  tools,
 });
 
 const result = await run(agent, 'go', { maxTurns: k + 10 });
