@@ -82,8 +82,10 @@ tools_by_version(struct cx *c, jv req, const jv *cfg, const char *ver,
 	unsigned char k[ART_REQUEST_CONFIG_KEY_MAX];
 	jv tools = art_json_field(&req, "tools");
 	size_t n;
-	int has, same = ver != NULL && jv_is_valid(req);
+	int has, same = ver != NULL && jv_is_valid(req) &&
+	    jv_get_kind(mine) == JV_KIND_ARRAY;
 
+	/* No tools (null and null are identical): nothing to name. */
 	same = jv_identical(tools, mine) && same;
 
 	if (!same)
@@ -110,7 +112,8 @@ llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	const char *const *k;
 	jv req = set(jv_object(), "model", pick(a, cfg, "model"));
 	jv msgs = art_json_field(a, "messages"), tools, mine = jv_null();
-	const char *sys = art_json_str(cfg, "system"), *ver = NULL;
+	const char *sys = art_json_str(cfg, "system"), *ver = NULL, *v;
+	char vbuf[ART_CONFIG_VERSION_LEN + 1];
 
 	if (jv_get_kind(msgs) == JV_KIND_NULL) {
 		/*
@@ -133,7 +136,10 @@ llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	if (jv_get_kind(tools) == JV_KIND_NULL && jv_get_kind(*cfg) ==
 	    JV_KIND_OBJECT) {
 		jv_free(tools);
-		ver = eng_config_version(c, cfg, &tools);
+		/* Copied: another config resolved before the end would
+		 * change the engine's buffer. */
+		if ((v = eng_config_version(c, cfg, &tools)) != NULL)
+			ver = strcpy(vbuf, v);
 		mine = jv_copy(tools);
 	} else if (jv_get_kind(tools) == JV_KIND_NULL) {
 		jv_free(tools);

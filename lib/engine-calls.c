@@ -168,12 +168,12 @@ tools_by_version(struct cx *c, jv req, jv *ref)
 		return req;
 	}
 	ver = eng_config_version(c, &cfg, &mine);
-	same = jv_get_kind(mine) == JV_KIND_ARRAY &&
+	same = ver != NULL && jv_get_kind(mine) == JV_KIND_ARRAY &&
 	    jv_array_length(jv_copy(mine)) == jv_array_length(jv_copy(tools)) &&
 	    jv_equal(jv_copy(mine), jv_copy(tools));
 	jv_free(mine);
 	jv_free(tools);
-	n = art_request_config_key(ver, k);
+	n = same ? art_request_config_key(ver, k) : 0;
 	if (same && (has = art_store_has(c->t, ART_DB_VERSIONS, c->sid, k, n,
 	    c->err)) == 0)
 		has = art_store_add(c->t, ART_DB_VERSIONS, c->sid, k, n,
@@ -426,7 +426,8 @@ eng_call_failed(struct cx *c, const jv *call, const struct settle *st,
 /*
  * A result against the tool's output schema: an MCP tool's structured
  * content when the settle carries one (sc not NULL; null: the server
- * gave none, which a declared schema makes an error, as MCP has it),
+ * gave none, which a declared schema makes an error, as MCP has it;
+ * true: the tool stage cut it at --max-output, and it is not checked),
  * else the result's JSON when it is JSON text, else the text itself.
  * 0, or -1 with the reason in err.
  */
@@ -437,7 +438,8 @@ check_output(const jv *call, const jv *result, const jv *sc,
 	jv schema = art_json_field(call, "output_schema"), v;
 	int r = 0;
 
-	if (jv_get_kind(schema) == JV_KIND_NULL) {
+	if (jv_get_kind(schema) == JV_KIND_NULL || (sc != NULL &&
+	    jv_get_kind(*sc) == JV_KIND_TRUE)) {
 		jv_free(schema);
 		return 0;
 	}
@@ -525,7 +527,8 @@ scanned_structured(struct cx *c, const jv *call, const jv *cfg, const jv *sc)
 	const char *block;
 	jv t, v;
 
-	if (jv_get_kind(*sc) == JV_KIND_NULL)
+	if (jv_get_kind(*sc) == JV_KIND_NULL || jv_get_kind(*sc) ==
+	    JV_KIND_TRUE)		/* none, or cut */
 		return jv_null();
 	t = scan_result(c, call, cfg, jv_dump_string(jv_copy(*sc), 0),
 	    &block);
@@ -674,9 +677,11 @@ settle_tool(struct cx *c, struct settle *st, const jv *line)
 		jv_free(call);
 		return r;
 	}
-	sc = line != NULL && jv_object_has(jv_copy(*line),
+	/* Cut by the tool stage's --max-output: true, not checked. */
+	sc = line == NULL ? jv_invalid() : jv_object_has(jv_copy(*line),
 	    jv_string("structured_content")) ? art_json_field(line,
-	    "structured_content") : jv_invalid();
+	    "structured_content") : jv_object_has(jv_copy(*line),
+	    jv_string("structured_content_cut")) ? jv_true() : jv_invalid();
 	r = st->ok ? eng_tool_done_sc(c, &call, &st->value, jv_is_valid(sc) ?
 	    &sc : NULL) : eng_call_failed(c, &call, st,
 	    eng_finished_for(&call));

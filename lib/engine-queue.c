@@ -246,17 +246,22 @@ static jv
 same_tools(struct cx *c, jv req)
 {
 	char h[ART_ID_MAX + 1];
-	const char *ver = art_json_str(&req, "config");
+	const char *ver = art_json_str(&req, "config"), *now;
 	jv cfg;
 	int same;
 
 	if (ver == NULL)
 		return req;
-	if (c->e == NULL || eng_head(c, h, sizeof(h)) == -1 ||
-	    !jv_is_valid(cfg = eng_config_at(c, h)))
+	if (c->e == NULL)
 		return art_request_tools(c->t, c->sid, req, c->err);
+	if (eng_head(c, h, sizeof(h)) == -1 ||
+	    !jv_is_valid(cfg = eng_config_at(c, h))) {
+		jv_free(req);
+		return jv_invalid();	/* c->err says why */
+	}
 	same = jv_get_kind(cfg) == JV_KIND_OBJECT &&
-	    strcmp(eng_config_version(c, &cfg, NULL), ver) == 0;
+	    (now = eng_config_version(c, &cfg, NULL)) != NULL &&
+	    strcmp(now, ver) == 0;
 	jv_free(cfg);
 	return same ? jv_object_delete(req, jv_string("config")) :
 	    art_request_tools(c->t, c->sid, req, c->err);
@@ -424,7 +429,10 @@ by_version(struct cx *c, jv proposed, const jv *config, const char **ver)
 	*ver = NULL;
 	if (c->e == NULL)	/* agentrt-session request: made whole next */
 		return proposed;
-	*ver = eng_config_version(c, config, &tools);
+	if ((*ver = eng_config_version(c, config, &tools)) == NULL) {
+		jv_free(tools);		/* no version: whole */
+		return proposed;
+	}
 	proposed = art_propose_by_version(proposed, &tools);
 	jv_free(tools);
 	return proposed;

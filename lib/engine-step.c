@@ -166,6 +166,9 @@ eng_config_at(struct cx *c, const char *h)
 /*
  * The version of config (borrowed, an object) and, when tools is not
  * NULL, its LlmTools in *tools (a new jv): worked out once a config.
+ * The version is the engine's, valid until the next call; NULL when it
+ * could not be worked out (out of memory), and then what would name
+ * the config by it goes whole.
  */
 const char *
 eng_config_version(struct cx *c, const jv *config, jv *tools)
@@ -175,13 +178,13 @@ eng_config_version(struct cx *c, const jv *config, jv *tools)
 	if (!jv_identical(jv_copy(e->cfg_last), jv_copy(*config))) {
 		jv_free(e->cfg_last);
 		jv_free(e->cfg_tools);
-		e->cfg_last = jv_copy(*config);
 		e->cfg_tools = art_propose_llm_tools(config);
-		art_propose_config_version(config, e->cfg_version);
+		e->cfg_last = art_propose_config_version(config,
+		    e->cfg_version) == 0 ? jv_copy(*config) : jv_null();
 	}
 	if (tools != NULL)
 		*tools = jv_copy(e->cfg_tools);
-	return e->cfg_version;
+	return e->cfg_version[0] != '\0' ? e->cfg_version : NULL;
 }
 
 /*

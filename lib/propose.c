@@ -1005,16 +1005,20 @@ art_propose_by_version(jv proposed, const jv *llm_tools)
 	return jv_object_set(proposed, jv_string("actions"), out);
 }
 
-void
+int
 art_propose_config_version(const jv *config, char out[ART_CONFIG_VERSION_LEN + 1])
 {
 	unsigned char d[ART_SHA256_LEN];
 	size_t len = 0;
 	char *text = art_json_dump(config, &len), hex[2 * ART_SHA256_LEN + 1];
 
-	art_sha256(text != NULL ? text : "", text != NULL ? len : 0, d);
+	out[0] = '\0';
+	if (text == NULL)
+		return -1;
+	art_sha256(text, len, d);
 	free(text);
 	art_hex(d, ART_SHA256_LEN, hex);
 	memcpy(out, hex, ART_CONFIG_VERSION_LEN);
 	out[ART_CONFIG_VERSION_LEN] = '\0';
+	return 0;
 }

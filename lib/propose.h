@@ -63,10 +63,11 @@ jv	art_propose_by_version(jv proposed, const jv *llm_tools);
 /*
  * The configuration's version: the first ART_CONFIG_VERSION_LEN hex
  * digits of the SHA-256 of its JSON text, and a NUL, into out.  Equal
- * configs parsed from equal text have equal versions.
+ * configs parsed from equal text have equal versions.  -1, out "", when
+ * there is no memory for the text.
  */
 #define ART_CONFIG_VERSION_LEN	32
-void	art_propose_config_version(const jv *config,
+int	art_propose_config_version(const jv *config,
 	    char out[ART_CONFIG_VERSION_LEN + 1]);
 
 /*

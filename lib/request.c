@@ -15,8 +15,12 @@ bool
 art_request_by_ref(const jv *line)
 {
 	jv ref = art_json_field(line, "ref");
+	const char *type = art_json_str(line, "type");
 	bool yes = jv_get_kind(ref) == JV_KIND_OBJECT;
 
+	/* A model request names its tools by a version, or is whole. */
+	if (yes && type != NULL && strcmp(type, "llm.request") == 0)
+		yes = art_json_str(&ref, "config") != NULL;
 	jv_free(ref);
 	return yes;
 }
@@ -434,6 +438,17 @@ keep_tools(struct art_request_reader *r, const jv *line, const jv *whole)
 	jv_free(ref);
 }
 
+static bool
+line_has_tools(const jv *line)
+{
+	jv req = art_json_field(line, "request");
+	bool yes = jv_get_kind(req) == JV_KIND_OBJECT &&
+	    jv_object_has(jv_copy(req), jv_string("tools"));
+
+	jv_free(req);
+	return yes;
+}
+
 jv
 art_request_read(struct art_request_reader *r, const jv *line,
     struct art_err *err)
@@ -471,7 +486,8 @@ art_request_read(struct art_request_reader *r, const jv *line,
 			err->code = "bad_request";
 		return jv_invalid();
 	}
-	if (llm)
+	/* Only tools read by the version: a line's own are its own. */
+	if (llm && !line_has_tools(line))
 		keep_tools(r, line, &w.out);
 	return w.out;
 }

@@ -44,15 +44,17 @@ static const char *const dbnames[ART_DB__COUNT] = {
 /*
  * Large values read again and again (an agent's configuration: forty
  * tools' schemas and a system prompt, read by every step) are parsed once:
- * the last DOCS_MAX values of DOC_MIN bytes or more are kept beside their
- * bytes, and a value whose bytes are the same is the parsed one again.
+ * the last DOCS_MAX values of DOC_MIN to DOC_MAX bytes art_store_get
+ * read (not a scan's, not a node: those have their own cache) are kept
+ * beside their bytes, and a value whose bytes are the same is the parsed
+ * one again.
  * The bytes, not the key, decide, so nothing kept can go stale: another
  * process's write, a deleted session, an aborted transaction all change
  * the bytes read or leave them as they were.
  */
 #define DOCS_MAX	16
 #define DOC_MIN		2048
-#define DOC_MAX		(8u << 20)
+#define DOC_MAX		(1u << 20)
 
 struct doc {
 	char	*raw;		/* the value's bytes; NULL: an empty slot */
@@ -446,9 +448,9 @@ art_store_close(struct art_store *st)
 	jv_free(st->cache);
 	jv_free(st->kept);
 	for (i = 0; i < DOCS_MAX; i++) {
-		free(st->docs[i].raw);
 		if (st->docs[i].raw != NULL)
 			jv_free(st->docs[i].val);
+		free(st->docs[i].raw);
 	}
 	free(st->dir);
 	free(st);
@@ -750,7 +752,6 @@ art_store_add(struct art_txn *t, enum art_db db, const char *sid,
 	return put(t, db, sid, sub, sublen, value, MDB_NOOVERWRITE, err);
 }
 
-/* A stored value: JSON then a NUL, so a failed parse stays in bounds. */
 /* A large value parsed before from the same bytes, or jv_invalid(). */
 static jv
 doc_get(struct art_store *st, const MDB_val *v)
@@ -787,8 +788,14 @@ doc_put(struct art_store *st, const MDB_val *v, const jv *val)
 	st->ndoc = (st->ndoc + 1) % DOCS_MAX;
 }
 
+/*
+ * A stored value: JSON then a NUL, so a failed parse stays in bounds.
+ * keep: a large one may be kept parsed (art_store_get's; a scan's are
+ * not, so reading a log through does not fill the cache).
+ */
 static jv
-parse_value(struct art_store *st, const MDB_val *v, struct art_err *err)
+parse_value(struct art_store *st, const MDB_val *v, int keep,
+    struct art_err *err)
 {
 	const char *p = v->mv_data;
 	jv val;
@@ -798,12 +805,13 @@ parse_value(struct art_store *st, const MDB_val *v, struct art_err *err)
 		    v->mv_size);
 		return jv_invalid();
 	}
-	if (jv_is_valid(val = doc_get(st, v)))
+	if (keep && jv_is_valid(val = doc_get(st, v)))
 		return val;
-	jv_free(val);
+	if (keep)
+		jv_free(val);
 	st->parses++;
 	val = art_json_parse(p, v->mv_size - 1, err);
-	if (jv_is_valid(val))
+	if (keep && jv_is_valid(val))
 		doc_put(st, v, &val);
 	return val;
 }
@@ -843,7 +851,7 @@ art_store_get(struct art_txn *t, enum art_db db, const char *sid,
 		    mdb_strerror(rc));
 		return jv_invalid();
 	}
-	val = parse_value(t->st, &v, err);
+	val = parse_value(t->st, &v, db != ART_DB_NODES, err);
 	if (jv_is_valid(val))
 		cache_put(t->st, db, &k, jv_copy(val));
 	if (jv_is_valid(val) && is_mine(t, db))
@@ -970,7 +978,7 @@ art_store_scan(struct art_txn *t, enum art_db db, const char *sid,
 		v = cache_get(t->st, db, &s.k);
 		if (!jv_is_valid(v)) {
 			jv_free(v);
-			v = parse_value(t->st, &s.v, err);
+			v = parse_value(t->st, &s.v, 0, err);
 			if (jv_is_valid(v))
 				cache_put(t->st, db, &s.k, jv_copy(v));
 		}

@@ -1079,6 +1079,36 @@ mcp_parts(const struct art_mcp_done *d, size_t max)
 	return art_parts_cap(jv_copy(*d->parts), max, why);
 }
 
+/*
+ * line (consumed) with what an output schema applies to, MCP's
+ * structuredContent (null when the server gave none): the engine checks
+ * it, the model reads the text.  Held to --max-output as the text is:
+ * past it, "structured_content_cut" gives its size instead, and it is
+ * neither checked nor kept.
+ */
+static jv
+with_structured(struct art_toolrun *tr, jv line, const struct art_mcp_done *d,
+    const char *call_id)
+{
+	jv sc = art_json_field(d->result, "structuredContent");
+	size_t len = 0;
+	char *text;
+
+	if (jv_get_kind(sc) != JV_KIND_NULL &&
+	    (text = art_json_dump(&sc, &len)) != NULL) {
+		free(text);
+		if (len > tr->c.max_output) {
+			jv_free(sc);
+			warn(tr, "call %s: structuredContent of %zu bytes cut "
+			    "by --max-output %zu: not checked, not kept",
+			    call_id, len, tr->c.max_output);
+			return jv_object_set(line, jv_string(
+			    "structured_content_cut"), jv_number((double)len));
+		}
+	}
+	return jv_object_set(line, jv_string("structured_content"), sc);
+}
+
 /* The settle of an MCP call, as an executable's would be. */
 static void
 mcp_done(void *ctx, const struct art_mcp_done *d)
@@ -1094,15 +1124,9 @@ mcp_done(void *ctx, const struct art_mcp_done *d)
 		    mcp_parts(d, tr->c.max_output));
 	} else if (d->ok)
 		line = jv_object_set(line, jv_string("result"), text);
-	if (d->ok) {
-		/*
-		 * What an output schema applies to (MCP's structuredContent),
-		 * null when the server gave none: the engine checks it, the
-		 * model reads the text.
-		 */
-		line = jv_object_set(line, jv_string("structured_content"),
-		    art_json_field(d->result, "structuredContent"));
-	} else {
+	if (d->ok)
+		line = with_structured(tr, line, d, mc->call_id);
+	else {
 		line = jv_object_set(line, jv_string("error"), text);
 		line = jv_object_set(line, jv_string("retryable"),
 		    jv_bool(d->retryable));

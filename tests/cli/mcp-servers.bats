@@ -39,7 +39,7 @@ ring() {
 	run timeout 90 bash -c '
 		agentrt-decide <"$1/ring" |
 		agentrt-llm |
-		agentrt-tool -t "$1/tools" |
+		agentrt-tool -t "$1/tools" $TOOL_OPTS 2>>"$1/tool.err" |
 		AGENTRT_AGENTS="$1/agents" agentrt-session run -a "$2" -m "$3" \
 		    --events "$1/events" >"$1/ring"' ring "$T" "$1" "$2"
 }
@@ -459,4 +459,17 @@ needs_reference() {
 	assert_eq "$(logged tool.call.errored | jq -r '[.name, .error] | join(": ")')" \
 "bad: structuredContent does not match the tool's output schema: /n: expected integer, got string
 none: the tool declares an output schema, and its result has no structuredContent"
+}
+
+@test "structured content past --max-output is cut: said, not checked, not kept" {
+	needs_python
+	agent cut --arg c "python3 $top_srcdir/tests/helpers/mcp-schema.py" '{model: "mock/script",
+	    mcp_servers: {s: {command: $c}},
+	    mock: {script: [{tool_calls: [{name: "bad", arguments: {}}]}, {content: "done"}]}}'
+	TOOL_OPTS="--max-output 8" ring cut go
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(logged tool.call.completed | jq -c '[.name, .result, has("structured_content")]')" \
+	    '["bad","bad said\n[output truncated at 8 bytes]",false]'
+	grep -q 'structuredContent of 11 bytes cut by --max-output 8: not checked, not kept' "$T/tool.err" ||
+	    fail "$(cat "$T/tool.err")"
 }

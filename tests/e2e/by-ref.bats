@@ -260,9 +260,29 @@ step_bytes() {
 	[[ "$output" == *"no store in"* ]] || fail "$output"
 	run agentrt-llm <<<"$(jq -c '.ref.config = "not hex!"' <<<"$line")"
 	assert_eq "$(grep '^{' <<<"$output" | jq -r '[.type, .code] | join(" ")')" 'error bad_request'
-	# The line as the ring carries it is answered, with the three tools.
-	run agentrt-llm --record "$BATS_TEST_TMPDIR/c" <<<"$line"
+	# The line as the ring carries it is answered, with the three tools;
+	# a line that names the version but brings tools of its own keeps
+	# them, and they are not taken for the version's.
+	own=$(jq -c '.request.tools = [{name: "own", description: "mine"}]' <<<"$line")
+	run agentrt-llm --record "$BATS_TEST_TMPDIR/c" <<<"$own
+$line"
 	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -r .type <<<"$output")" 'llm.result
+llm.result'
+	assert_eq "$(jq -c '.request.tools | map(.name)' "$BATS_TEST_TMPDIR/c")" '["own"]
+["step","tool_1","tool_2"]'
+	# A "ref" that names no config version is no reference: the line is
+	# taken whole, as before.
+	run agentrt-llm <<<"$(jq -c '.ref = {x: 1}' <<<"$line")"
 	assert_eq "$(jq -r .type <<<"$output")" llm.result
-	assert_eq "$(jq -c '.request.tools | map(.name)' "$BATS_TEST_TMPDIR/c")" '["step","tool_1","tool_2"]'
+}
+
+@test "an agent with no tools sends its model requests whole: nothing to name" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents" "$BATS_TEST_TMPDIR/tools"
+	printf '{"model": "mock/echo", "system": "Echo."}\n' >"$BATS_TEST_TMPDIR/agents/bare.json"
+	byref_ring "$BATS_TEST_TMPDIR/tap" -a bare -m hello
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -c 'select(.type == "llm.request") | [has("ref"), (.request | has("tools"))]' \
+	    "$BATS_TEST_TMPDIR/tap")" '[false,false]'
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"hello"'
 }
