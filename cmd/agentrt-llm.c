@@ -285,9 +285,10 @@ wanted(const char *type, const char *trigger, void *ctx)
 	struct stage *st = ctx;
 
 	st->raw_request = strcmp(type, "llm.request") == 0;
-	/* No trigger yet: a model request is parsed, so it is checked. */
+	/* No trigger yet: a model request is parsed here, and checked so. */
 	if (trigger == NULL)
-		return st->raw_request || strcmp(type, "decision.request") == 0;
+		return st->raw_request ? ART_NDJSON_WANT_RAW :
+		    strcmp(type, "decision.request") == 0;
 	return strcmp(type, "decision.request") == 0 &&
 	    strcmp(trigger, "llm.execute") == 0;
 }
@@ -301,6 +302,19 @@ emit_raw(struct stage *st, const char *p, size_t n)
 	    art_outq_push_raw(st->out, "\n", 1, &err) == -1)
 		art_die(ART_EXIT_FAIL, "%s", art_err_is(&err, "nomem") ?
 		    "out of memory" : err.msg);
+}
+
+/* The error line for a model request that is not JSON (raw, n). */
+static jv
+bad_json(const struct art_ndjson_reader *rd, const char *raw, size_t n,
+    const struct art_err *err)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "%s:%zu: %s", art_ndjson_name(rd),
+	    art_ndjson_lineno(rd), err->msg);
+	return art_ndjson_error(err->code != NULL ? err->code : "bad_json",
+	    msg, raw, n);
 }
 
 /* Takes every whole line the reader holds. */
@@ -328,9 +342,17 @@ drain(struct stage *st)
 			}
 			st->raw_request = false;
 			line = art_llm_parse_request(&st->reuse, raw, n, &err);
-			if (!jv_is_valid(line)) {	/* out of memory */
+			if (!jv_is_valid(line) && art_err_is(&err, "nomem")) {
 				jv_free(line);
 				art_die(ART_EXIT_FAIL, "%s", err.msg);
+			}
+			if (!jv_is_valid(line)) {
+				/* Not scanned on the way in: said here. */
+				jv_free(line);
+				art_warn("%s:%zu: %s", art_ndjson_name(rd),
+				    art_ndjson_lineno(rd), err.msg);
+				emit(st, bad_json(rd, raw, n, &err));
+				continue;
 			}
 			take(st, line);
 			continue;

@@ -87,17 +87,20 @@ lead_type(const char *s, size_t n, char *type, size_t tn)
 }
 
 /*
- * A line whose first member names a type the filter wants no line of
- * (asked with no trigger): passed on unread, body and all, since the
- * stage that takes it checks it.
+ * What the filter says, asked with no trigger, of a line whose first
+ * member names its type: 0, pass it on unread, body and all, since the
+ * stage that takes it checks it; ART_NDJSON_WANT_RAW, the stage parses
+ * it itself; anything else, take the usual path.  -1 when the line does
+ * not begin with its type, or there is no filter.
  */
 static int
-passes_unread(struct art_ndjson_reader *rd, const char *s, size_t n)
+lead_want(struct art_ndjson_reader *rd, const char *s, size_t n)
 {
 	char type[64];
 
-	return rd->want != NULL && lead_type(s, n, type, sizeof(type)) &&
-	    !rd->want(type, NULL, rd->want_ctx);
+	if (rd->want == NULL || !lead_type(s, n, type, sizeof(type)))
+		return -1;
+	return rd->want(type, NULL, rd->want_ctx);
 }
 
 /* A well-formed line with a type the filter does not want? */
@@ -272,10 +275,11 @@ take_line(struct art_ndjson_reader *rd, char *s, size_t n, jv *out,
     struct art_err *err)
 {
 	size_t bad;
+	int lw;
 	jv v;
 
 	keep_excerpt(rd, s, n);
-	if (passes_unread(rd, s, n)) {
+	if ((lw = lead_want(rd, s, n)) == 0) {
 		rd->raw = s;
 		rd->rawlen = n;
 		return ART_NDJSON_RAW;
@@ -289,7 +293,7 @@ take_line(struct art_ndjson_reader *rd, char *s, size_t n, jv *out,
 		    "(byte %zu)", bad + 1);
 		return ART_NDJSON_BAD;
 	}
-	if (passes_by(rd, s, n)) {
+	if (lw == ART_NDJSON_WANT_RAW || passes_by(rd, s, n)) {
 		rd->raw = s;
 		rd->rawlen = n;
 		return ART_NDJSON_RAW;

@@ -68,10 +68,15 @@ enum art_ndjson_status art_ndjson_next(struct art_ndjson_reader *, jv *out,
  * trigger_type NULL: "may you want any line of type T?"  A filter that
  * says no has the line passed on without a byte of its body read (a
  * 200 KB model request through a decide stage); the stage that takes it
- * checks it.  A line with two "type" members is judged by its first
- * here and by its last where it is parsed (libjq keeps the last); no
- * stage writes one, and the engine refuses what it cannot place.
+ * checks it.  One that answers ART_NDJSON_WANT_RAW has the line, once
+ * its bytes are checked for NULs and UTF-8, as ART_NDJSON_RAW without a
+ * scan of its JSON: the stage parses it itself and says what is wrong
+ * with it (agentrt-llm and its model requests).  A line with two "type"
+ * members is judged by its first here and by its last where it is parsed
+ * (libjq keeps the last); no stage writes one, and the engine refuses
+ * what it cannot place.
  */
+#define ART_NDJSON_WANT_RAW	2
 typedef int art_ndjson_want_fn(const char *type, const char *trigger_type,
 	    void *ctx);
 void	art_ndjson_set_filter(struct art_ndjson_reader *, art_ndjson_want_fn *,

@@ -430,6 +430,16 @@ line() {
 	assert_eq "$(grep -v '"note"' "$BATS_TEST_TMPDIR/out" | jq -r .id | sort | tr '\n' ' ')" "fast slow "
 }
 
+@test "a model request is parsed once, not scanned first: a broken one is still a bad_json line" {
+	{ echo '{"type":"llm.request","id":"r0","request":{"model":"mock/echo","messages":[}}'
+	  request r1 mock/echo "$user"; } | input
+	llm
+	[ "$rc" -eq 0 ]
+	assert_eq "$(jq -r '[.type, .code // .id] | @tsv' "$out")" "$(printf '%s\n' 'error	bad_json' 'llm.result	r1')"
+	[[ "$(line 1 | jq -r .message)" == "<stdin>:1: not valid JSON: "* ]] || fail "$(line 1)"
+	assert_eq "$(line 1 | jq -r .input)" '{"type":"llm.request","id":"r0","request":{"model":"mock/echo","messages":[}}'
+}
+
 # --- files and failures --------------------------------------------------
 
 @test "FILE operands are read in turn; '-' is the standard input" {

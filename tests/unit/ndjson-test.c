@@ -1424,6 +1424,37 @@ test_an_unwanted_type_passes_unread(void)
 	art_ndjson_reader_free(rd);
 }
 
+static int
+want_raw(const char *type, const char *trigger, void *ctx)
+{
+	(void)ctx;
+	if (trigger == NULL && strcmp(type, "llm.request") == 0)
+		return ART_NDJSON_WANT_RAW;
+	return strcmp(type, "decision.request") == 0;
+}
+
+/* A stage that parses a type itself gets its lines unscanned, checked. */
+static void
+test_a_type_wanted_raw_is_not_scanned(void)
+{
+	static const char text[] =
+	    "{\"type\":\"llm.request\",}\n"
+	    "{\"type\":\"llm.request\",\"x\":\"\xff\"}\n"
+	    "{\"type\":\"decision.request\",}\n";
+	struct art_ndjson_reader *rd = fed(text, want_raw);
+	struct art_err err;
+	jv v;
+
+	ok(next_is(rd, ART_NDJSON_RAW, "{\"type\":\"llm.request\",}"),
+	    "a type wanted raw comes back raw, its JSON not scanned");
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_BAD &&
+	    art_err_is(&err, "bad_utf8"), "its bytes are still checked");
+	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_BAD &&
+	    art_err_is(&err, "bad_json"),
+	    "a type the filter may want takes the usual path");
+	art_ndjson_reader_free(rd);
+}
+
 /* A parsed line's bytes too, as written, for a stage that passes it on. */
 static void
 test_every_line_gives_its_bytes_as_written(void)
@@ -1455,6 +1486,7 @@ main(void)
 	test_every_line_gives_its_bytes_as_written();
 	test_filtered_lines_pass_by_raw_and_counted();
 	test_an_unwanted_type_passes_unread();
+	test_a_type_wanted_raw_is_not_scanned();
 	test_type_holding_a_nul_is_bad_type();
 	test_type_with_a_nul_matches_no_name();
 	test_every_fixture_file_is_covered();
