@@ -159,7 +159,10 @@ loop_drain(struct ring *r)
 	jv_array_foreach(ev, i, e) {
 		say_refusal(&e);
 		if (r->events != NULL && loop_write_event(r, e, &err) == -1) {
-			art_warn("write events: %s", err.msg);
+			art_warn("--events: a write failed: %s; no more events "
+			    "are written", err.msg);
+			snprintf(r->events_lost, sizeof(r->events_lost), "%s",
+			    err.msg);
 			fclose(r->events);
 			r->events = NULL;
 		} else if (r->events == NULL)
@@ -386,17 +389,28 @@ loop_open(struct ring *r, struct env *e, const struct opts *o)
 		fcntl(STDIN_FILENO, F_SETFL, fl | O_NONBLOCK);
 }
 
-void
+int
 loop_close(struct ring *r, int status)
 {
+	int rc = 0;
+
 	close_text(r, status);
-	if (r->events != NULL)
-		fclose(r->events);
+	/* What was buffered last goes now: a failure is said. */
+	if (r->events != NULL) {
+		int bad = ferror(r->events);
+
+		if (fclose(r->events) == EOF || bad) {
+			art_warn("--events: the last events were not written: "
+			    "%s", strerror(errno));
+			rc = -1;
+		}
+	}
 	art_ndjson_reader_free(r->in);
 	art_outq_free(r->out);
 	art_engine_free(r->engine);
 	free(r->agents.dirs);
 	free(r->agents.tools);
+	return rc;
 }
 
 void

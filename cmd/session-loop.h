@@ -43,6 +43,9 @@ struct ring {
 	int				 eof;
 	struct agents			 agents;
 	const char			*failed;	/* why, for ag-ui */
+	/* Why --events stopped being written ("" while it is): a run
+	 * whose client lost events does not exit 0. */
+	char				 events_lost[256];
 };
 
 /* SIGINT or SIGTERM came (its number): the loop ends. */
@@ -57,9 +60,10 @@ void	loop_open(struct ring *r, struct env *, const struct opts *);
 /*
  * Ends a streamed text line, closes --events, frees what r holds.  status
  * is the exit status to come: an AG-UI run left open by a failure (not 0,
- * not 3, a park) ends in RUN_ERROR, saying r->failed when set.
+ * not 3, a park) ends in RUN_ERROR, saying r->failed when set.  -1 (said
+ * on stderr) when the last of --events could not be written.
  */
-void	loop_close(struct ring *r, int status);
+int	loop_close(struct ring *r, int status);
 /* One client event (consumed) on --events, as NDJSON or as text. */
 int	loop_write_event(struct ring *r, jv e, struct art_err *);
 /*

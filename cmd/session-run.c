@@ -602,7 +602,15 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 			say_parked(&r);
 		art_engine_stop(r.engine);
 	}
+	/* The turn is recorded, but its client did not see it all. */
+	if (status == 0 && r.events_lost[0] != '\0') {
+		art_warn("the turn completed, but --events lost events (%s): "
+		    "exit 1; agentrt-session log %s has them all",
+		    r.events_lost, r.sid);
+		status = ART_EXIT_FAIL;
+	}
 	jv_free(inputs);
-	loop_close(&r, status);
+	if (loop_close(&r, status) == -1 && status == 0)
+		status = ART_EXIT_FAIL;
 	return status;
 }

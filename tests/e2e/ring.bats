@@ -350,3 +350,14 @@ park_on_client_tool() {
 	[ "$status" -eq 0 ] || fail "$output"
 	assert_eq "$(log_of '[.[].payload | select(.type == "decision.queued" and .trigger.type == "session.start")] | length')" 1
 }
+
+@test "a turn whose --events writes fail exits 1, saying so; the store has it whole" {
+	EVENTS=/dev/full ring -a calc -m 'What is 17*23?'
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	[[ "$output" == *"--events: a write failed: write: No space left on device; no more events are written"* ]] ||
+	    fail "$output"
+	[[ "$output" == *"the turn completed, but --events lost events"* ]] || fail "$output"
+	assert_eq "$(agentrt-session ls | jq -r .status)" idle
+	assert_eq "$(agentrt-session log "$(agentrt-session ls -q)" |
+	    jq -r 'select(.payload.type == "turn.completed") | .payload.data')" "17*23 = 391"
+}
