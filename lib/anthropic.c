@@ -1288,6 +1288,7 @@ struct art_wire_stream {
 	jv		 model;
 	jv		 usage;		/* the provider's, merged as it comes */
 	jv		 stop;		/* message_delta's stop_reason */
+	bool		 started;	/* message_start came */
 	bool		 ended;		/* message_stop came */
 	jv		 answer;	/* the answer tool's name, or null */
 	struct block	*blocks;
@@ -1417,6 +1418,7 @@ on_message_start(struct art_wire_stream *st, const jv *data, jv *deltas,
 
 	(void)deltas;
 	(void)error;
+	st->started = true;
 	jv_free(st->id);
 	st->id = art_json_field(&msg, "id");
 	jv_free(st->model);
@@ -1628,6 +1630,15 @@ stream_event(struct art_wire_stream *st, const struct art_sse_event *ev,
 	}
 	for (i = 0; i < NHANDLERS && rc == 0; i++)
 		if (strcmp(handlers[i].event, name) == 0) {
+			/* As Anthropic's SDK has it: a message begins first. */
+			if (!st->started && i > 0) {
+				*error = art_wire_error(jv_string_fmt(
+				    "anthropic: stream event '%.64s' before "
+				    "message_start", name), true,
+				    "provider_error");
+				rc = -1;
+				break;
+			}
 			rc = handlers[i].fn(st, &data, deltas, error);
 			break;
 		}

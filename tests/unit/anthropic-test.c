@@ -1192,7 +1192,19 @@ test_stream_errors(void)
 	    "data that is not JSON: -1, retryable");
 	run_free(&r);
 
-	run_text(&r, "event: content_block_delta\ndata: {\"type\":"
+	run_text(&r, "event: message_stop\ndata: {\"type\":"
+	    "\"message_stop\"}\n\n");
+	ok(r.rc == -1 && is_json(jv_copy(r.error), "{\"error\":\"anthropic: "
+	    "stream event 'message_stop' before message_start\",\"retryable\":"
+	    "true,\"code\":\"provider_error\"}"),
+	    "message_stop with no message_start: an error, as the SDK has it, "
+	    "not an empty success");
+	ok(result_is(&r, -1, EARLY), "and no result");
+	run_free(&r);
+
+	run_text(&r, "event: message_start\ndata: {\"type\":\"message_start\","
+	    "\"message\":{\"id\":\"msg_1\",\"model\":\"m\"}}\n\n"
+	    "event: content_block_delta\ndata: {\"type\":"
 	    "\"content_block_delta\",\"index\":3,\"delta\":{\"type\":"
 	    "\"text_delta\",\"text\":\"x\"}}\n\n");
 	ok(r.rc == -1 && is_json(jv_copy(r.error), "{\"error\":\"anthropic: "
