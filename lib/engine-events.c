@@ -97,6 +97,9 @@ project_tool_result(struct cx *c, const jv *ev, const jv *p, int ok)
 	ce = set(ce, "name", art_json_field(p, "name"));
 	ce = set(ce, ok ? "result" : "error", art_json_field(p,
 	    ok ? "result" : "error"));
+	/* What the tool said of its failure, beside its words. */
+	if (!ok)
+		ce = set_some(ce, "detail", art_json_field(p, "detail"));
 	ce = set(ce, "duration_ms", ms);
 	eng_publish(c, ev, ce);
 	return 0;
@@ -161,6 +164,14 @@ project_errored(struct cx *c, const jv *ev, const jv *p, const char *what)
 	ce = set(ce, "retrying", jv_get_kind(next) != JV_KIND_NULL ||
 	    (strcmp(what, "decision_error") == 0 &&
 	    jv_get_kind(again) == JV_KIND_TRUE) ? jv_true() : jv_false());
+	/*
+	 * The runtime API's names: whether the failure is one to try
+	 * again (the one who failed says; retrying says whether this turn
+	 * does), and what the provider or the tool said of it.
+	 */
+	ce = set(ce, "retryable", jv_get_kind(again) == JV_KIND_TRUE ?
+	    jv_true() : jv_false());
+	ce = set_some(ce, "detail", art_json_field(p, "detail"));
 	jv_free(next);
 	jv_free(again);
 	eng_publish(c, ev, ce);

@@ -180,6 +180,8 @@ http_ring() {
 	# Its error events name it as agentrt-llm and the log do.
 	assert_eq "$(jq -c 'select(.type == "error") | [.code, .retrying]' "$BATS_TEST_TMPDIR/events.ndjson" | sort -u | paste -sd' ')" \
 	    '["provider_error",false] ["provider_error",true]'
+	# A 503 is one to try again, whether or not this turn still does.
+	assert_eq "$(jq -c 'select(.type == "error") | .retryable' "$BATS_TEST_TMPDIR/events.ndjson" | sort -u)" true
 }
 
 @test "a parked run prints the command that resumes it, and that command works" {

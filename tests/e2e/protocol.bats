@@ -55,6 +55,9 @@ load lib
 	[ "$status" -eq 0 ] || fail "$output"
 	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.errored") | .detail.status]')" '[400]'
 	assert_eq "$(events 'select(.type=="completion") | .text')" '"400 invalid_request_error"'
+	# The client's error event says it too, in the runtime API's names.
+	assert_eq "$(events 'select(.type=="error") | [.code, .retrying, .retryable, .detail.status]')" \
+	    '["provider_error",false,false,400]'
 }
 
 @test "a tool.error's detail is recorded with the error" {
@@ -68,6 +71,9 @@ load lib
 	[ "$status" -eq 0 ] || fail "$output"
 	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.errored") | .detail]')" \
 	    '[{"status":503,"retry":"later"}]'
+	# A failure that ends the call is its tool_result, detail and all.
+	assert_eq "$(events 'select(.type=="tool_result") | [.error, .detail]')" \
+	    '["calc: HTTP 503",{"status":503,"retry":"later"}]'
 }
 
 # --- RetryPolicy is whole --------------------------------------------------
