@@ -131,6 +131,9 @@ project_metrics(struct cx *c, const jv *ev, const jv *p)
 	if (id != NULL && jv_object_has(jv_copy(c->e->first_token),
 	    jv_string(id)))
 		c->e->first_token = art_json_delete(c->e->first_token, id);
+	if (id != NULL && jv_object_has(jv_copy(c->e->token_index),
+	    jv_string(id)))
+		c->e->token_index = art_json_delete(c->e->token_index, id);
 	ce = set(ce, "total_ms", total);
 	eng_publish(c, ev, ce);
 	jv_free(resp);

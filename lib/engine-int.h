@@ -70,6 +70,7 @@ struct art_engine {
 	jv			 events;	/* events for clients */
 	int64_t			 wake;		/* the earliest of wakes[] */
 	jv			 first_token;	/* call id -> ms, for ttft */
+	jv			 token_index;	/* call id -> its next token's */
 	/*
 	 * sid -> {head, depth, text}: the messages of the path root..head
 	 * as JSON text, joined by commas, as the last model call of sid

@@ -549,6 +549,35 @@ input_unanswered(struct cx *c, const jv *line)
 	return r;
 }
 
+/*
+ * A token event (consumed) with its place: "index", the call's tokens
+ * shown before it (0, 1, 2, ...: a client orders the deltas of one reply
+ * by it), and the turn it is of, which a recorded event carries too.
+ */
+static jv
+token_place(struct cx *c, const char *id, jv ce)
+{
+	jv n = id != NULL ? jv_object_get(jv_copy(c->e->token_index),
+	    jv_string(id)) : jv_invalid(), s;
+	double at = jv_get_kind(n) == JV_KIND_NUMBER ? jv_number_value(n) : 0;
+
+	jv_free(n);
+	if (id != NULL) {
+		if (at == 0 && jv_object_length(jv_copy(c->e->token_index)) >=
+		    FIRST_TOKENS_MAX) {
+			jv_free(c->e->token_index);
+			c->e->token_index = jv_object();
+		}
+		c->e->token_index = jv_object_set(c->e->token_index,
+		    jv_string(id), jv_number(at + 1));
+		ce = set(ce, "index", jv_number(at));
+	}
+	if (jv_is_valid(s = eng_summary(c)))
+		ce = set_some(ce, "turn_id", art_json_field(&s, "turn"));
+	jv_free(s);
+	return ce;
+}
+
 /* An llm.request came back: no model stage took it. */
 static int
 input_unanswered_llm(struct cx *c, const jv *line)
@@ -605,7 +634,7 @@ input_delta(struct cx *c, const jv *line)
 			ce = jv_object_set(ce, k, v);
 	}
 	jv_free(d);
-	eng_publish(c, NULL, ce);
+	eng_publish(c, NULL, token_place(c, id, ce));
 }
 
 /*

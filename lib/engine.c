@@ -50,6 +50,7 @@ art_engine_new(const struct art_engine_opts *o)
 	e->streams = jv_object();
 	e->stream_stage = jv_object();
 	e->first_token = jv_object();
+	e->token_index = jv_object();
 	e->cfg_last = jv_null();
 	e->cfg_tools = jv_null();
 	e->wake = -1;
@@ -68,6 +69,7 @@ art_engine_free(struct art_engine *e)
 	jv_free(e->out);
 	jv_free(e->events);
 	jv_free(e->first_token);
+	jv_free(e->token_index);
 	jv_free(e->prompts);
 	jv_free(e->prompt_stage);
 	jv_free(e->cfg_last);

@@ -192,6 +192,13 @@ crash_and_resume() {
 	[ "$status" -eq 0 ] || fail "$output"
 	[ "$(events 'select(.type=="token")' | wc -l)" -gt 1 ]
 	assert_eq "$(jq -r -s '[.[] | select(.type=="token") | .text] | add' "$EVENTS")" 'streamed words arrive in pieces'
+	# Each names its place in its reply and its turn, as a client orders
+	# and attributes them.
+	tid=$(jq -r 'select(.type=="completion") | .turn_id' "$EVENTS")
+	[ -n "$tid" ] && [ "$tid" != null ] || fail "the completion names no turn"
+	assert_eq "$(jq -c -s --arg t "$tid" '[.[] | select(.type=="token")] |
+	    [(map(.index) == [range(length)]), (map(.id) | unique | length),
+	     (map(.turn_id) | unique == [$t])]' "$EVENTS")" '[true,1,true]'
 	assert_eq "$(events 'select(.type=="completion") | .text')" '"streamed words arrive in pieces"'
 	# Tokens are live only: nothing of them is in the log.
 	assert_eq "$(log_of '[.[].payload.type | select(test("token"))] | length')" 0
