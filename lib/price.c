@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,4 +308,105 @@ art_prices_cost(const struct art_prices *t, const char *model,
 	n = snprintf(buf, sizeof(buf), "%" PRIu64 "%s%s",
 	    (uint64_t)(total / unit), len > 0 ? "." : "", frac);
 	return n > 0 ? jv_string(buf) : jv_null();
+}
+
+/* Is s a plain decimal: digits, then maybe '.' and digits? */
+static bool
+plain_decimal(const char *s)
+{
+	const char *p = s;
+
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (p == s)
+		return false;
+	if (*p == '.') {
+		const char *f = ++p;
+
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (p == f)
+			return false;
+	}
+	return *p == '\0';
+}
+
+/* The digits of s before its point, and after it (NULL: none). */
+static void
+decimal_parts(const char *s, size_t *wlen, const char **frac, size_t *flen)
+{
+	const char *dot = strchr(s, '.');
+
+	*wlen = dot != NULL ? (size_t)(dot - s) : strlen(s);
+	*frac = dot != NULL ? dot + 1 : "";
+	*flen = strlen(*frac);
+}
+
+/* A cost as a double, for one that is not a plain decimal. */
+static double
+cost_double(const jv *v)
+{
+	if (jv_get_kind(*v) == JV_KIND_NUMBER)
+		return jv_number_value(*v);
+	if (jv_get_kind(*v) == JV_KIND_STRING)
+		return strtod(jv_string_value(*v), NULL);
+	return 0;
+}
+
+jv
+art_prices_sum(const jv *a, const jv *b)
+{
+	const char *x = jv_get_kind(*a) == JV_KIND_STRING ?
+	    jv_string_value(*a) : NULL;
+	const char *y = jv_get_kind(*b) == JV_KIND_STRING ?
+	    jv_string_value(*b) : NULL;
+	const char *xf, *yf;
+	size_t xw, yw, xl, yl, w, f, i, n;
+	char *out, buf[64];
+	int carry = 0, d;
+	jv r;
+
+	if ((x != NULL && !plain_decimal(x)) || (y != NULL &&
+	    !plain_decimal(y)) || (x == NULL && jv_get_kind(*a) ==
+	    JV_KIND_NUMBER) || (y == NULL && jv_get_kind(*b) ==
+	    JV_KIND_NUMBER)) {
+		snprintf(buf, sizeof(buf), "%.15g", cost_double(a) +
+		    cost_double(b));
+		return jv_string(buf);
+	}
+	if (x == NULL)
+		x = "0";
+	if (y == NULL)
+		y = "0";
+	decimal_parts(x, &xw, &xf, &xl);
+	decimal_parts(y, &yw, &yf, &yl);
+	w = (xw > yw ? xw : yw) + 1;	/* a carry may add a digit */
+	f = xl > yl ? xl : yl;
+	if ((out = malloc(w + f + 2)) == NULL)
+		return jv_string("0");
+	/* From the last place of the longer fraction up. */
+	for (i = f; i-- > 0;) {
+		d = (i < xl ? xf[i] - '0' : 0) + (i < yl ? yf[i] - '0' : 0) +
+		    carry;
+		out[w + 1 + i] = (char)('0' + d % 10);
+		carry = d / 10;
+	}
+	for (i = 0; i < w; i++) {
+		d = (i < xw ? x[xw - 1 - i] - '0' : 0) +
+		    (i < yw ? y[yw - 1 - i] - '0' : 0) + carry;
+		out[w - 1 - i] = (char)('0' + d % 10);
+		carry = d / 10;
+	}
+	out[w] = '.';
+	n = w + 1 + f;
+	out[n] = '\0';
+	while (n > w + 1 && out[n - 1] == '0')	/* "0.0120" is "0.012" */
+		out[--n] = '\0';
+	if (n == w + 1)
+		out[--n] = '\0';		/* "3." is "3" */
+	for (i = 0; i + 1 < w && out[i] == '0'; i++)
+		;			/* "03" is "3" */
+	r = jv_string(out + i);
+	free(out);
+	return r;
 }

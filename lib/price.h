@@ -45,4 +45,13 @@ int	art_prices_add(struct art_prices *, const jv *table, struct art_err *);
 jv	art_prices_cost(const struct art_prices *, const char *model,
 	    const jv *usage);
 
+/*
+ * The exact sum of two costs, decimal strings of dollars ("0.00000255",
+ * "3"), with no trailing zeros, as a new string; a digit is never lost,
+ * however many places either has.  A cost that is not such a string (a
+ * worker's "1e-6", a number) is added as a double, to 15 significant
+ * digits; a missing one (not a string or a number) counts as 0.
+ */
+jv	art_prices_sum(const jv *a, const jv *b);
+
 #endif

@@ -12,6 +12,7 @@
 
 #include "json.h"
 #include "outbox.h"
+#include "price.h"
 
 void
 art_views_queue_key(unsigned char key[ART_QUEUE_KEYLEN], int priority,
@@ -195,27 +196,15 @@ sum_numbers(jv acc, jv add)
 	return acc;
 }
 
-/* Adds two decimal strings of dollars; six places are plenty. */
+/* Adds two costs (consumed), decimal strings of dollars, exactly. */
 static jv
 add_cost(jv a, jv b)
 {
-	double x = 0, y = 0;
-	char buf[64];
-	size_t n;
+	jv sum = art_prices_sum(&a, &b);
 
-	if (jv_get_kind(a) == JV_KIND_STRING)
-		x = strtod(jv_string_value(a), NULL);
-	if (jv_get_kind(b) == JV_KIND_STRING)
-		y = strtod(jv_string_value(b), NULL);
 	jv_free(a);
 	jv_free(b);
-	snprintf(buf, sizeof(buf), "%.6f", x + y);
-	n = strlen(buf);	/* "0.012000" is "0.012", "3.000000" is "3" */
-	while (n > 0 && buf[n - 1] == '0')
-		buf[--n] = '\0';
-	if (n > 0 && buf[n - 1] == '.')
-		buf[--n] = '\0';
-	return jv_string(buf);
+	return sum;
 }
 
 /*

@@ -76,6 +76,23 @@ load lib
 	    '["calc: HTTP 503",{"status":503,"retry":"later"}]'
 }
 
+@test "a turn's cost is the exact sum of its calls' costs, no place rounded away" {
+	# Two model calls, each costing 0.00000255 dollars, as the worker says.
+	DECIDE_EXEC='jq -c --unbuffered '\''
+	    if .trigger.type == "llm.execute" then
+	      {actions: [{type: "llm.result", response: {model: "mock/echo", content: "hi",
+	        usage: {input: 3, output: 1, total: 4}, cost: "0.00000255"}}]}
+	    elif .trigger.type == "llm.finished" and ([.messages[] | select(.role == "assistant")] | length) < 1
+	    then .proposed | .actions = [{type: "llm.call"}]
+	    elif .trigger.type == "llm.finished" then .proposed | .actions = [{type: "done", data: "two calls"}]
+	    else .proposed end'\'
+	export DECIDE_EXEC
+	ring_exec -a worker-llm -m hello
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(log_of '[.[].payload | select(.type=="llm.call.completed")] | length')" 2
+	assert_eq "$(events 'select(.type=="completion") | [.text, .cost]')" '["two calls","0.0000051"]'
+}
+
 # --- RetryPolicy is whole --------------------------------------------------
 
 @test "an agent file whose retry lacks a member is refused at load, naming it" {

@@ -40,6 +40,49 @@ cost_is(const struct art_prices *t, const char *model, const char *u,
 	return r;
 }
 
+/* The sum of two cost texts (NULL: missing), as a C string compare. */
+static int
+sum_is(const char *a, const char *b, const char *want)
+{
+	jv x = a != NULL ? jv_string(a) : jv_null();
+	jv y = b != NULL ? jv_string(b) : jv_null();
+	jv r = art_prices_sum(&x, &y);
+	int yes = jv_get_kind(r) == JV_KIND_STRING &&
+	    strcmp(jv_string_value(r), want) == 0;
+
+	if (!yes)
+		printf("#   %s + %s: got %s, want %s\n", a ? a : "null",
+		    b ? b : "null", jv_get_kind(r) == JV_KIND_STRING ?
+		    jv_string_value(r) : "?", want);
+	jv_free(x);
+	jv_free(y);
+	jv_free(r);
+	return yes;
+}
+
+static void
+test_costs_add_up_exactly(void)
+{
+	jv n1 = jv_number(0.5), s1 = jv_string("1"), r;
+
+	ok(sum_is("0.00000255", "0.000000451", "0.000003001"),
+	    "no place is lost: 0.00000255 + 0.000000451");
+	ok(sum_is("0.000000000000001", "0", "0.000000000000001"),
+	    "1e-15 dollars survives a sum");
+	ok(sum_is("0.5", "0.5", "1") && sum_is("9.99", "0.01", "10") &&
+	    sum_is("99", "1", "100"), "carries, trailing zeros and points go");
+	ok(sum_is(NULL, "0.012", "0.012") && sum_is(NULL, NULL, "0"),
+	    "a missing cost counts as 0");
+	ok(sum_is("1e-6", "0.000001", "2e-06"),
+	    "a cost in another form is added as a double");
+	r = art_prices_sum(&n1, &s1);
+	ok(jv_get_kind(r) == JV_KIND_STRING &&
+	    strcmp(jv_string_value(r), "1.5") == 0, "a number too");
+	jv_free(r);
+	jv_free(n1);
+	jv_free(s1);
+}
+
 int
 main(void)
 {
@@ -117,5 +160,6 @@ main(void)
 	unlink(path);
 	art_prices_free(t);
 	art_prices_free(NULL);
+	test_costs_add_up_exactly();
 	return tap_done();
 }
