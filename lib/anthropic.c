@@ -730,7 +730,6 @@ put_limits(jv body, const jv *req, struct art_err *err)
 		jv_free(body);
 		return bad_request(err);
 	}
-	body = art_json_set(body, "max_tokens", jv_number((double)max));
 	think = thinking(&reasoning, err);
 	jv_free(reasoning);
 	if (!jv_is_valid(think)) {
@@ -738,6 +737,35 @@ put_limits(jv body, const jv *req, struct art_err *err)
 		jv_free(body);
 		return think;
 	}
+	/*
+	 * What the API refuses is fixed up or refused here: a budget under
+	 * its least; max_tokens holds the thinking budget, so one that does
+	 * not exceed it gets the answer's tokens on top; and thinking takes
+	 * no temperature but 1.
+	 */
+	if (jv_get_kind(think) == JV_KIND_OBJECT) {
+		jv b = art_json_field(&think, "budget_tokens");
+		int64_t budget = (int64_t)jv_number_value(b);
+
+		jv_free(b);
+		if (budget < BUDGET) {
+			jv_free(temp);
+			jv_free(think);
+			jv_free(body);
+			art_err_set(err, "bad_request", "reasoning.max_tokens "
+			    "%lld: Anthropic's thinking budget is %d tokens "
+			    "at least", (long long)budget, BUDGET);
+			return bad_request(err);
+		}
+		if (max <= budget)
+			max += budget;
+		if (jv_get_kind(temp) == JV_KIND_NUMBER &&
+		    jv_number_value(temp) != 1) {
+			jv_free(temp);
+			temp = jv_null();
+		}
+	}
+	body = art_json_set(body, "max_tokens", jv_number((double)max));
 	if (jv_get_kind(temp) == JV_KIND_NUMBER)
 		body = art_json_set(body, "temperature", temp);
 	else

@@ -226,6 +226,36 @@ test_reasoning_becomes_thinking(void)
 	}
 }
 
+/* What the API refuses with thinking on is fixed up, or refused here. */
+static void
+test_thinking_fixes_its_limits(void)
+{
+	struct art_err err = { NULL, "" };
+	jv body;
+
+	ok(request_is("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+	    "\"max_completion_tokens\":77,\"temperature\":0.3,"
+	    "\"reasoning\":{\"max_tokens\":1024}}", false,
+	    "{\"model\":\"claude-sonnet-4\",\"max_tokens\":1101,\"thinking\":"
+	    "{\"type\":\"enabled\",\"budget_tokens\":1024},\"messages\":"
+	    "[{\"role\":\"user\",\"content\":\"x\"}]}"),
+	    "max_completion_tokens under the budget: the answer's tokens go "
+	    "on top of it; a temperature but 1 is dropped");
+	ok(request_is("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+	    "\"reasoning\":{\"max_tokens\":5000}}", false,
+	    "{\"model\":\"claude-sonnet-4\",\"max_tokens\":9096,\"thinking\":"
+	    "{\"type\":\"enabled\",\"budget_tokens\":5000},\"messages\":"
+	    "[{\"role\":\"user\",\"content\":\"x\"}]}"),
+	    "a budget over the default max_tokens: 4096 on top of it");
+	body = request("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+	    "\"reasoning\":{\"max_tokens\":500}}", false, &err);
+	ok(!jv_is_valid(body) && art_err_is(&err, "bad_request") &&
+	    strcmp(err.msg, "reasoning.max_tokens 500: Anthropic's thinking "
+	    "budget is 1024 tokens at least") == 0,
+	    "a budget under 1024 is refused before the call, saying why");
+	jv_free(body);
+}
+
 static void
 test_user_parts_become_blocks(void)
 {
@@ -1812,6 +1842,7 @@ main(void)
 	test_full_request_lifts_system_and_merges_turns();
 	test_minimal_request_gets_defaults();
 	test_reasoning_becomes_thinking();
+	test_thinking_fixes_its_limits();
 	test_user_parts_become_blocks();
 	test_tool_result_images_become_blocks();
 	test_bad_requests_are_named();
