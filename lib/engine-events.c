@@ -13,10 +13,37 @@
 #include "schema.h"
 #include "session.h"
 
+/*
+ * A sub-agent's session names its parent and the root of its tree on
+ * every event, so a client that reads them all from one stream knows
+ * whose each is (its ancestry: the root first, the parent last).
+ */
+static jv
+with_lineage(struct cx *c, jv ce)
+{
+	jv s = eng_summary(c), a;
+	int n;
+
+	if (!jv_is_valid(s)) {
+		jv_free(s);
+		return ce;
+	}
+	a = art_json_field(&s, "ancestry");
+	jv_free(s);
+	n = jv_get_kind(a) == JV_KIND_ARRAY ? jv_array_length(jv_copy(a)) : 0;
+	if (n > 0) {
+		ce = set(ce, "parent_session_id", jv_array_get(jv_copy(a),
+		    n - 1));
+		ce = set(ce, "root_session_id", jv_array_get(jv_copy(a), 0));
+	}
+	jv_free(a);
+	return ce;
+}
+
 void
 eng_publish(struct cx *c, const jv *ev, jv ce)
 {
-	ce = set(ce, "session_id", jv_string(c->sid));
+	ce = with_lineage(c, set(ce, "session_id", jv_string(c->sid)));
 	if (ev != NULL) {
 		ce = set_some(ce, "seq", art_json_field(ev, "seq"));
 		ce = set_some(ce, "turn_id", art_json_field(ev, "turn_id"));

@@ -83,6 +83,15 @@ log_for() {
 	assert_eq "$(events "select(.type==\"completion\" and .session_id==\"$root\") | .text")" \
 		'"level done <level done <level done <sub-agent depth limit reached: this session is 2 deep and max_subagent_depth is 2, so deep cannot be started>>>"'
 	assert_eq "$(events 'select(.type=="error")' | wc -l)" 0
+	# Every event of a child names its parent and the tree's root; the
+	# root's own name neither.
+	mid=$(for s in $(agentrt-session ls -q); do agentrt-session show "$s" | jq -r 'select(.ancestry | length == 1) | .id'; done)
+	leaf=$(for s in $(agentrt-session ls -q); do agentrt-session show "$s" | jq -r 'select(.ancestry | length == 2) | .id'; done)
+	assert_eq "$(jq -c -s --arg r "$root" --arg m "$mid" --arg l "$leaf" '
+	    [(map(select(.session_id == $r) | has("parent_session_id") or has("root_session_id")) | any),
+	     (map(select(.session_id == $m)) | length > 0 and all(.parent_session_id == $r and .root_session_id == $r)),
+	     (map(select(.session_id == $l)) | length > 0 and all(.parent_session_id == $m and .root_session_id == $r))]' "$EVENTS")" \
+	    '[false,true,true]'
 }
 
 @test "a sub-agent that asks the user parks the whole chain; resuming through the root finishes it" {
