@@ -539,6 +539,15 @@ input_unanswered(struct cx *c, const jv *line)
 		snprintf(msg, sizeof(msg), "no agentrt-llm in the ring: the "
 		    "decision.request for model call %s came back unanswered",
 		    cid != NULL ? cid : "?");
+	else if (tt != NULL && strcmp(tt, "client.action") == 0)
+		/* The standard agent proposes nothing for one: not a stage
+		 * missing, but an answerer. */
+		snprintf(msg, sizeof(msg), "a client.action ('%.100s') needs "
+		    "a worker or a jq program to answer it (agentrt-decide "
+		    "--exec, --url or --jq): the standard agent does nothing "
+		    "with one, so decision.request %s came back unanswered",
+		    art_json_str(&tr, "name") != NULL ? art_json_str(&tr,
+		    "name") : "?", id);
 	else
 		snprintf(msg, sizeof(msg), "no agentrt-decide in the ring: the "
 		    "decision.request %s (trigger %.100s) came back unanswered",

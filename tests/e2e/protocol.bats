@@ -93,6 +93,18 @@ load lib
 	assert_eq "$(events 'select(.type=="completion") | [.text, .cost]')" '["two calls","0.0000051"]'
 }
 
+@test "a client.action with only the standard agent is an error saying it needs a worker, not a missing stage" {
+	ring -a calc -m 'What is 17*23?'
+	[ "$status" -eq 0 ] || fail "$output"
+	: >"$EVENTS"
+	ring -s "$(the_session)" --input '{"type": "client.action", "agent_id": "calc", "name": "poke"}'
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type == "error") | [.code, .retrying]')" '["decision_error",false]'
+	[[ "$(events 'select(.type == "error") | .message')" == *"a client.action ('poke') needs a worker or a jq program to answer it (agentrt-decide --exec, --url or --jq)"* ]] ||
+	    fail "$(cat "$EVENTS")"
+	! grep -q 'no agentrt-decide in the ring' "$EVENTS" || fail "$(cat "$EVENTS")"
+}
+
 # --- RetryPolicy is whole --------------------------------------------------
 
 @test "an agent file whose retry lacks a member is refused at load, naming it" {
