@@ -501,6 +501,61 @@ eng_deliver(struct cx *c, void *arg)
 	return r;
 }
 
+/*
+ * A session made (by new) and never started: no config, no decision on
+ * its way, no message.  It is started as run -a would start it, its
+ * session.start queued with its agent's file, before a message reaches
+ * it; 0 when it needs none or was started, -1 with c->err on a store
+ * failure.
+ */
+static int
+start_unstarted(struct cx *c)
+{
+	char h[ART_ID_MAX + 1];
+	jv s = eng_summary(c), live, cfg, q, file;
+	const char *agent = art_json_str(&s, "agent_id");
+	int64_t nodes = 0;
+	int r = 0;
+
+	if (!jv_is_valid(s) || agent == NULL) {
+		r = jv_is_valid(s) ? 0 : -1;
+		jv_free(s);
+		return r;
+	}
+	live = art_json_field(&s, "live");
+	art_json_get_int(&s, "nodes", 0, &nodes, NULL);
+	if (jv_get_kind(live) != JV_KIND_NULL || nodes > 0) {
+		jv_free(live);
+		jv_free(s);
+		return 0;
+	}
+	jv_free(live);
+	if (eng_head(c, h, sizeof(h)) == -1 ||
+	    !jv_is_valid(cfg = eng_config_at(c, h))) {
+		jv_free(s);
+		return -1;
+	}
+	q = jv_get_kind(cfg) == JV_KIND_NULL ? eng_queued(c) : jv_array();
+	if (!jv_is_valid(q))
+		r = -1;
+	else if (jv_get_kind(cfg) == JV_KIND_NULL &&
+	    jv_array_length(jv_copy(q)) == 0) {
+		struct art_err lerr;
+
+		file = c->e->o.load_agent(c->e->o.agent_ctx, agent, &lerr);
+		/* Said in the session; the message is delivered all the same,
+		 * and its turn fails for want of a config, as before. */
+		r = !jv_is_valid(file) ? (jv_free(file), eng_rec_error(c,
+		    "bad_agent", lerr.msg, NULL)) : eng_queue_decision(c,
+		    obj("session.start"), 1, set(jv_object(), "agent_file",
+		    file));
+	}
+	jv_free(q);
+	jv_free(cfg);
+	jv_free(s);
+	return r;
+}
+
 /* In a session a message.send reaches: driven by us, then delivered. */
 static int
 send_step(struct cx *c, void *arg)
@@ -508,6 +563,8 @@ send_step(struct cx *c, void *arg)
 	if (eng_claim(c) == -1)
 		return -1;
 	eng_adopt(c, c->sid);
+	if (start_unstarted(c) == -1)
+		return -1;
 	return eng_deliver(c, arg);
 }
 

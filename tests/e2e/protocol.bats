@@ -105,6 +105,25 @@ load lib
 	! grep -q 'no agentrt-decide in the ring' "$EVENTS" || fail "$(cat "$EVENTS")"
 }
 
+@test "message.send into a session made by new that never ran starts it first" {
+	target=$(AGENTRT_AGENTS="$AGENTS" agentrt-session new -a calc)
+	[ -n "$target" ] || fail "new printed no id"
+	export TARGET=$target
+	DECIDE_EXEC='jq -c --unbuffered --arg t "$TARGET" '\''
+	    if .agent_id == "echo" and .trigger.type == "client.messages" then
+	      .proposed | .actions = [{type: "message.send", session_id: $t,
+	        message: {role: "user", content: "What is 17*23?"}}, {type: "done", data: "sent"}]
+	    elif .trigger.type == "tool.execute" then null
+	    else .proposed end'\'
+	export DECIDE_EXEC
+	ring_exec -a echo -m go
+	[ "$status" -eq 0 ] || fail "$output"
+	# The target ran its session.start, then the turn the message began.
+	assert_eq "$(agentrt-session log "$target" | jq -c '[.payload | select(.type == "decision.queued") | .trigger.type]' | jq -s -c add)" \
+	    '["session.start","client.message","llm.finished","tool.execute","tool.finished","llm.finished"]'
+	assert_eq "$(agentrt-session log "$target" | jq -r 'select(.payload.type == "turn.completed") | .payload.data')" "17*23 = 391"
+}
+
 # --- RetryPolicy is whole --------------------------------------------------
 
 @test "an agent file whose retry lacks a member is refused at load, naming it" {
