@@ -491,7 +491,10 @@ build_request(struct cx *c, const jv *live)
 	r = set(r, "ancestry", art_json_field(&s, "ancestry"));
 	r = set(r, "attempts", art_json_field(live, "attempts"));
 	r = set(r, "deadline", art_json_field(live, "deadline"));
-	r = set(r, "turn_id", art_json_field(&s, "turn"));
+	/* A client.action names the client's turn, if it gave one. */
+	r = set(r, "turn_id", art_json_str(live, "client_turn_id") != NULL ?
+	    art_json_field(live, "client_turn_id") : art_json_field(&s,
+	    "turn"));
 	/* agentrt-llm runs a worker's model call with the agent's settings. */
 	if (tt != NULL && strcmp(tt, "llm.execute") == 0)
 		r = set(r, "agent", jv_copy(config));
@@ -627,6 +630,8 @@ eng_dispatch_decision(struct cx *c, const jv *s)
 	d = set(d, "trigger", compose(c, h, art_json_field(&q.first,
 	    "trigger")));
 	d = set_some(d, "turn_id", art_json_field(&q.first, "turn_id"));
+	d = set_some(d, "client_turn_id", art_json_field(&q.first,
+	    "client_turn_id"));
 	d = set_some(d, "agent_file", file);
 	d = set_some(d, "interrupt", art_json_field(&q.first, "interrupt"));
 	jv_free(q.first);

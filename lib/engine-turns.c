@@ -352,9 +352,11 @@ input_action(struct cx *c, const jv *line)
 	if (name == NULL)
 		return eng_rec_error(c, "bad_input", "client.action has no "
 		    "name", line);
+	/* The client's turn_id (AG-UI's runId) goes with its request. */
 	return eng_queue_decision(c, set_some(set(obj("client.action"), "name",
 	    jv_string(name)), "args", art_json_field(line, "args")), 1,
-	    jv_null());
+	    set_some(jv_object(), "client_turn_id", art_json_field(line,
+	    "turn_id")));
 }
 
 static int

@@ -105,6 +105,17 @@ load lib
 	! grep -q 'no agentrt-decide in the ring' "$EVENTS" || fail "$(cat "$EVENTS")"
 }
 
+@test "a client.action's turn_id reaches the worker's request" {
+	ring -a calc -m 'What is 17*23?'
+	[ "$status" -eq 0 ] || fail "$output"
+	export CAP=$BATS_TEST_TMPDIR/requests.ndjson
+	DECIDE_EXEC='sh -c '\''tee -a "$CAP" | jq -c --unbuffered "if .trigger.type == \"client.action\" then {actions: [{type: \"done\", data: \"poked\"}]} else .proposed end"'\'
+	export DECIDE_EXEC
+	ring_exec -s "$(the_session)" --input '{"type": "client.action", "agent_id": "calc", "name": "poke", "turn_id": "run-7"}'
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -c 'select(.trigger.type == "client.action") | [.trigger.name, .turn_id]' "$CAP")" '["poke","run-7"]'
+}
+
 @test "message.send into a session made by new that never ran starts it first" {
 	target=$(AGENTRT_AGENTS="$AGENTS" agentrt-session new -a calc)
 	[ -n "$target" ] || fail "new printed no id"
