@@ -14,6 +14,12 @@
  *          pattern, 60 bytes of the system prompt), all built here at run
  *          time and none a real credential;
  *   code   C-like lines: identifiers, numbers, braces, quotes, comments;
+ *   data   JSON lines as tools return them: UUIDs, git hashes, SHA-256
+ *          digests, base64 of random bytes, paths, numbers, none of which
+ *          holds a secret, decoded or not;
+ *   evade  the prose with a key sentinel about every 500 bytes, hidden in
+ *          turn as base64, base64url, hex, or with a zero-width space, a
+ *          soft hyphen or a byte order mark inside;
  *
  * and each scope (input, output, tool), it times R runs of
  * art_security_scan() over the text as one string, and R runs of
@@ -22,7 +28,9 @@
  * plus the new delta, so held text is scanned again, and the bytes every
  * call was given are counted.  One untimed run of each comes first; it
  * checks that prose has no hit, that the hits text has one redaction per
- * sentinel in the output scope, and that the shows of the stream put
+ * sentinel in the output scope (for evade, a redaction per hidden
+ * sentinel, said on stderr when not), that data has no hit, and that the
+ * shows of the stream put
  * together are what the scan made of the whole text.  Each figure is the
  * median over the runs, divided by the text's KiB.
  */
@@ -47,14 +55,16 @@
 #include "err.h"
 #include "json.h"
 #include "security.h"
+#include "utf8.h"
 
 #define DEFAULT_RUNS	21
 #define DEFAULT_DELTA	16
 #define MAX_SIZES	8
 #define HIT_EVERY	500	/* bytes of prose between two sentinels */
 
-enum kind { K_PROSE, K_HITS, K_CODE, NKINDS };
-static const char *const kind_names[] = { "prose", "hits", "code" };
+enum kind { K_PROSE, K_HITS, K_CODE, K_DATA, K_EVADE, NKINDS };
+static const char *const kind_names[] = { "prose", "hits", "code", "data",
+    "evade" };
 static const char *const scope_names[] = { "input", "output", "tool" };
 
 struct opts {
@@ -226,8 +236,10 @@ make_iban(char *out, size_t size, const char *cc, const char *bban)
 	snprintf(out, size, "%s%02u%s", cc, 98 - rem, bban);
 }
 
-/* The sentinels, one per detector; fake, and made at run time. */
+/* The sentinels, one per detector; fake, and made at run time.  The
+ * first NKEYS are keys, which evade hides. */
 #define NSENT	16
+#define NKEYS	6
 static char sentinels[NSENT][128];
 
 static void
@@ -308,7 +320,139 @@ code_line(struct art_buf *b)
 #undef VERB
 }
 
-/* A text of kind k of exactly kib KiB (ASCII, so any cut is whole). */
+/* n random bytes as base64 (url: the URL-safe alphabet, no padding). */
+static void
+add_base64(struct art_buf *b, const unsigned char *p, size_t n, bool url)
+{
+	static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789";
+	char abc[65];
+	char q[5];
+	size_t i;
+	uint32_t v;
+
+	snprintf(abc, sizeof(abc), "%s%s", letters, url ? "-_" : "+/");
+	for (i = 0; i < n; i += 3) {
+		v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] <<
+		    8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+		q[0] = abc[v >> 18 & 63];
+		q[1] = abc[v >> 12 & 63];
+		q[2] = i + 1 < n ? abc[v >> 6 & 63] : url ? '\0' : '=';
+		q[3] = i + 2 < n ? abc[v & 63] : url ? '\0' : '=';
+		q[4] = '\0';
+		add(b, q);
+	}
+}
+
+static void
+add_hex(struct art_buf *b, const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		addf(b, "%02x", p[i]);
+}
+
+static void
+random_bytes(unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)rnd(256);
+}
+
+static void	data_fields(struct art_buf *);
+
+/* Whether s[0..n) has 12 digits in a row, one space or dash between two
+ * allowed, which may pass for a card. */
+static bool
+has_digit_run(const char *s, size_t n)
+{
+	size_t i, run = 0;
+
+	for (i = 0; i < n && run < 12; i++)
+		if (s[i] >= '0' && s[i] <= '9')
+			run++;
+		else if ((s[i] != ' ' && s[i] != '-') || i == 0 ||
+		    s[i - 1] < '0' || s[i - 1] > '9')
+			run = 0;
+	return run >= 12;
+}
+
+/*
+ * A JSON line as a tool returns it: ids, digests, blobs, no secret (a
+ * digest with a long run of digits is made again: a card number may hide
+ * in one, and every detector is to pass these lines over).
+ */
+static void
+data_line(struct art_buf *b)
+{
+	size_t from = b->len;
+
+	do {
+		b->len = from;
+		data_fields(b);
+	} while (has_digit_run(b->p + from, b->len - from));
+}
+
+static void
+data_fields(struct art_buf *b)
+{
+	unsigned char r[96];
+	size_t n = 24 + rnd(72);
+
+	random_bytes(r, sizeof(r));
+	addf(b, "{\"id\": \"%02x%02x%02x%02x-%02x%02x-4%01x%02x-a%01x%02x-",
+	    r[0], r[1], r[2], r[3], r[4], r[5], r[6] & 15, r[7], r[8] & 15,
+	    r[9]);
+	add_hex(b, r + 10, 6);
+	add(b, "\", \"commit\": \"");
+	random_bytes(r, sizeof(r));
+	add_hex(b, r, 20);
+	add(b, "\", \"sha256\": \"");
+	add_hex(b, r + 20, 32);
+	addf(b, "\", \"path\": \"/srv/%s/releases/%s-%u.tar.gz\", \"etag\": \"",
+	    words[rnd(NWORDS)], words[rnd(NWORDS)], rnd(1000));
+	random_bytes(r, sizeof(r));
+	add_base64(b, r, 16, false);
+	add(b, "\", \"thumb\": \"");
+	add_base64(b, r + 16, n < 80 ? n : 80, rnd(2) == 0);
+	addf(b, "\", \"size\": %u, \"note\": \"%s %s %s\"}\n", rnd(1 << 20),
+	    words[rnd(NWORDS)], words[rnd(NWORDS)], words[rnd(NWORDS)]);
+}
+
+/* Key sentinel key hidden the way number i says. */
+static void
+add_hidden(struct art_buf *b, const char *key, size_t i)
+{
+	const unsigned char *p = (const unsigned char *)key;
+	size_t n = strlen(key);
+	static const char *const inside[] = { "\xe2\x80\x8b", "\xc2\xad",
+	    "\xef\xbb\xbf" };
+
+	/* Each key in turn, each in a way the key before it was not. */
+	i = (i + i / NKEYS) % 6;
+	switch (i) {
+	case 0:
+		add_base64(b, p, n, false);
+		break;
+	case 1:
+		add_base64(b, p, n, true);
+		break;
+	case 2:
+		add_hex(b, p, n);
+		break;
+	default:
+		addf(b, "%.6s%s%s", key, inside[i - 3], key + 6);
+		break;
+	}
+}
+
+/*
+ * A text of kind k of exactly kib KiB (cut in ASCII, so whole: what is not
+ * ASCII is in a sentinel, which prose follows).
+ */
 static void
 make_text(struct text *t, enum kind k, size_t kib)
 {
@@ -320,14 +464,22 @@ make_text(struct text *t, enum kind k, size_t kib)
 	t->kib = kib;
 	t->sentinels = 0;
 	while (b.len < want) {
-		if (k == K_CODE) {
-			code_line(&b);
+		if (k == K_CODE || k == K_DATA) {
+			(k == K_CODE ? code_line : data_line)(&b);
 			continue;
 		}
 		sentence(&b);
 		if (k == K_HITS && b.len >= next && b.len + 140 < want) {
 			addf(&b, "Note %s there. ",
 			    sentinels[t->sentinels++ % NSENT]);
+			next = b.len + HIT_EVERY;
+		}
+		if (k == K_EVADE && b.len >= next && b.len + 140 < want) {
+			add(&b, "Note ");
+			add_hidden(&b, sentinels[t->sentinels % NKEYS],
+			    t->sentinels);
+			t->sentinels++;
+			add(&b, " there. ");
 			next = b.len + HIT_EVERY;
 		}
 	}
@@ -426,6 +578,12 @@ scan_once(const struct art_security *sec, enum art_sec_scope sc,
 	us = now_us() - t0;
 	if (f != NULL) {
 		f->hits = (size_t)jv_array_length(jv_copy(hits));
+		if (getenv("BENCH_SECURITY_DEBUG") != NULL)
+			jv_array_foreach(hits, i, h) {
+				art_warn("hit %d: %s", i, art_json_str(&h,
+				    "detail"));
+				jv_free(h);
+			}
 		f->redactions = count_of(jv_string_value(out), "[redacted:");
 		f->blocked = blocked;
 	}
@@ -454,7 +612,9 @@ stream_once(const struct art_security *sec, enum art_sec_scope sc,
 	for (;;) {
 		final = at >= t->n;
 		if (!final) {
-			len = t->n - at < d ? t->n - at : d;
+			/* Deltas are jv strings: whole characters. */
+			len = art_utf8_fwd(t->p, at + (t->n - at < d ? t->n -
+			    at : d), t->n) - at;
 			held = jv_string_append_buf(held, t->p + at, (int)len);
 			at += len;
 		}
@@ -530,9 +690,14 @@ measure(const struct art_security *sec, enum art_sec_scope sc,
 		    shown.p : "", shown.len);
 	jv_free(whole);
 	art_buf_release(&shown);
-	if (t->kind == K_PROSE && f->hits != 0)
-		art_die(ART_EXIT_FAIL, "%zu KiB of prose, %s: %zu patterns hit",
-		    t->kib, scope_names[sc], f->hits);
+	if ((t->kind == K_PROSE || t->kind == K_DATA) && f->hits != 0)
+		art_die(ART_EXIT_FAIL, "%zu KiB of %s, %s: %zu patterns hit",
+		    t->kib, kind_names[t->kind], scope_names[sc], f->hits);
+	/* Said, not fatal, so that a build without the decoder is measured. */
+	if (t->kind == K_EVADE && sc == ART_SEC_OUTPUT &&
+	    f->redactions != t->sentinels)
+		art_warn("evade, %zu KiB: %zu redactions of %zu hidden keys in "
+		    "the output scope", t->kib, f->redactions, t->sentinels);
 	if (t->kind == K_HITS && sc == ART_SEC_OUTPUT &&
 	    f->redactions != t->sentinels)
 		art_die(ART_EXIT_FAIL, "%zu KiB with %zu sentinels: %zu "
@@ -638,9 +803,10 @@ help(void)
 "\n"
 "Compile a security config with every detector on and time it; then time\n"
 "art_security_scan() and art_security_stream() over prose with no hits,\n"
-"prose with a fake sentinel every ~500 bytes, and C-like code, in each\n"
-"scope (input, output, tool).  Figures are medians in microseconds per KiB\n"
-"of text.\n"
+"prose with a fake sentinel every ~500 bytes, C-like code, JSON lines of\n"
+"ids, digests and base64, and prose with keys hidden (base64, hex,\n"
+"format characters), in each scope (input, output, tool).  Figures are\n"
+"medians in microseconds per KiB of text.\n"
 "\n"
 "Options:\n"
 "  -s, --size KIB      a text size; repeat it for several (default 1, 16,\n"

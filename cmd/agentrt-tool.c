@@ -472,7 +472,8 @@ fill_pollfds(struct stage *st)
 			art_die(ART_EXIT_FAIL, "out of memory");
 	p = st->pfds;
 	p[0] = (struct pollfd){ .fd = st->wake[0], .events = POLLIN };
-	p[1] = (struct pollfd){ .fd = art_input_fd(st->in), .events = POLLIN };
+	p[1] = (struct pollfd){ .fd = art_outq_gone(st->out) ? -1 :
+	    art_input_fd(st->in), .events = POLLIN };
 	p[2] = (struct pollfd){ .fd = art_outq_pending(st->out) > 0 ?
 	    art_outq_fd(st->out) : -1, .events = POLLOUT };
 	return need;
@@ -494,6 +495,39 @@ wait_output(struct stage *st)
 	}
 }
 
+/*
+ * The reader (the engine) is gone: what would go to it is dropped, no
+ * more input is read, and the tools running are let finish, each within
+ * its --timeout, so the outbox keeps their results for the engine that
+ * resumes the session.  Then the stage ends as a filter whose reader
+ * went does: of SIGPIPE.
+ */
+static void
+reader_gone(struct stage *st)
+{
+	static int said;
+	size_t n = art_toolrun_running(st->tr);
+
+	if (said++ > 0)
+		return;
+	art_toolrun_drop_waiting(st->tr);
+	if (n > 0)
+		art_warn("the ring's next stage is gone: %zu tool call%s still "
+		    "running %s let finish, %s result%s kept for the run that "
+		    "resumes %s session", n, n == 1 ? "" : "s",
+		    n == 1 ? "is" : "are", n == 1 ? "its" : "their",
+		    n == 1 ? "" : "s", n == 1 ? "its" : "their");
+}
+
+static _Noreturn void
+gone(struct stage *st)
+{
+	struct art_err err;
+
+	art_err_set(&err, "epipe", "write: %s", strerror(EPIPE));
+	fatal(st, &err);
+}
+
 static void
 loop(struct stage *st)
 {
@@ -501,9 +535,12 @@ loop(struct stage *st)
 	char drop[256];
 	size_t n;
 
-	while (art_input_fd(st->in) >= 0 || art_toolrun_active(st->tr) > 0) {
+	while (art_outq_gone(st->out) ? art_toolrun_running(st->tr) > 0 :
+	    art_input_fd(st->in) >= 0 || art_toolrun_active(st->tr) > 0) {
 		if (stop_signal != 0)
 			stop(st);
+		if (art_outq_gone(st->out))
+			reader_gone(st);
 		n = fill_pollfds(st);
 		if (poll(st->pfds, (nfds_t)n, art_toolrun_timeout(st->tr)) ==
 		    -1 && errno != EINTR)
@@ -517,9 +554,12 @@ loop(struct stage *st)
 		if (art_toolrun_work(st->tr, st->pfds + POLL_OURS,
 		    n - POLL_OURS, &err) == -1)
 			fatal(st, &err);
-		if (art_input_fd(st->in) >= 0 && st->pfds[1].revents != 0)
+		if (art_input_fd(st->in) >= 0 && st->pfds[1].revents != 0 &&
+		    !art_outq_gone(st->out))
 			read_input(st);
 	}
+	if (art_outq_gone(st->out))
+		gone(st);
 	wait_output(st);
 }
 
@@ -612,6 +652,7 @@ run(const struct opts *o)
 	    sizeof(*st.pfds))) == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");
 	art_input_set_filter(st.in, art_toolrun_wants, NULL);
+	art_outq_drop_when_gone(st.out);
 	open_tapes(&st);
 	cloexec_inherited();
 	setup_signals(&st);

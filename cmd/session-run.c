@@ -25,6 +25,7 @@
 #include "json.h"
 #include "ndjson.h"
 #include "outq.h"
+#include "reconcile.h"
 #include "session.h"
 
 #include "session-cmd.h"
@@ -79,6 +80,10 @@ store_failed(struct ring *r, const struct art_err *failed)
 	if (art_err_is(failed, "no_space"))
 		art_warn("session '%s' is as its last commit left it: free "
 		    "some space, then run again with -s %s", r->sid, r->sid);
+	else if (r->sid[0] != '\0')
+		art_warn("session '%s' is as its last commit left it: run "
+		    "again with -s %s once the store can be written", r->sid,
+		    r->sid);
 	if (r->events == NULL || r->sid[0] == '\0')
 		return ART_EXIT_FAIL;
 	art_store_read(r->store, turn_of_fn, &q, &err);
@@ -116,7 +121,7 @@ input_reader(const char *arg, size_t max_line, int *fd)
 		art_die(ART_EXIT_USAGE, "read --input '%s': %s", arg + 1,
 		    strerror(errno));
 	rd = art_ndjson_reader_new(*fd, "--input", max_line,
-	    ART_NDJSON_REQUIRE_TYPE);
+	    ART_NDJSON_REQUIRE_TYPE | ART_NDJSON_EXACT_NUMBERS);
 	if (rd == NULL || (*fd == -1 && art_ndjson_feed(rd, arg, strlen(arg),
 	    &err) == -1))
 		art_die(ART_EXIT_FAIL, "out of memory");
@@ -125,9 +130,52 @@ input_reader(const char *arg, size_t max_line, int *fd)
 	return rd;
 }
 
+/*
+ * A line of --input the run could only record as refused, said now,
+ * with its line number, before anything is recorded: a type the engine
+ * does not know, or a second message (a run takes one turn, so the
+ * engine would refuse it as turn_already_active).  *messages counts
+ * the client.message and client.messages lines so far.
+ */
+static int
+check_input(const jv *line, size_t at, int *messages)
+{
+	const char *type = art_json_str(line, "type");
+	struct art_err err;
+	jv view;
+	bool bad;
+
+	if (!art_engine_takes(type)) {
+		art_warn("--input:%zu: unknown line type '%.100s' (a client "
+		    "line is client.message, client.messages, client.action "
+		    "or interrupt.resume)", at, type);
+		return ART_EXIT_USAGE;
+	}
+	if (strcmp(type, "client.message") != 0 &&
+	    strcmp(type, "client.messages") != 0)
+		return 0;
+	view = strcmp(type, "client.message") == 0 ? jv_array_append(
+	    jv_array(), art_json_field(line, "message")) :
+	    art_json_field(line, "messages");
+	bad = art_reconcile_check(&view, &err) == -1;
+	jv_free(view);
+	if (bad) {
+		art_warn("--input:%zu: bad_input: %s", at, err.msg);
+		return ART_EXIT_USAGE;
+	}
+	if (++*messages > 1) {
+		art_warn("--input:%zu: a second %s: one run takes one turn's "
+		    "message, and the turn the first starts is still going "
+		    "(turn_already_active); send it with another run", at,
+		    type);
+		return ART_EXIT_USAGE;
+	}
+	return 0;
+}
+
 /* Appends one --input's lines to *lines; ART_EXIT_USAGE at a bad one. */
 static int
-read_input(const char *arg, size_t max_line, jv *lines)
+read_input(const char *arg, size_t max_line, jv *lines, int *messages)
 {
 	struct art_ndjson_reader *rd;
 	struct art_err err;
@@ -141,6 +189,8 @@ read_input(const char *arg, size_t max_line, jv *lines)
 	while (status == 0 &&
 	    (st = art_ndjson_next(rd, &line, &err)) != ART_NDJSON_EOF) {
 		if (st == ART_NDJSON_OK) {
+			status = check_input(&line, art_ndjson_lineno(rd),
+			    messages);
 			*lines = jv_array_append(*lines, line);
 		} else if (st == ART_NDJSON_AGAIN) {
 			/* A non-blocking stdin: wait for it. */
@@ -172,11 +222,17 @@ read_input(const char *arg, size_t max_line, jv *lines)
 static int
 read_inputs(const struct opts *o, jv *lines)
 {
-	int i, status = 0;
+	int i, status = 0, messages = 0;
 
 	*lines = jv_array();
 	for (i = 0; i < o->ninputs && status == 0; i++)
-		status = read_input(o->inputs[i], o->max_line, lines);
+		status = read_input(o->inputs[i], o->max_line, lines,
+		    &messages);
+	if (status == 0 && messages > 0 && o->message != NULL) {
+		art_warn("-m and a client message in --input: one run takes "
+		    "one turn's message; send one of them with another run");
+		status = ART_EXIT_USAGE;
+	}
 	return status;
 }
 
@@ -304,14 +360,12 @@ send_resume(struct ring *r, const struct opts *o)
 	return 0;
 }
 
-static int
-send_message(struct ring *r, const struct opts *o)
+/* -m TEXT as a client.message line. */
+static jv
+message_line(const struct opts *o)
 {
-	struct art_err err;
 	jv m, line;
 
-	if (o->message == NULL)
-		return 0;
 	m = jv_object_set(jv_object(), jv_string("role"), jv_string("user"));
 	m = jv_object_set(m, jv_string("content"), jv_string(o->message));
 	line = jv_object_set(jv_object(), jv_string("type"),
@@ -320,11 +374,64 @@ send_message(struct ring *r, const struct opts *o)
 	if (o->turn_id != NULL)
 		line = jv_object_set(line, jv_string("turn_id"),
 		    jv_string(o->turn_id));
-	if (art_engine_input(r->engine, r->sid, line, &err) == -1) {
+	return line;
+}
+
+static int
+send_message(struct ring *r, const struct opts *o)
+{
+	struct art_err err;
+
+	if (o->message == NULL)
+		return 0;
+	if (art_engine_input(r->engine, r->sid, message_line(o), &err) == -1) {
 		loop_drain(r);
 		return store_failed(r, &err);
 	}
 	return 0;
+}
+
+/*
+ * The line a new session is made with, in the same commit (its first
+ * --input, else -m's), taken off *inputs; jv_null() when there is none.
+ */
+static jv
+first_input(const struct opts *o, jv *inputs, bool *message_sent)
+{
+	jv first;
+
+	if (jv_array_length(jv_copy(*inputs)) > 0) {
+		first = jv_array_get(jv_copy(*inputs), 0);
+		*inputs = jv_array_slice(*inputs, 1, jv_array_length(
+		    jv_copy(*inputs)));
+		return first;
+	}
+	if (o->message == NULL || o->resume != NULL)
+		return jv_null();
+	*message_sent = true;
+	return message_line(o);
+}
+
+/*
+ * The session could not be started: nothing of this run is recorded.
+ * A new session was not made at all, so there is nothing to resume.
+ */
+static int
+start_failed(struct ring *r, const struct opts *o, const struct art_err *err)
+{
+	(void)r;
+	art_warn("%s", err->msg);
+	if (art_err_is(err, "no_agent"))
+		return ART_EXIT_USAGE;
+	if (o->session == NULL && (art_err_is(err, "no_space") ||
+	    art_err_is(err, "store")))
+		art_warn("nothing was recorded and no session was made: run "
+		    "the same command again once the store can be written");
+	else if (art_err_is(err, "no_space") || art_err_is(err, "store"))
+		art_warn("session '%s' is as its last commit left it: nothing "
+		    "this run sent was recorded; run the same command again",
+		    o->session);
+	return ART_EXIT_FAIL;
 }
 
 /*
@@ -380,7 +487,8 @@ stopped(struct ring *r)
 {
 	struct art_err err;
 
-	art_engine_stop(r->engine);
+	if (art_engine_stop(r->engine, &err) == -1)
+		art_warn("interrupted: %s", err.msg);
 	/* The words of agentrt-session cancel: it is the same end. */
 	if (art_engine_cancel(r->engine, r->sid, "cancelled", &err) == -1) {
 		art_warn("interrupted: %s; session '%s' is left in flight: run "
@@ -568,8 +676,9 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 {
 	struct ring r = { .eof = 0 };
 	struct art_err err;
-	int status, inputs0 = 0;
-	jv inputs;
+	int status, inputs0;
+	bool message_sent = false;
+	jv inputs, first;
 
 	(void)argc, (void)argv;
 	loop_refuse_terminal("run ...", true);
@@ -579,19 +688,19 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 		return status;
 	}
 	loop_open(&r, e, o);
-	if (art_engine_start(r.engine, o->session, o->agent, r.sid, &err) == -1) {
-		art_warn("%s", err.msg);
-		status = art_err_is(&err, "no_agent") ? ART_EXIT_USAGE :
-		    ART_EXIT_FAIL;
+	inputs0 = jv_array_length(jv_copy(inputs));
+	first = first_input(o, &inputs, &message_sent);
+	if (art_engine_start_with(r.engine, o->session, o->agent, first,
+	    r.sid, &err) == -1) {
+		status = start_failed(&r, o, &err);
 	} else {
 		if (o->session == NULL)
 			art_warn("session %s", r.sid);
-		inputs0 = jv_array_length(jv_copy(inputs));
 		status = send_inputs(&r, inputs);
 		inputs = jv_null();
 		if (status == 0)
 			status = send_resume(&r, o);
-		if (status == 0)
+		if (status == 0 && !message_sent)
 			status = send_message(&r, o);
 		if (status == 0 && asks_nothing(o, inputs0))
 			say_idle(&r);
@@ -600,7 +709,14 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 			    loop_stop_signal != 0 ? stopped(&r) : ART_EXIT_FAIL;
 		if (status == 3)
 			say_parked(&r);
-		art_engine_stop(r.engine);
+	}
+	/* Its last commit, which lets the sessions go, is said too. */
+	if (art_engine_stop(r.engine, &err) == -1) {
+		art_warn("%s; session '%s' stays marked as driven by this "
+		    "process until a run or serve takes it over", err.msg,
+		    r.sid);
+		if (status == 0 || status == 3)
+			status = ART_EXIT_FAIL;
 	}
 	/* The turn is recorded, but its client did not see it all. */
 	if (status == 0 && r.events_lost[0] != '\0') {

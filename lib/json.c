@@ -1,6 +1,7 @@
 /* json.c - typed access, canonical text and equality over libjq's jv */
 #include "json.h"
 
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -1028,4 +1029,143 @@ art_json_scan(const char *text, size_t len, char *type, char *trigger,
 		return 0;
 	skip_ws(&s);
 	return s.p == s.end;
+}
+
+/* --- numbers a double holds ----------------------------------------- */
+
+#define NUM_DEPTH	64
+#define NUM_PATH	200
+
+/* Where the scan is: the member's JSON pointer, and each container's. */
+struct numscan {
+	char	 path[NUM_PATH + 1];
+	size_t	 len;
+	size_t	 at[NUM_DEPTH];		/* path's length at each container */
+	long	 index[NUM_DEPTH];	/* an array's, or -1 for an object */
+	bool	 key[NUM_DEPTH];	/* an object waiting for a key */
+	int	 depth;
+};
+
+/* Sets the path's last segment to s[0..n) (a key), or to index i. */
+static void
+num_segment(struct numscan *ns, const char *s, size_t n, long i)
+{
+	char seg[24];
+	size_t room;
+
+	ns->len = ns->at[ns->depth - 1];
+	if (s == NULL) {
+		snprintf(seg, sizeof(seg), "%ld", i);
+		s = seg;
+		n = strlen(seg);
+	}
+	room = NUM_PATH - ns->len;
+	if (room < 2)
+		return;
+	ns->path[ns->len++] = '/';
+	if (n > room - 1)
+		n = room - 1;
+	memcpy(ns->path + ns->len, s, n);
+	ns->len += n;
+	ns->path[ns->len] = '\0';
+}
+
+/* Why the number text[0..n) is not held exactly, or NULL when it is. */
+static const char *
+num_why(const char *text, size_t n)
+{
+	char small[64], *buf = small;
+	const char *why = NULL, *p;
+	bool integer = true, nonzero = false, mantissa = true;
+	double v;
+
+	for (p = text; p < text + n; p++) {
+		if (*p == '.' || *p == 'e' || *p == 'E')
+			integer = false;
+		if (*p == 'e' || *p == 'E')
+			mantissa = false;
+		if (mantissa && *p >= '1' && *p <= '9')
+			nonzero = true;
+	}
+	if (n >= sizeof(small) && (buf = malloc(n + 1)) == NULL)
+		return NULL;
+	memcpy(buf, text, n);
+	buf[n] = '\0';
+	errno = 0;
+	v = strtod(buf, NULL);
+	if (isinf(v) || (errno == ERANGE && fabs(v) > 1.0))
+		why = "out of range";
+	else if (integer && fabs(v) > 9007199254740992.0)
+		why = "an integer beyond 2^53, which a double cannot hold "
+		    "exactly";
+	else if (errno == ERANGE && v == 0.0 && nonzero)
+		why = "too small: it would be recorded as 0";
+	if (buf != small)
+		free(buf);
+	return why;
+}
+
+int
+art_json_check_numbers(const char *text, size_t len, struct art_err *err)
+{
+	struct numscan ns = { "", 0, { 0 }, { 0 }, { false }, 0 };
+	const char *p = text, *end = text + len, *s, *why;
+	size_t n;
+
+	while (p < end) {
+		switch (*p) {
+		case '"':
+			for (s = ++p; p < end && *p != '"'; p++)
+				if (*p == '\\' && p + 1 < end)
+					p++;
+			if (ns.depth > 0 && ns.key[ns.depth - 1]) {
+				num_segment(&ns, s, (size_t)(p - s), 0);
+				ns.key[ns.depth - 1] = false;
+			}
+			p++;
+			continue;
+		case '{':
+		case '[':
+			if (ns.depth == NUM_DEPTH)
+				return 0;	/* too deep to say: the parser will */
+			ns.at[ns.depth] = ns.len;
+			ns.index[ns.depth] = *p == '[' ? 0 : -1;
+			ns.key[ns.depth] = *p == '{';
+			ns.depth++;
+			if (*p == '[')
+				num_segment(&ns, NULL, 0, 0);
+			break;
+		case '}':
+		case ']':
+			if (ns.depth == 0)
+				return 0;
+			ns.len = ns.at[--ns.depth];
+			ns.path[ns.len] = '\0';
+			break;
+		case ',':
+			if (ns.depth == 0)
+				return 0;
+			if (ns.index[ns.depth - 1] >= 0)
+				num_segment(&ns, NULL, 0, ++ns.index[ns.depth -
+				    1]);
+			else
+				ns.key[ns.depth - 1] = true;
+			break;
+		default:
+			if (*p != '-' && (*p < '0' || *p > '9'))
+				break;
+			for (s = p; p < end && strchr("0123456789+-.eE", *p) !=
+			    NULL && *p != '\0'; p++)
+				;
+			n = (size_t)(p - s);
+			if ((why = num_why(s, n)) != NULL)
+				return art_err_set(err, "bad_input", "the number "
+				    "at %s (%.*s%s) is %s; send it as a string",
+				    ns.len > 0 ? ns.path : "/", n > 40 ? 40 :
+				    (int)n, s, n > 40 ? "..." : "", why);
+			continue;
+		}
+		p++;
+	}
+	return 0;
 }

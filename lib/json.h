@@ -112,4 +112,15 @@ int	art_json_scan(const char *text, size_t len, char *type, char *trigger,
 /* The kind's name for messages: "string", "number", "object", … */
 const char *art_json_kind_name(jv_kind);
 
+/*
+ * Checks that every number in the JSON text text[0..len) is one a double
+ * holds as written, so that parsing it changes nothing a client sent:
+ * -1 with err code "bad_input" naming the member (a JSON pointer) when a
+ * number is out of range (1e400), an integer beyond 2^53
+ * (18446744073709551616) or so small it would become 0 (1e-400).
+ * Malformed text is not judged here (0): the parser says why.
+ */
+int	art_json_check_numbers(const char *text, size_t len,
+	    struct art_err *);
+
 #endif

@@ -299,6 +299,9 @@ take_line(struct art_ndjson_reader *rd, char *s, size_t n, jv *out,
 		return ART_NDJSON_RAW;
 	}
 	s[n] = '\0';	/* jv_parse_sized's error path reads a C string */
+	if ((rd->flags & ART_NDJSON_EXACT_NUMBERS) &&
+	    art_json_check_numbers(s, n, err) == -1)
+		return ART_NDJSON_BAD;
 	v = art_json_parse(s, n, err);
 	if (!jv_is_valid(v))
 		return ART_NDJSON_BAD;

@@ -27,6 +27,13 @@ enum art_ndjson_status {
 #define ART_NDJSON_REQUIRE_TYPE	0x1
 /* A line may also be a JSON array (a JSON-RPC batch); *out is that array. */
 #define ART_NDJSON_ARRAYS	0x2
+/*
+ * A client's line: a number that parsing would change (out of a double's
+ * range, an integer beyond 2^53, so small it becomes 0) makes the line
+ * ART_NDJSON_BAD, err code "bad_input" naming the member
+ * (art_json_check_numbers), rather than be recorded changed.
+ */
+#define ART_NDJSON_EXACT_NUMBERS	0x4
 
 struct art_ndjson_reader;
 

@@ -15,6 +15,7 @@ struct art_outq {
 	int	 fd;
 	char	*buf;
 	size_t	 start, end, cap;
+	int	 drop_when_gone, gone;
 };
 
 struct art_outq *
@@ -54,17 +55,33 @@ art_outq_pending(const struct art_outq *q)
 	return q->end - q->start;
 }
 
+void
+art_outq_drop_when_gone(struct art_outq *q)
+{
+	q->drop_when_gone = 1;
+}
+
+int
+art_outq_gone(const struct art_outq *q)
+{
+	return q->gone;
+}
+
 int
 art_outq_flush(struct art_outq *q, struct art_err *err)
 {
 	ssize_t n;
 
-	while (q->start < q->end) {
+	while (!q->gone && q->start < q->end) {
 		n = write(q->fd, q->buf + q->start, q->end - q->start);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
+		if (n == -1 && errno == EPIPE && q->drop_when_gone) {
+			q->gone = 1;
+			break;
+		}
 		if (n == -1)
 			return art_err_set(err, errno == EPIPE ? "epipe" :
 			    "io", "write: %s", strerror(errno));

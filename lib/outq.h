@@ -40,5 +40,15 @@ int	art_outq_push_raw(struct art_outq *, const char *, size_t,
 int	art_outq_flush(struct art_outq *, struct art_err *);
 /* Bytes queued and not yet written. */
 size_t	art_outq_pending(const struct art_outq *);
+/*
+ * For a stage with work to finish when its reader is gone (the tool
+ * stage, whose running tools' results the outbox keeps): from now on a
+ * reader that is gone is no error: what is queued and what is pushed
+ * later is dropped, pushes and flushes succeed, and art_outq_gone() says
+ * so.
+ */
+void	art_outq_drop_when_gone(struct art_outq *);
+/* Whether the reader went, with art_outq_drop_when_gone() set. */
+int	art_outq_gone(const struct art_outq *);
 
 #endif

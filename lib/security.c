@@ -17,10 +17,22 @@
  * the prompt is made of such windows, so the marked runs are exactly the
  * long common runs, found in one pass over the text.
  *
+ * Detectors match a view of the text: the text itself, or, when it holds
+ * a format character (a zero-width space inside a key), a copy without
+ * them and each byte's offset in the text, so that a hit redacts the span
+ * it came from.  The view's base64 and hex runs are decoded, and the
+ * secret detectors search what is text among them; their hits cover the
+ * whole run.  Both cost one pass over the text when there is nothing to
+ * do, and decoding is bounded per run, so a scan stays linear.
+ *
  * A stream is scanned with partial matching (regex.h): whatever may still
- * become a match is kept back, and what comes before it is final.
+ * become a match is kept back, and what comes before it is final.  An
+ * encoded run at the end may still grow, and a rest cut inside one would
+ * decode as another, so the cut moves to the run's start.
  */
 #include "security.h"
+
+#include <sys/types.h>
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -142,6 +154,7 @@ struct det {
 	char			*what;
 	struct art_regex	*re;	/* NULL: the system prompt */
 	int			 check;
+	bool			 secret;	/* scans decoded runs */
 };
 
 /* A detector as one scope uses it. */
@@ -389,6 +402,7 @@ add_det(struct art_security *sec, const char *id, const char *code,
 	memset(d, 0, sizeof(*d));
 	d->code = code;
 	d->check = check;
+	d->secret = re != NULL && strcmp(code, SECRET) == 0;
 	if ((d->id = strdup(id)) == NULL || (d->what = strdup(what)) == NULL) {
 		free(d->id);
 		return art_err_set(err, "nomem", "security: out of memory");
@@ -810,6 +824,7 @@ struct hit {
 	size_t	s, e;		/* bytes [s, e) of the text */
 	size_t	b;		/* where what it depends on begins: <= s */
 	size_t	use;		/* in the scope's uses */
+	int	enc;		/* enum enc: found decoded from a run */
 };
 
 struct hits {
@@ -825,6 +840,7 @@ push(struct hits *h, size_t b, size_t s, size_t e, size_t use)
 	h->v[h->n].b = b;
 	h->v[h->n].s = s;
 	h->v[h->n].e = e;
+	h->v[h->n].enc = 0;
 	h->v[h->n++].use = use;
 }
 
@@ -962,6 +978,362 @@ find_all(const struct art_security *sec, const struct uses *u,
 	}
 }
 
+/* --- what the detectors see ----------------------------------------- */
+
+/*
+ * Unicode's format characters (General Category Cf, Unicode 15.1): zero
+ * width, soft hyphen, joiners, bidi controls, tags.  None shows, so a key
+ * with one inside looks whole to a reader; the detectors do not see them.
+ */
+static const struct range {
+	uint32_t	lo, hi;
+} format_chars[] = {
+	{ 0x00ad, 0x00ad }, { 0x0600, 0x0605 }, { 0x061c, 0x061c },
+	{ 0x06dd, 0x06dd }, { 0x070f, 0x070f }, { 0x0890, 0x0891 },
+	{ 0x08e2, 0x08e2 }, { 0x180e, 0x180e }, { 0x200b, 0x200f },
+	{ 0x202a, 0x202e }, { 0x2060, 0x2064 }, { 0x2066, 0x206f },
+	{ 0xfeff, 0xfeff }, { 0xfff9, 0xfffb }, { 0x110bd, 0x110bd },
+	{ 0x110cd, 0x110cd }, { 0x13430, 0x1343f }, { 0x1bca0, 0x1bca3 },
+	{ 0x1d173, 0x1d17a }, { 0xe0001, 0xe0001 }, { 0xe0020, 0xe007f },
+};
+
+/* The bytes of the format character at s[i] (of n), or 0. */
+static size_t
+format_at(const char *s, size_t i, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s + i;
+	size_t k, len;
+	uint32_t c;
+
+	if (u[0] < 0xc2 || u[0] > 0xf4)
+		return 0;		/* ASCII, or not a lead byte */
+	len = u[0] < 0xe0 ? 2 : u[0] < 0xf0 ? 3 : 4;
+	if (n - i < len)
+		return 0;
+	c = u[0] & (0x7f >> len);
+	for (k = 1; k < len; k++) {
+		if ((u[k] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (u[k] & 0x3f);
+	}
+	for (k = 0; k < sizeof(format_chars) / sizeof(format_chars[0]) &&
+	    c >= format_chars[k].lo; k++)
+		if (c <= format_chars[k].hi)
+			return len;
+	return 0;
+}
+
+/*
+ * The text the detectors match: text itself (at NULL) when it has no
+ * format character, else a copy without them, at[i] being the offset in
+ * text of the copy's byte i.
+ */
+struct view {
+	const char	*p;
+	size_t		 n;
+	char		*copy;
+	size_t		*at;
+};
+
+static void
+view_make(struct view *v, const char *text, size_t n)
+{
+	size_t i, k, first;
+
+	memset(v, 0, sizeof(*v));
+	v->p = text;
+	v->n = n;
+	/* Most text is ASCII, which holds none. */
+	for (first = 0; first < n && ((unsigned char)text[first] < 0xc2 ||
+	    format_at(text, first, n) == 0); first++)
+		;
+	if (first == n)
+		return;
+	if ((v->copy = malloc(n)) == NULL || (v->at = malloc(n *
+	    sizeof(*v->at))) == NULL)
+		abort();	/* out of memory is fatal, as in libjq */
+	for (i = 0, v->n = 0; i < n; ) {
+		if (i >= first && (k = format_at(text, i, n)) > 0) {
+			i += k;
+			continue;
+		}
+		v->at[v->n] = i;
+		v->copy[v->n++] = text[i++];
+	}
+	v->p = v->copy;
+}
+
+static void
+view_release(struct view *v)
+{
+	free(v->copy);
+	free(v->at);
+}
+
+/* Where the view's byte i begins in the text (i = v->n: its end). */
+static size_t
+view_start(const struct view *v, size_t i, size_t n)
+{
+	return v->at == NULL ? i : i < v->n ? v->at[i] : n;
+}
+
+/* Where a span of the view that ends at i (> 0) ends in the text: after
+ * its last byte, so format characters inside it are in it. */
+static size_t
+view_end(const struct view *v, size_t i)
+{
+	return v->at == NULL ? i : v->at[i - 1] + 1;
+}
+
+/*
+ * Encoded runs.  A run is a longest stretch of base64's letters (either
+ * alphabet: + / or - _) with up to two = after it.  One of RUN_B64_MIN to
+ * RUN_MAX letters that is base64 as an encoder writes it (one alphabet, a
+ * length that is not 1 mod 4, the unused bits 0) is decoded, and so
+ * is one of RUN_HEX_MIN to RUN_MAX hex digits, even in number, after an
+ * optional 0x.  What it decodes to is scanned by the secret detectors
+ * only when it is text (UTF-8 with no control character but tab, CR and
+ * LF): the bytes random data or a digest decode to are not, which keeps
+ * their cost to the decoding.  A hit redacts the whole run.
+ */
+#define RUN_B64_MIN	20	/* the base64 of 15 bytes: the least key */
+#define RUN_HEX_MIN	32
+#define RUN_MAX		4096	/* longer runs are not decoded */
+
+enum enc { ENC_NONE, ENC_BASE64, ENC_HEX };
+static const char *const enc_names[] = { "", "base64", "hex" };
+
+/* Each byte's value in base64, either alphabet, or -1. */
+static const signed char b64_values[256] = {
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 62, -1, 62, -1, 63,
+	52, 53, 54, 55, 56, 57, 58, 59, 60, 61, -1, -1, -1, -1, -1, -1,
+	-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+	15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, -1, -1, -1, -1, 63,
+	-1, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+	41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+
+/* c's value in base64, either alphabet, or -1. */
+static int
+b64_value(unsigned char c)
+{
+	return b64_values[c];
+}
+
+static int
+hex_value(unsigned char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c -
+	    'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/*
+ * The letters s[0..n) decoded into out (room for n bytes): the length, or
+ * -1 when they are not base64 as an encoder writes it.  The = padding is
+ * not asked for: one more or less hides nothing.
+ */
+static ssize_t
+b64_decode(const char *s, size_t n, unsigned char *out)
+{
+	bool std = false, url = false;
+	uint32_t acc = 0;
+	size_t i, len = 0;
+
+	if (n % 4 == 1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		std |= s[i] == '+' || s[i] == '/';
+		url |= s[i] == '-' || s[i] == '_';
+		acc = acc << 6 | (uint32_t)b64_value((unsigned char)s[i]);
+		if (i % 4 == 3) {
+			out[len++] = (unsigned char)(acc >> 16);
+			out[len++] = (unsigned char)(acc >> 8);
+			out[len++] = (unsigned char)acc;
+			acc = 0;
+		}
+	}
+	if (std && url)
+		return -1;
+	if (n % 4 == 2) {
+		if ((acc & 0xf) != 0)
+			return -1;
+		out[len++] = (unsigned char)(acc >> 4);
+	} else if (n % 4 == 3) {
+		if ((acc & 0x3) != 0)
+			return -1;
+		out[len++] = (unsigned char)(acc >> 10);
+		out[len++] = (unsigned char)(acc >> 2);
+	}
+	return (ssize_t)len;
+}
+
+/* s[0..n) as hex into out: the length, or -1 when it is not hex. */
+static ssize_t
+hex_decode(const char *s, size_t n, unsigned char *out)
+{
+	size_t i;
+	int hi, lo;
+
+	if (n % 2 != 0)
+		return -1;
+	for (i = 0; i < n; i += 2) {
+		if ((hi = hex_value((unsigned char)s[i])) < 0 ||
+		    (lo = hex_value((unsigned char)s[i + 1])) < 0)
+			return -1;
+		out[i / 2] = (unsigned char)(hi << 4 | lo);
+	}
+	return (ssize_t)(n / 2);
+}
+
+static bool
+is_text(const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' &&
+		    p[i] != '\r') || p[i] == 0x7f)
+			return false;
+	return art_utf8_valid((const char *)p, n, NULL);
+}
+
+/*
+ * The secret detectors' hits in d[0..n), decoded from the run [s, e) of
+ * the view: one hit on the whole run for each.
+ */
+static void
+find_decoded(const struct art_security *sec, const struct uses *u,
+    bool skip_log, const unsigned char *d, size_t n, size_t s, size_t e,
+    enum enc enc, struct hits *h, struct hits *tmp)
+{
+	struct view dv;
+	size_t i, k, hold = 0;
+
+	if (!is_text(d, n))
+		return;
+	view_make(&dv, (const char *)d, n);
+	for (i = 0; i < u->n; i++) {
+		if ((skip_log && u->v[i].sev == SEV_LOG) ||
+		    !sec->dets[u->v[i].det].secret)
+			continue;
+		tmp->n = 0;
+		find_regex(&sec->dets[u->v[i].det], i, dv.p, dv.n, false, tmp,
+		    &hold);
+		for (k = 0; k < tmp->n; k++) {
+			push(h, s, s, e, i);
+			h->v[h->n - 1].enc = enc;
+		}
+	}
+	view_release(&dv);
+}
+
+/* The run of letters s[0..n) (pad = signs after it), decoded both ways. */
+static void
+find_run(const struct art_security *sec, const struct uses *u, bool skip_log,
+    const char *s, size_t n, size_t pad, size_t at, unsigned char *buf,
+    struct hits *h, struct hits *tmp)
+{
+	ssize_t len;
+	size_t x = n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 2 : 0;
+
+	if (n >= RUN_B64_MIN && (len = b64_decode(s, n, buf)) >= 0)
+		find_decoded(sec, u, skip_log, buf, (size_t)len, at, at + n +
+		    pad, ENC_BASE64, h, tmp);
+	if (n - x >= RUN_HEX_MIN && pad == 0 && (len = hex_decode(s + x,
+	    n - x, buf)) >= 0)
+		find_decoded(sec, u, skip_log, buf, (size_t)len, at, at + n,
+		    ENC_HEX, h, tmp);
+}
+
+/* Whether any of the uses looks inside encoded runs. */
+static bool
+decodes(const struct art_security *sec, const struct uses *u)
+{
+	size_t i;
+
+	for (i = 0; i < u->n; i++)
+		if (sec->dets[u->v[i].det].secret)
+			return true;
+	return false;
+}
+
+/*
+ * The encoded runs of the view text[0..n), as find_regex; partial: a run
+ * at the end may go on, and is left for art_security_stream to hold.
+ */
+static void
+find_encoded(const struct art_security *sec, const struct uses *u,
+    const char *text, size_t n, bool partial, bool skip_log, struct hits *h)
+{
+	struct hits tmp = { NULL, 0, 0 };
+	unsigned char *buf = NULL;
+	size_t i, j, pad;
+
+	if (!decodes(sec, u))
+		return;
+	for (i = 0; i < n; ) {
+		if (b64_value((unsigned char)text[i]) < 0) {
+			i++;
+			continue;
+		}
+		for (j = i; j < n && b64_value((unsigned char)text[j]) >= 0;
+		    j++)
+			;
+		for (pad = 0; pad < 2 && j + pad < n && text[j + pad] == '=';
+		    pad++)
+			;
+		if (j - i >= RUN_B64_MIN && j - i <= RUN_MAX && (!partial ||
+		    j + pad < n || pad == 2)) {
+			if (buf == NULL && (buf = malloc(RUN_MAX)) == NULL)
+				abort();
+			find_run(sec, u, skip_log, text + i, j - i, pad, i, buf,
+			    h, &tmp);
+		}
+		i = j + pad;
+	}
+	free(buf);
+	free(tmp.v);
+}
+
+/*
+ * Every hit of the uses in text[0..n), as find_all, but matched in the
+ * text's view and in its encoded runs, and mapped back to the text.
+ */
+static void
+find_text(const struct art_security *sec, const struct uses *u,
+    const char *text, size_t n, bool partial, bool skip_log, struct hits *h,
+    size_t *hold)
+{
+	struct view v;
+	size_t i, vhold = n;
+
+	view_make(&v, text, n);
+	if (v.at != NULL)
+		vhold = v.n;
+	find_all(sec, u, v.p, v.n, partial, skip_log, h, &vhold);
+	find_encoded(sec, u, v.p, v.n, partial, skip_log, h);
+	if (v.at != NULL)
+		for (i = 0; i < h->n; i++) {
+			h->v[i].b = view_start(&v, h->v[i].b, n);
+			h->v[i].s = view_start(&v, h->v[i].s, n);
+			h->v[i].e = view_end(&v, h->v[i].e);
+		}
+	vhold = view_start(&v, vhold, n);
+	if (vhold < *hold)
+		*hold = vhold;
+	view_release(&v);
+}
+
 static int
 by_start(const void *a, const void *b)
 {
@@ -985,6 +1357,7 @@ redact(const struct art_security *sec, const struct uses *u,
 	struct art_buf b = ART_BUF_INIT;
 	size_t i, pos = 0, s = 0, e = 0;
 	const char *id = NULL;
+	int enc = ENC_NONE;
 	jv out;
 
 	for (i = 0; i <= h->n; i++) {
@@ -999,12 +1372,16 @@ redact(const struct art_security *sec, const struct uses *u,
 		}
 		if (id != NULL && (art_buf_add(&b, text + pos, s - pos) == -1 ||
 		    art_buf_addstr(&b, "[redacted:") == -1 ||
-		    art_buf_addstr(&b, id) == -1 || art_buf_addc(&b, ']') == -1))
+		    art_buf_addstr(&b, id) == -1 || (enc != ENC_NONE &&
+		    (art_buf_addc(&b, '(') == -1 || art_buf_addstr(&b,
+		    enc_names[enc]) == -1 || art_buf_addc(&b, ')') == -1)) ||
+		    art_buf_addc(&b, ']') == -1))
 			abort();
 		if (id != NULL)
 			pos = e;
 		if (x != NULL) {
 			id = sec->dets[u->v[x->use].det].id;
+			enc = x->enc;
 			s = x->s;
 			e = x->e;
 		}
@@ -1032,6 +1409,7 @@ has_sev(const struct uses *u, const struct hits *h, enum sev sev)
 /* A use's hits over a whole value. */
 struct tally {
 	size_t	count;
+	size_t	encoded;	/* of count, found in an encoded run */
 	size_t	str, off;	/* the first: which string, where */
 };
 
@@ -1052,11 +1430,13 @@ scan_string(struct scan *sc, jv s, bool *changed)
 	jv out;
 
 	sc->h.n = 0;
-	find_all(sc->sec, sc->u, text, n, false, false, &sc->h, &hold);
-	/* Each use's hits come in order, so its first is its earliest. */
+	find_text(sc->sec, sc->u, text, n, false, false, &sc->h, &hold);
+	/* A use's hits come in order, but those in encoded runs after. */
 	for (i = 0; i < sc->h.n; i++) {
 		t = &sc->t[sc->h.v[i].use];
-		if (t->count++ == 0) {
+		t->encoded += sc->h.v[i].enc != ENC_NONE;
+		if (t->count++ == 0 || (t->str == sc->nstr &&
+		    sc->h.v[i].s < t->off)) {
 			t->str = sc->nstr;
 			t->off = sc->h.v[i].s;
 		}
@@ -1115,13 +1495,16 @@ scan_value(struct scan *sc, jv v, bool *changed)
 
 static jv
 event(const struct det *d, enum sev sev, enum art_sec_scope scope,
-    const char *where, size_t count)
+    const char *where, const struct tally *t)
 {
-	char detail[256];
+	char detail[256], enc[32] = "";
 	jv ev = jv_object();
 
-	snprintf(detail, sizeof(detail), "%s in %s (%zu match%s)", d->what,
-	    where != NULL ? where : "text", count, count == 1 ? "" : "es");
+	if (t->encoded > 0)
+		snprintf(enc, sizeof(enc), ", %zu encoded", t->encoded);
+	snprintf(detail, sizeof(detail), "%s in %s (%zu match%s%s)", d->what,
+	    where != NULL ? where : "text", t->count, t->count == 1 ? "" :
+	    "es", enc);
 	ev = art_json_set(ev, "type", jv_string("security"));
 	ev = art_json_set(ev, "violation_code", jv_string(d->code));
 	ev = art_json_set(ev, "severity", jv_string(sev_names[sev]));
@@ -1161,7 +1544,7 @@ events(const struct scan *sc, enum art_sec_scope scope, const char *where,
 		}
 		out = jv_array_append(out, event(&sc->sec->dets[
 		    sc->u->v[pick].det], sc->u->v[pick].sev, scope, where,
-		    best->count));
+		    best));
 	}
 	free(done);
 	return out;
@@ -1219,6 +1602,72 @@ settle(const struct uses *u, const struct hits *h, size_t cut, bool touch)
 	return cut;
 }
 
+/*
+ * Whether a stream cut at cut of text[0..n) (more: the text goes on) is
+ * inside an encoded run, format characters in it seen through: then *rs
+ * is where the run begins and *letters how many it has, *after of them
+ * after the cut.
+ */
+static bool
+in_run(const char *text, size_t n, size_t cut, bool more, size_t *rs,
+    size_t *letters, size_t *after)
+{
+	size_t p = cut, q, pads = 0, k;
+
+	*letters = *after = 0;
+	while (p > 0) {
+		q = art_utf8_back(text, p - 1);
+		if (format_at(text, q, n) > 0)
+			p = q;
+		else if (text[p - 1] == '=' && *letters == 0 && pads < 2) {
+			pads++;
+			p--;
+		} else if (b64_value((unsigned char)text[p - 1]) >= 0) {
+			++*letters;
+			p--;
+		} else
+			break;
+	}
+	if (*letters == 0)
+		return false;
+	*rs = p;
+	for (q = cut; q < n; q += k) {
+		if ((k = format_at(text, q, n)) > 0)
+			continue;
+		k = 1;
+		if (text[q] == '=' && pads < 2)
+			pads++;
+		else if (pads == 0 && b64_value((unsigned char)text[q]) >= 0)
+			++*after;
+		else
+			break;
+	}
+	*letters += *after;
+	return q > cut || (q == n && more && pads < 2);
+}
+
+/*
+ * cut, or earlier, so that the rest sees each encoded run as the whole
+ * text does: not a run cut short, which could decode where the whole one
+ * does not, nor the end of one too long to decode that would be short
+ * enough.
+ */
+static size_t
+run_cut(const char *text, size_t n, size_t cut, bool more)
+{
+	size_t rs, letters, after;
+
+	if (!in_run(text, n, cut, more, &rs, &letters, &after))
+		return cut;
+	if (letters <= RUN_MAX)
+		return rs;
+	while (after <= RUN_MAX && cut > rs) {
+		cut = art_utf8_back(text, cut - 1);
+		after += b64_value((unsigned char)text[cut]) >= 0;
+	}
+	return cut;
+}
+
 jv
 art_security_stream(const struct art_security *sec, enum art_sec_scope scope,
     const char *pending, size_t n, int final, jv *show, int *blocked)
@@ -1231,7 +1680,7 @@ art_security_stream(const struct art_security *sec, enum art_sec_scope scope,
 
 	*blocked = 0;
 	if (u != NULL && u->n > 0)
-		find_all(sec, u, pending, whole, !final, true, &h, &keep);
+		find_text(sec, u, pending, whole, !final, true, &h, &keep);
 	for (i = 0; i < h.n; i++)
 		if (u->v[h.v[i].use].sev == SEV_BLOCK && h.v[i].s < cut)
 			cut = h.v[i].s;
@@ -1245,6 +1694,9 @@ art_security_stream(const struct art_security *sec, enum art_sec_scope scope,
 		return jv_string("");
 	}
 	keep = settle(u, &h, keep, keep < n);
+	if (u != NULL && decodes(sec, u))
+		while ((cut = run_cut(pending, whole, keep, !final)) != keep)
+			keep = settle(u, &h, cut, keep < n);
 	*show = u != NULL ? redact(sec, u, pending, keep, &h) :
 	    jv_string_sized(pending, (int)keep);
 	rest = jv_string_sized(pending + keep, (int)(n - keep));

@@ -19,6 +19,17 @@
  * "log_only" only reports it.  man/agentrt.7 (SECURITY) lists the
  * members, the detectors and each mode's set.
  *
+ * Detectors match the text with Unicode's format characters (category
+ * Cf: zero-width spaces and joiners, the soft hyphen, bidi controls, the
+ * BOM, tags) taken out, and a hit redacts the span of the text it came
+ * from, the format characters inside it included.  Runs of base64 (either
+ * alphabet, padded or not; 20 to 4096 letters) and of hex (32 to 4096
+ * digits) are decoded, and what decodes to text is searched by the
+ * secret detectors (built-in and custom category "secret"): a hit there
+ * redacts the whole run as "[redacted:<pattern_id>(base64)]" or
+ * "...(hex)]", and blocks as a block hit does.  Nothing else in a run is
+ * looked for.
+ *
  * Custom patterns' violation_code follows their category: injection is
  * "input_injection_detected", secret "secret_detected", pii
  * "pii_detected", custom "custom_pattern_matched".  A custom id may not
@@ -57,7 +68,8 @@ void	art_security_free(struct art_security *);
  *   {"type":"security","violation_code":"secret_detected","severity":
  *    "redact","pattern_id":"openai_key","scope":"output","detail":
  *    "OpenAI API key in model reply (2 matches)"}
- * detail names what and where, never the matched text.  *blocked (set)
+ * detail names what and where, never the matched text; "(2 matches,
+ * 1 encoded)" when some were found in encoded runs.  *blocked (set)
  * is 1 when any hit's severity is block, and then *block_id (set, may be
  * NULL; borrowed from the security object) is the first such pattern id.
  *
@@ -86,7 +98,9 @@ jv	art_security_scan(const struct art_security *, enum art_sec_scope,
  * its start, and, when the system prompt is watched, no later than the
  * longest tail (under 40 bytes of whitespace-normalised text) that
  * appears in the system prompt, or the start of a leak that reaches the
- * end.  When blocked, the returned rest is "" (nothing is to be shown).
+ * end; and, when encoded runs are decoded, never inside a run: at its
+ * start (a run at the end may go on), or, in a run too long to decode,
+ * where more than 4096 of its letters follow.  When blocked, the returned rest is "" (nothing is to be shown).
  * log_only patterns are not looked for: they change nothing shown.
  */
 jv	art_security_stream(const struct art_security *, enum art_sec_scope,

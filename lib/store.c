@@ -72,6 +72,7 @@ struct art_store {
 	MDB_dbi			 meta;
 	MDB_dbi			 dbi[ART_DB__COUNT];
 	int			 unsynced;	/* a commit not yet on disk */
+	size_t			 map_size;	/* the map's, when last known */
 	/*
 	 * The summaries the last write transaction read or wrote, as they
 	 * stand in the snapshot kept_id: a transaction that begins on that
@@ -377,14 +378,65 @@ open_layout(struct art_store *st, struct art_err *err)
 	return 0;
 }
 
+static void	cache_clear(struct art_store *);
+
+/* Opens st's environment on st->dir with a map of size bytes. */
+static int
+env_open(struct art_store *st, size_t size, struct art_err *err)
+{
+	mdb_filehandle_t fd;
+	int rc, fl;
+
+	if ((rc = mdb_env_create(&st->env)) != 0 ||
+	    (rc = mdb_env_set_maxdbs(st->env, ART_DB__COUNT + 1)) != 0 ||
+	    (rc = mdb_env_set_mapsize(st->env, size)) != 0 ||
+	    (rc = mdb_env_open(st->env, st->dir, 0, 0600)) != 0 ||
+	    open_layout(st, err) == -1) {
+		if (rc != 0)
+			lmdb_fail(st, err, "open", rc);
+		if (st->env != NULL)
+			mdb_env_close(st->env);
+		st->env = NULL;
+		return -1;
+	}
+	st->map_size = size;
+	/*
+	 * LMDB leaves its data file's descriptor open across exec: a worker
+	 * or tool a process starts must not inherit the store.
+	 */
+	if (mdb_env_get_fd(st->env, &fd) == 0 && (fl = fcntl(fd, F_GETFD)) != -1)
+		fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+	return 0;
+}
+
+/*
+ * A failed commit can leave LMDB's environment fatal (MDB_PANIC): every
+ * later transaction fails until it is closed and opened again.  No
+ * transaction outlives its art_store_read/write call, so none is open
+ * here: the environment is reopened, on what the file holds, and what
+ * was kept of the old one is dropped.
+ */
+static int
+reopen(struct art_store *st, struct art_err *err)
+{
+	size_t size = st->env != NULL ? art_store_mapsize(st) : st->map_size;
+
+	if (st->env != NULL)
+		mdb_env_close(st->env);
+	st->env = NULL;
+	st->unsynced = 0;
+	cache_clear(st);
+	jv_free(st->kept);
+	st->kept = jv_null();
+	return env_open(st, size, err);
+}
+
 int
 art_store_open(struct art_store **stp, const struct art_store_opts *o,
     struct art_err *err)
 {
 	struct art_store *st;
 	size_t start;
-	mdb_filehandle_t fd;
-	int rc, fl;
 
 	*stp = NULL;
 	if (!o->create && access(o->dir, F_OK) == -1 && errno == ENOENT)
@@ -403,22 +455,10 @@ art_store_open(struct art_store **stp, const struct art_store_opts *o,
 	start = o->map_start > 0 ? o->map_start : ART_STORE_MAP_START;
 	if (start > st->map_max)
 		start = st->map_max;
-	if ((rc = mdb_env_create(&st->env)) != 0 ||
-	    (rc = mdb_env_set_maxdbs(st->env, ART_DB__COUNT + 1)) != 0 ||
-	    (rc = mdb_env_set_mapsize(st->env, start)) != 0 ||
-	    (rc = mdb_env_open(st->env, st->dir, 0, 0600)) != 0 ||
-	    open_layout(st, err) == -1) {
-		if (rc != 0)
-			lmdb_fail(st, err, "open", rc);
+	if (env_open(st, start, err) == -1) {
 		art_store_close(st);
 		return -1;
 	}
-	/*
-	 * LMDB leaves its data file's descriptor open across exec: a worker
-	 * or tool a process starts must not inherit the store.
-	 */
-	if (mdb_env_get_fd(st->env, &fd) == 0 && (fl = fcntl(fd, F_GETFD)) != -1)
-		fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
 	*stp = st;
 	return 0;
 }
@@ -494,8 +534,8 @@ art_store_mapsize(const struct art_store *st)
 {
 	MDB_envinfo info;
 
-	if (mdb_env_info(st->env, &info) != 0)
-		return 0;
+	if (st->env == NULL || mdb_env_info(st->env, &info) != 0)
+		return st->map_size;
 	return info.me_mapsize;
 }
 
@@ -546,10 +586,18 @@ begin(struct art_store *st, unsigned flags, MDB_txn **txn,
 {
 	int rc;
 
+	/* A reopen that failed is tried again. */
+	if (st->env == NULL && reopen(st, err) == -1)
+		return -1;
 	rc = mdb_txn_begin(st->env, NULL, flags, txn);
 	if (rc == MDB_MAP_RESIZED) {
 		if ((rc = mdb_env_set_mapsize(st->env, 0)) == 0)
 			rc = mdb_txn_begin(st->env, NULL, flags, txn);
+	}
+	if (rc == MDB_PANIC) {
+		if (reopen(st, err) == -1)
+			return -1;
+		rc = mdb_txn_begin(st->env, NULL, flags, txn);
 	}
 	if (rc != 0)
 		return art_err_set(err, "store", "begin transaction in '%s': "
@@ -571,6 +619,7 @@ grow(struct art_store *st, struct art_err *err)
 	if ((rc = mdb_env_set_mapsize(st->env, next)) != 0)
 		return art_err_set(err, "store_full", "grow store '%s' to %zu "
 		    "bytes: %s", st->dir, next, mdb_strerror(rc));
+	st->map_size = next;
 	return 0;
 }
 

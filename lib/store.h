@@ -96,7 +96,10 @@ size_t	art_store_mapsize(const struct art_store *);
  * is err code "store_full".  A file system too full to take the change
  * is err code "no_space" ("commit to store 'DIR': no space left on
  * device"): nothing of it was recorded, and the same write succeeds once
- * space is freed.  Returns fn's result, or -1.
+ * space is freed.  A commit whose meta page could not be written leaves
+ * LMDB's environment fatal (MDB_PANIC); the next read or write opens it
+ * again on what the file holds, so one failed commit fails one write,
+ * not every later one.  Returns fn's result, or -1.
  */
 typedef int art_txn_fn(struct art_txn *, void *ctx, struct art_err *);
 int	art_store_write(struct art_store *, art_txn_fn *, void *ctx,

@@ -1982,6 +1982,22 @@ art_toolrun_waiting(const struct art_toolrun *tr)
 	return tr->nwaiting;
 }
 
+size_t
+art_toolrun_running(const struct art_toolrun *tr)
+{
+	return tr->ncalls + mcp_pending(tr);
+}
+
+void
+art_toolrun_drop_waiting(struct art_toolrun *tr)
+{
+	size_t i;
+
+	for (i = 0; i < tr->nwaiting; i++)
+		waiting_free(tr->waiting[i]);
+	tr->nwaiting = 0;
+}
+
 /* ART_TOOLS_POLLFDS a running call, then each MCP server's. */
 size_t
 art_toolrun_pollfds(struct art_toolrun *tr, struct pollfd *pfd, size_t max)
@@ -2064,6 +2080,8 @@ step_calls(struct art_toolrun *tr, const struct pollfd *pfd)
 			fail(tr, &err);
 		if (art_tools_call_is_done(c)) {
 			line = art_tools_call_settle(c);
+			/* Kept first: the window a kill can lose it in. */
+			keep(tr, &line);
 			tape_answer(tr, tr->asked[i], &line);
 			emit(tr, line);
 			art_tools_call_free(c);
@@ -2172,9 +2190,7 @@ art_toolrun_stop(struct art_toolrun *tr)
 		jv_free(tr->asked[i]);
 	}
 	tr->ncalls = 0;
-	for (i = 0; i < tr->nwaiting; i++)
-		waiting_free(tr->waiting[i]);
-	tr->nwaiting = 0;
+	art_toolrun_drop_waiting(tr);
 }
 
 void

@@ -156,6 +156,13 @@ int	art_toolrun_line(struct art_toolrun *, jv line, const char *raw,
 size_t	art_toolrun_active(const struct art_toolrun *);
 /* Of those, the calls waiting for a job slot. */
 size_t	art_toolrun_waiting(const struct art_toolrun *);
+/* Of those, the calls running: a tool's process, or at an MCP server. */
+size_t	art_toolrun_running(const struct art_toolrun *);
+/*
+ * Forgets the calls waiting for a slot, which never started (their
+ * engine is gone: it sends them again when it resumes the session).
+ */
+void	art_toolrun_drop_waiting(struct art_toolrun *);
 
 /*
  * The caller's poll loop.  art_toolrun_pollfds() returns how many

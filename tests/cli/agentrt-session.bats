@@ -190,6 +190,9 @@ an_agent() {
 	run agentrt-session new --identity '{"metadata":{"k":1}}'
 	[ "$status" -eq 2 ]
 	assert_eq "$output" "agentrt-session: bad --identity: metadata 'k': expected string"
+	run agentrt-session new --identity '{"id":"u2","tenant":"acme"}'
+	[ "$status" -eq 2 ]
+	assert_eq "$output" "agentrt-session: bad --identity: unknown member 'tenant' (an identity has id and metadata; put more in metadata)"
 	assert_eq "$(agentrt-session ls -q)" s
 }
 
@@ -544,13 +547,58 @@ bad_line_2() {
 	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/e.json"
 	agentrt-session new --agents "$BATS_TEST_TMPDIR/agents" --id s -a e >/dev/null
 	f=$(bad_line_2 good)
+	# Two messages: the engine would refuse the second (the first's turn
+	# is going), so the run refuses both, naming it, recording nothing.
 	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s s \
 	    --input "@$f" </dev/null
+	[ "$status" -eq 2 ]
+	[[ $output == *"--input:2: a second client.message: one run takes one turn's message"* ]]
+	assert_eq "$(agentrt-session log s | jq -r '.payload.type' | paste -sd' ')" \
+	    "session.created"
+	# One message, and the lines that are not: all go in, in order.
+	{ sed -n 1p "$f"; echo '{"type":"error","code":"note","message":"x"}'; } >"$f.2"
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s s \
+	    --input "@$f.2" </dev/null
 	[ "$status" -eq 1 ]	# the ring closed: nothing answers
 	assert_eq "$(agentrt-session log s | jq -r '.payload | select(.type == "decision.queued" or .type == "error") | .trigger.message.content // .code' | paste -sd' ')" \
-	    "null one turn_already_active"
-	assert_eq "$(agentrt-session log s | jq -r '.payload | select(.type == "error") | .input | fromjson | .message.content')" \
-	    three
+	    "null one note"
+}
+
+@test "run --input: an unknown type, a number a double cannot hold, -m beside a message" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/e.json"
+	agentrt-session new --agents "$BATS_TEST_TMPDIR/agents" --id u -a e >/dev/null
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s u \
+	    --input '{"type":"client.mesage","message":{"role":"user","content":"x"}}' </dev/null
+	[ "$status" -eq 2 ]
+	[[ $output == *"--input:1: unknown line type 'client.mesage'"* ]]
+	# A duplicate key: the last one is the line's type.
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s u \
+	    --input '{"type":"client.message","type":"bogus"}' </dev/null
+	[ "$status" -eq 2 ]
+	[[ $output == *"--input:1: unknown line type 'bogus'"* ]]
+	for n in 1e400 18446744073709551616 0.1e-400; do
+		run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s u \
+		    --input '{"type":"client.message","message":{"role":"user","content":"x"},"client":{"state":{"n":['"$n"']}}}' </dev/null
+		[ "$status" -eq 2 ]
+		[[ $output == *"--input:1: the number at /client/state/n/0 ($n) is "* ]]
+	done
+	# A part the seed has no type for (what a model could not be sent).
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s u \
+	    --input '{"type":"client.message","message":{"role":"user","content":[{"type":"text","text":"hi"},{"type":"sticker","id":"x"}]}}' </dev/null
+	[ "$status" -eq 2 ]
+	[[ $output == *"--input:1: bad_input: messages[0].content[1]: unknown part type 'sticker': a part is text, image_url, file, input_audio or video_url"* ]]
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s u \
+	    --input '{"type":"client.messages","messages":[{"role":"user","content":[{"text":"no type"}]}]}' </dev/null
+	[ "$status" -eq 2 ]
+	[[ $output == *"--input:1: bad_input: messages[0].content[0]: a part with no type: a part is text"* ]]
+	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -s u -m hi \
+	    --input '{"type":"client.message","message":{"role":"user","content":"x"}}' </dev/null
+	[ "$status" -eq 2 ]
+	[[ $output == *"-m and a client message in --input"* ]]
+	# None of them recorded anything.
+	assert_eq "$(agentrt-session log u | jq -r '.payload.type' | paste -sd' ')" \
+	    "session.created"
 }
 
 @test "a type holding a NUL on the ring is an error event, never a match" {

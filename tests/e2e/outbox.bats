@@ -47,6 +47,35 @@ outbox_entries() {
 	assert_eq "$(outbox_entries)" 0
 }
 
+@test "the engine killed while two tools run: the stage outlives it, and the slow one's result is kept" {
+	local sid=01900000-0000-7000-8000-0000000000b9
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model": "mock/script", "tools": [
+	    {"name": "nap", "description": "naps 0.6 s"},
+	    {"name": "effect", "description": "does its effect once"}],
+	    "mock": {"script": [{"tool_calls": [{"name": "nap", "arguments": {}},
+	        {"name": "effect", "arguments": {}}]}, {"content": "both done"}]}}' \
+	    >"$BATS_TEST_TMPDIR/agents/two.json"
+	export AGENTS="$BATS_TEST_TMPDIR/agents:$AGENTS"
+	EFFECT_SLEEP=3 bg_ring -s "$sid" -a two -m go
+	wait_lines "$EFFECT_DIR/started" 1
+	kill -9 "$(cat "$BATS_TEST_TMPDIR/pids/session")"
+	# nap's result, 0.6 s in, finds its reader gone: the stage drops it
+	# (the outbox has it) and waits for effect instead of dying with it.
+	wait "$RING_PID" || true
+	assert_eq "$(wc -l <"$EFFECT_DIR/effects")" 1
+	grep -q "agentrt-tool: the ring's next stage is gone: 1 tool call still running is let finish" \
+	    "$BATS_TEST_TMPDIR/stages.err"
+	ring_fg -s "$sid"
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type=="completion") | .text' | tail -1)" '"both done"'
+	# The model heard both real results; neither tool ran twice.
+	assert_eq "$(agentrt-tree path "$sid" | jq -sc 'map(select(.role == "tool") | .content)')" \
+	    '["rested","done on attempt 1"]'
+	assert_eq "$(wc -l <"$EFFECT_DIR/started")" 1
+	! agentrt-session log "$sid" | grep -q "interrupted while running"
+}
+
 @test "the tool stage killed while a tool runs: the tool dies with it, and the call says it was interrupted" {
 	local sid=01900000-0000-7000-8000-0000000000b2
 	EFFECT_SLEEP=2 bg_ring -s "$sid" -a effect -m go

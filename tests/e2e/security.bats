@@ -107,6 +107,70 @@ nowhere() {
 	nowhere "SENTINEL"
 }
 
+# hidden_fixtures: a reply with keys hidden from the eye and the detectors
+# of old, whole (hidden.json) and in deltas (hidden.sse): a zero-width
+# space inside an AWS key, an OpenAI key as base64, and an AWS key as hex.
+hidden_fixtures() {
+	ZW=$'\xe2\x80\x8b'
+	B64=$(printf %s "$SENT" | base64 -w0)
+	HEX=$(printf %s "$AWS" | od -An -tx1 | tr -d ' \n')
+	HASH=5f12d98a0c3b4e6f7a8b9c0d1e2f3a4b5c6d7e8f
+	local pieces=("one: AK" "IA" "$ZW" "${AWS:4:5}" "${AWS:9}, two: "
+	    "${B64:0:9}" "${B64:9:20}" "${B64:29}" ", three: " "${HEX:0:17}"
+	    "${HEX:17}" "; commit $HASH stays.") piece c=""
+	for piece in "${pieces[@]}"; do
+		c+=$piece
+		jq -nc --arg p "$piece" '{id: "c", object: "chat.completion.chunk",
+		    created: 1, model: "gpt-4o", choices: [{index: 0,
+		    delta: {content: $p}, finish_reason: null}]}' | sed 's/^/data: /'
+		echo
+	done >"$SERVER_FIXTURES/sec/hidden.sse"
+	{
+		echo 'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'
+		echo
+		echo 'data: [DONE]'
+		echo
+	} >>"$SERVER_FIXTURES/sec/hidden.sse"
+	jq -n --arg c "$c" '{id: "chatcmpl-hid", object: "chat.completion",
+	    created: 1, model: "gpt-4o",
+	    choices: [{index: 0, message: {role: "assistant", content: $c},
+	      finish_reason: "stop"}],
+	    usage: {prompt_tokens: 5, completion_tokens: 9, total_tokens: 14}}' \
+	    >"$SERVER_FIXTURES/sec/hidden.json"
+	[[ "$c" == *"AKIA${ZW}SENTINEL"* && "$c" == *"$B64"* ]] || fail "bad fixture"
+}
+
+@test "a key with a zero-width space inside, or as base64 or hex, is redacted everywhere, streamed or not" {
+	start_server
+	hidden_fixtures
+	local want="one: [redacted:aws_access_key], two: [redacted:openai_key(base64)], three: [redacted:aws_access_key(hex)]; commit $HASH stays."
+	agent sec-hidden '{"model": "openai/gpt-4o", "security": {}}'
+	CASSETTE="$BATS_TEST_TMPDIR/cassette.ndjson"
+	OPENAI_BASE_URL="$srv/fixture/sec/hidden.json/v1" OPENAI_API_KEY=sk-ring-test-key-000111222333 \
+	LLM_ARGS="--record $CASSETTE" sec_ring -a sec-hidden -m 'keys?'
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type=="completion") | .text')" "\"$want\""
+	assert_eq "$(events 'select(.type=="security") | [.pattern_id, .detail]' | jq -s -c .)" \
+	    '[["aws_access_key","AWS access key ID in model reply (2 matches, 1 encoded)"],["openai_key","OpenAI API key in model reply (1 match, 1 encoded)"]]'
+	[ -s "$CASSETTE" ] || fail "no cassette"
+	nowhere "SENTINEL"
+	nowhere "$B64"
+	nowhere "${B64:0:20}"
+	nowhere "$HEX"
+	unset CASSETTE
+	rm -rf "$AGENTRT_DB" "$EVENTS"
+	agent sec-hidden-stream '{"model": "openai/gpt-4o", "stream": true, "security": {}}'
+	OPENAI_BASE_URL="$srv/fixture/sec/hidden.sse/v1" OPENAI_API_KEY=sk-ring-test-key-000111222333 \
+	    sec_ring -a sec-hidden-stream -m 'keys?'
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	[ "$(events 'select(.type=="token")' | wc -l)" -ge 2 ] || fail "no stream"
+	assert_eq "$(events 'select(.type=="token") | .text' | jq -s -j 'join("")')" "$want"
+	assert_eq "$(events 'select(.type=="completion") | .text')" "\"$want\""
+	nowhere "SENTINEL"
+	nowhere "${B64:0:9}"
+	nowhere "${HEX:0:17}"
+}
+
 @test "a user's pasted key is redacted before it is recorded" {
 	agent sec-echo '{"model": "mock/echo", "security": {}}'
 	sec_ring -a sec-echo -m "use $AWS please"
@@ -254,7 +318,12 @@ nowhere() {
 	agent sec-echo '{"model": "mock/echo", "security": {}}'
 	sec_ring -a sec-echo -m hi
 	[ "$status" -eq 0 ] || fail "status $status: $output"
-	sec_ring -s "$(the_session)" --input "{\"type\":\"client.bogus\",\"note\":\"$AWS\"}"
+	# A line of a type nobody takes, on the ring (--input refuses it
+	# before anything is recorded).
+	printf '#!/bin/sh\necho '"'"'{"type":"client.bogus","note":"%s"}'"'"'\nexec cat\n' \
+	    "$AWS" >"$BATS_TEST_TMPDIR/inject"
+	chmod +x "$BATS_TEST_TMPDIR/inject"
+	INJECT=$BATS_TEST_TMPDIR/inject sec_ring -s "$(the_session)" -m again
 	assert_eq "$(events 'select(.type=="error") | .code' | tail -1)" '"unknown_type"'
 	log_of '[.[].payload | select(.type=="error") | .input][-1]' | grep -q 'redacted:aws_access_key'
 	nowhere "$AWS"
@@ -299,4 +368,21 @@ nowhere() {
 	[ "$status" -eq 1 ] || fail "status $status: $stderr"
 	assert_eq "$output" ""
 	assert_eq "$(grep -c 'security pattern no-rm' <<<"$stderr")" 1
+}
+
+@test "a gated call's event shows args_summary, screened and cut, never the raw arguments" {
+	local long
+	long=$(printf '1+%.0s' $(seq 1 150))1
+	agent sec-gated "$(jq -n --arg aws "$AWS" --arg long "$long" '{model: "mock/script",
+	    security: {}, tools: [{name: "calc", description: "calc", requires_approval: true,
+	    input: {type: "object", properties: {expr: {type: "string"}, note: {type: "string"}}}}],
+	    mock: {script: [{tool_calls: [{name: "calc", arguments: {note: ("key " + $aws),
+	        expr: $long}}]}, {content: "done"}]}}')"
+	sec_ring -a sec-gated -m go
+	[ "$status" -eq 3 ] || fail "status $status: $output"
+	s=$(events 'select(.type == "status" and .status == "suspended") | .payload')
+	jq -e 'has("arguments") | not' <<<"$s" >/dev/null || fail "raw arguments: $s"
+	jq -e '.args_summary | test("redacted:aws_access_key") and endswith("...") and
+	    (utf8bytelength <= 203)' <<<"$s" >/dev/null || fail "args_summary: $s"
+	! grep -q "$AWS" "$EVENTS"
 }

@@ -771,6 +771,46 @@ test_string_arrays(void)
 	jv_free(a);
 }
 
+/* check_numbers on text: "" when held, else its error's message. */
+static const char *
+numbers(const char *text)
+{
+	static struct art_err err;
+
+	err.msg[0] = '\0';
+	if (art_json_check_numbers(text, strlen(text), &err) == 0)
+		return "";
+	return err.msg;
+}
+
+static void
+test_check_numbers(void)
+{
+	ok(strcmp(numbers("{\"a\":1,\"b\":[1.5,-2e10,0.1e-300,"
+	    "9007199254740992,-9007199254740992,0,0.0,0e-999,1e308]}"), "") == 0,
+	    "numbers a double holds pass, 2^53 and 0e-999 too");
+	ok(strcmp(numbers("{\"type\":\"x\",\"v\":1e400}"), "the number at "
+	    "/v (1e400) is out of range; send it as a string") == 0,
+	    "1e400 is out of range, and named");
+	ok(strcmp(numbers("{\"a\":{\"b\":[0,{\"c\":-1e400}]}}"), "the number "
+	    "at /a/b/1/c (-1e400) is out of range; send it as a string") == 0,
+	    "its member is a JSON pointer through arrays and objects");
+	ok(strcmp(numbers("{\"id\":18446744073709551616}"), "the number at "
+	    "/id (18446744073709551616) is an integer beyond 2^53, which a "
+	    "double cannot hold exactly; send it as a string") == 0,
+	    "an integer beyond 2^53");
+	ok(strcmp(numbers("[1,2,0.1e-400]"), "the number at /2 (0.1e-400) is "
+	    "too small: it would be recorded as 0; send it as a string") == 0,
+	    "a number so small it would be 0");
+	ok(strcmp(numbers("{\"s\":\"1e400\",\"k\\\"1e400\":2}"), "") == 0,
+	    "numbers in strings and keys are not numbers");
+	ok(strcmp(numbers("{\"a\":[[[1e999]]]}"), "the number at /a/0/0/0 "
+	    "(1e999) is out of range; send it as a string") == 0,
+	    "nested arrays count from 0 each");
+	ok(strcmp(numbers("{\"a\":1,"), "") == 0 && strcmp(numbers("]]1e400"),
+	    "") == 0, "malformed text is left to the parser");
+}
+
 int
 main(void)
 {
@@ -806,5 +846,6 @@ main(void)
 	test_equal_zero_and_negative_zero_are_one_number();
 	test_equal_borrows_both();
 	test_kind_names();
+	test_check_numbers();
 	return tap_done();
 }

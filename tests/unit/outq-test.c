@@ -105,6 +105,14 @@ test_reader_gone(void)
 	ok(art_outq_push(q, jv_parse("{\"type\":\"x\"}"), &err) == -1 &&
 	    strcmp(err.code, "epipe") == 0, "a pipe whose reader is gone is "
 	    "epipe: %s", err.msg);
+	ok(!art_outq_gone(q), "without drop_when_gone it is not gone, an error");
+	art_outq_drop_when_gone(q);
+	ok(art_outq_push(q, jv_parse("{\"type\":\"y\"}"), &err) == 0 &&
+	    art_outq_gone(q) && art_outq_pending(q) == 0, "with it, a gone "
+	    "reader drops what is queued, and says it is gone");
+	ok(art_outq_push(q, jv_parse("{\"type\":\"z\"}"), &err) == 0 &&
+	    art_outq_flush(q, &err) == 0 && art_outq_pending(q) == 0,
+	    "and what is pushed later, without an error");
 	art_outq_free(q);
 	close(p[1]);
 	art_outq_free(NULL);	/* does nothing, or the test dies here */
