@@ -36,7 +36,7 @@ static const struct slash slashes[];
 jv
 shell_sessions(const struct shell *sh)
 {
-	struct args a = { .n = 0 };
+	struct art_strvec a = ART_STRVEC_INIT;
 	jv v;
 
 	args_add(&a, "agentrt-session"), args_add(&a, "ls");
@@ -47,7 +47,7 @@ shell_sessions(const struct shell *sh)
 static jv
 show(const struct shell *sh, const char *sid)
 {
-	struct args a = { .n = 0 };
+	struct art_strvec a = ART_STRVEC_INIT;
 	jv v;
 
 	args_add(&a, "agentrt-session"), args_add(&a, "show");
@@ -60,7 +60,7 @@ show(const struct shell *sh, const char *sid)
 static jv
 path(const struct shell *sh)
 {
-	struct args a = { .n = 0 };
+	struct art_strvec a = ART_STRVEC_INIT;
 	jv v;
 
 	args_add(&a, "agentrt-tree"), args_add(&a, "path");
@@ -100,7 +100,7 @@ shell_config(const struct shell *sh)
 jv
 shell_node_ids(const struct shell *sh)
 {
-	struct args a = { .n = 0 };
+	struct art_strvec a = ART_STRVEC_INIT;
 	jv ids = jv_array(), p, b;
 	const char *id;
 
@@ -180,13 +180,12 @@ static char *
 approval(struct shell *sh, const jv *payload)
 {
 	const char *tool = art_json_str(payload, "tool_name");
-	jv args = art_json_field(payload, "arguments");
+	const char *args = art_json_str(payload, "args_summary");
 	char q[1024], *line, *out = NULL;
 
-	args = jv_dump_string(args, 0);
+	/* What the event shows of the arguments: screened, and cut. */
 	snprintf(q, sizeof(q), "Allow %s %s? [y/n] ", tool != NULL ? tool :
-	    "the tool", jv_string_value(args));
-	jv_free(args);
+	    "the tool", args != NULL ? args : "");
 	while (out == NULL && (line = ask(sh, q)) != NULL) {
 		if (line[0] == 'y' || line[0] == 'Y')
 			out = strdup("{\"approved\":true}");
@@ -470,7 +469,7 @@ need_session(const struct shell *sh)
 
 /* Runs a sibling with its output on our stdout. */
 static void
-run_out(struct shell *sh, struct args *a)
+run_out(struct shell *sh, struct art_strvec *a)
 {
 	fflush(stdout);
 	shell_run(sh, a, -1, false);
@@ -538,7 +537,7 @@ cmd_switch(struct shell *sh, char *arg)
 static void
 run_on_session(struct shell *sh, const char *bin, const char *command)
 {
-	struct args a = { .n = 0 };
+	struct art_strvec a = ART_STRVEC_INIT;
 
 	if (!need_session(sh))
 		return;
@@ -557,7 +556,7 @@ cmd_tree(struct shell *sh, char *arg)
 static void
 cmd_checkout(struct shell *sh, char *arg)
 {
-	struct args a = { .n = 0 };
+	struct art_strvec a = ART_STRVEC_INIT;
 	int null;
 
 	if (*arg == '\0') {
@@ -566,10 +565,10 @@ cmd_checkout(struct shell *sh, char *arg)
 	}
 	if (!need_session(sh))
 		return;
-	args_add(&a, "agentrt-tree"), args_add(&a, "checkout");
-	args_add(&a, sh->sid), args_add(&a, arg);
 	if ((null = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
 		return;
+	args_add(&a, "agentrt-tree"), args_add(&a, "checkout");
+	args_add(&a, sh->sid), args_add(&a, arg);
 	if (shell_run(sh, &a, null, false) == 0)
 		printf("head moved to %s: the next message continues there\n",
 		    arg);
@@ -754,7 +753,7 @@ cmd_state(struct shell *sh, char *arg)
 static void
 cmd_log(struct shell *sh, char *arg)
 {
-	struct args a = { .n = 0 };
+	struct art_strvec a = ART_STRVEC_INIT;
 	struct art_buf b = ART_BUF_INIT;
 	size_t width = render_columns();
 	jv all;
@@ -789,7 +788,7 @@ cmd_log(struct shell *sh, char *arg)
 static void
 cmd_export(struct shell *sh, char *arg)
 {
-	struct args a = { .n = 0 };
+	struct art_strvec a = ART_STRVEC_INIT;
 	size_t n = strlen(arg);
 	int fd;
 

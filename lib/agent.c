@@ -343,6 +343,52 @@ check_tool_env(const jv *config, const jv *tool, const char *what,
 }
 
 /* Each tool object's "env". */
+/* A tool's handler is the seed's AgentTool's: worker or client. */
+static int
+check_tool_handler(const jv *t, const char *what, struct art_err *err)
+{
+	jv h = art_json_field(t, "handler");
+	int bad = jv_get_kind(h) != JV_KIND_NULL &&
+	    (jv_get_kind(h) != JV_KIND_STRING || (strcmp(jv_string_value(h),
+	    "worker") != 0 && strcmp(jv_string_value(h), "client") != 0));
+
+	jv_free(h);
+	return bad ? art_err_set(err, "bad_agent", "%s: handler must be "
+	    "\"worker\" or \"client\" (the seed's AgentTool.handler)", what) : 0;
+}
+
+/*
+ * The config's handler (where model calls run) is server or worker, and
+ * format, the wire format of worker-run model calls, needs worker.
+ */
+static int
+check_handler(const jv *config, struct art_err *err)
+{
+	jv h = art_json_field(config, "handler"), f = art_json_field(config,
+	    "format");
+	const char *hs = jv_get_kind(h) == JV_KIND_STRING ?
+	    jv_string_value(h) : NULL;
+	int r = 0;
+
+	if (jv_get_kind(h) != JV_KIND_NULL && (hs == NULL ||
+	    (strcmp(hs, "server") != 0 && strcmp(hs, "worker") != 0)))
+		r = art_err_set(err, "bad_agent", "field 'handler': expected "
+		    "\"server\" or \"worker\"");
+	else if (jv_get_kind(f) != JV_KIND_NULL && (jv_get_kind(f) !=
+	    JV_KIND_STRING || (strcmp(jv_string_value(f), "openai") != 0 &&
+	    strcmp(jv_string_value(f), "anthropic") != 0)))
+		r = art_err_set(err, "bad_agent", "field 'format': expected "
+		    "\"openai\" or \"anthropic\"");
+	else if (jv_get_kind(f) != JV_KIND_NULL && (hs == NULL ||
+	    strcmp(hs, "worker") != 0))
+		r = art_err_set(err, "bad_agent", "field 'format' needs "
+		    "\"handler\": \"worker\" (it is the wire format of "
+		    "worker-run model calls)");
+	jv_free(h);
+	jv_free(f);
+	return r;
+}
+
 static int
 check_tools(const jv *config, struct art_err *err)
 {
@@ -358,7 +404,10 @@ check_tools(const jv *config, struct art_err *err)
 				snprintf(what, sizeof(what), "tool '%.*s'",
 				    ART_TOOLS_NAME_MAX, name != NULL ? name :
 				    "?");
-				bad = check_tool_env(config, &t, what, err);
+				bad = check_tool_handler(&t, what, err);
+				if (bad == 0)
+					bad = check_tool_env(config, &t, what,
+					    err);
 			}
 			jv_free(t);
 			(void)i;
@@ -478,7 +527,8 @@ art_agent_check(const jv *config, struct art_err *err)
 	if (bad != 0)
 		return art_err_set(err, "bad_agent", "field 'fallback': "
 		    "expected an array of provider/name models");
-	if (check_limits(config, err) == -1 || check_tools(config, err) == -1 ||
+	if (check_limits(config, err) == -1 || check_handler(config, err) ==
+	    -1 || check_tools(config, err) == -1 ||
 	    check_mcp_servers(config, err) == -1)
 		return -1;
 	/* The seed's RetryPolicy is whole: all four members. */

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
+#include "buf.h"
 #include "clock.h"
 #include "json.h"
 #include "parts.h"
@@ -137,19 +139,24 @@ as_blocks(jv content)
 	return JV_ARRAY(text_block(content));
 }
 
-/* "data:image/png;base64,AAAA" as a base64 image source. */
+/*
+ * "data:image/png;base64,AAAA" as a base64 source; what ("image",
+ * "file") names the part in an error.
+ */
 static jv
-data_source(const char *url, int i, int j, struct art_err *err)
+data_source(const char *url, const char *what, int i, int j,
+    struct art_err *err)
 {
-	const char *media = url + 5, *comma = strchr(media, ','), *semi;
+	const char *media = url + 5, *comma = NULL, *semi = NULL;
 	jv src;
 
-	semi = comma != NULL ? memchr(media, ';', (size_t)(comma - media)) :
-	    NULL;
+	if (strncmp(url, "data:", 5) == 0 &&
+	    (comma = strchr(media, ',')) != NULL)
+		semi = memchr(media, ';', (size_t)(comma - media));
 	if (semi == NULL || semi == media || comma - semi < 7 ||
 	    strncmp(comma - 7, ";base64", 7) != 0) {
 		art_err_set(err, "bad_request", "messages[%d].content[%d]: "
-		    "image data URL is not base64 with a media type", i, j);
+		    "%s data URL is not base64 with a media type", i, j, what);
 		return jv_invalid();
 	}
 	src = art_json_set(jv_object(), "type", jv_string("base64"));
@@ -171,7 +178,7 @@ image_block(const jv *part, int i, int j, struct art_err *err)
 		return jv_invalid();
 	}
 	if (strncmp(url, "data:", 5) == 0)
-		src = data_source(url, i, j, err);
+		src = data_source(url, "image", i, j, err);
 	else
 		src = art_json_set(art_json_set(jv_object(), "type",
 		    jv_string("url")), "url", jv_string(url));
@@ -182,6 +189,77 @@ image_block(const jv *part, int i, int j, struct art_err *err)
 	    jv_string("image")), "source", src);
 }
 
+/*
+ * A text file's base64 source as a text source: Anthropic reads a text
+ * document as its UTF-8 text, "text/plain" whatever text/ type it is.
+ */
+static jv
+text_source(jv src, const char *name, int i, int j, struct art_err *err)
+{
+	const char *b64 = art_json_str(&src, "data");
+	struct art_buf text = ART_BUF_INIT;
+	jv out = jv_invalid();
+
+	if (art_base64_decode(b64, strlen(b64), &text) == -1)
+		art_err_set(err, "bad_request", "messages[%d].content[%d]: file "
+		    "'%.64s': its data is not base64", i, j, name);
+	else if (!art_utf8_valid(text.p != NULL ? text.p : "", text.len,
+	    NULL))
+		art_err_set(err, "bad_request", "messages[%d].content[%d]: file "
+		    "'%.64s': a text file that is not UTF-8", i, j, name);
+	else {
+		out = art_json_set(jv_object(), "type", jv_string("text"));
+		out = art_json_set(out, "media_type", jv_string("text/plain"));
+		out = art_json_set(out, "data", jv_string_sized(text.p != NULL ?
+		    text.p : "", (int)text.len));
+	}
+	art_buf_release(&text);
+	jv_free(src);
+	return out;
+}
+
+/*
+ * A file part as a document block, titled with its filename: a PDF as
+ * its base64, a text/ file as its text.  Anthropic reads no other kind.
+ */
+static jv
+file_block(const jv *part, int i, int j, struct art_err *err)
+{
+	jv file = art_json_field(part, "file"), src, doc = jv_invalid();
+	const char *data = art_json_str(&file, "file_data");
+	const char *name = art_json_str(&file, "filename"), *media;
+
+	if (data == NULL) {
+		art_err_set(err, "bad_request", "messages[%d].content[%d]: "
+		    "file part without file_data", i, j);
+		jv_free(file);
+		return doc;
+	}
+	src = data_source(data, "file", i, j, err);
+	media = jv_is_valid(src) ? art_json_str(&src, "media_type") : NULL;
+	if (media == NULL)
+		;
+	else if (strcmp(media, "application/pdf") == 0)
+		doc = src;
+	else if (strncmp(media, "text/", 5) == 0)
+		doc = text_source(src, name != NULL ? name : "", i, j, err);
+	else {
+		art_err_set(err, "bad_request", "messages[%d].content[%d]: file "
+		    "'%.64s' is %.64s: Anthropic reads PDF and text documents "
+		    "only", i, j, name != NULL ? name : "", media);
+		jv_free(src);
+	}
+	if (jv_is_valid(doc)) {
+		doc = art_json_set(art_json_set(jv_object(), "type",
+		    jv_string("document")), "source", doc);
+		if (name != NULL && name[0] != '\0')
+			doc = art_json_set(doc, "title", jv_string(name));
+	} else if (media == NULL)
+		jv_free(src);
+	jv_free(file);
+	return doc;
+}
+
 static jv
 part_block(const jv *part, int i, int j, struct art_err *err)
 {
@@ -190,6 +268,8 @@ part_block(const jv *part, int i, int j, struct art_err *err)
 
 	if (is(type, "image_url"))
 		return image_block(part, i, j, err);
+	if (is(type, "file"))
+		return file_block(part, i, j, err);
 	if (!is(type, "text")) {
 		art_err_set(err, "bad_request", "messages[%d].content[%d]: "
 		    "part type '%.64s' has no Anthropic equivalent", i, j,
@@ -398,7 +478,7 @@ thinking_blocks(const jv *m, int i, struct art_err *err)
 static jv
 assistant(const jv *m, int i, struct art_err *err)
 {
-	jv calls = jv_null(), c, call, use, think;
+	jv calls = jv_null(), c, call, use, think, mm;
 	int j, n;
 
 	if (art_json_get_kind(m, "tool_calls", JV_KIND_ARRAY, 0, &calls,
@@ -410,7 +490,11 @@ assistant(const jv *m, int i, struct art_err *err)
 		jv_free(calls);
 		return think;
 	}
-	c = content(m, i, err);
+	/* An assistant turn takes no image: a reply's own stay recorded. */
+	mm = art_json_set(jv_copy(*m), "content", art_parts_assistant(
+	    art_json_field(m, "content")));
+	c = content(&mm, i, err);
+	jv_free(mm);
 	n = jv_get_kind(calls) == JV_KIND_ARRAY ?
 	    jv_array_length(jv_copy(calls)) : 0;
 	if (jv_is_valid(c) && jv_array_length(jv_copy(think)) > 0)

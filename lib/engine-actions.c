@@ -104,6 +104,61 @@ tools_by_version(struct cx *c, jv req, const jv *cfg, const char *ver,
 	    jv_string(ver)), jv_string("tools"));
 }
 
+/* Messages (consumed) without their ids, which the engine assigns. */
+static jv
+without_ids(jv msgs)
+{
+	jv out = jv_array();
+
+	jv_array_foreach(msgs, i, m) {
+		if (jv_get_kind(m) == JV_KIND_OBJECT)
+			m = jv_object_delete(m, jv_string("id"));
+		out = jv_array_append(out, m);
+		(void)i;
+	}
+	jv_free(msgs);
+	return out;
+}
+
+/*
+ * Whether an llm.call's messages (borrowed) are those the engine's
+ * default sends at head h, ids aside (a message the worker proposed is
+ * given its id when it is recorded) (art_propose_prompt): a worker that returns the
+ * whole proposal it was given (art_propose_expand) accepts the default,
+ * so its call is made as the default is, prior_turns, an autonomous
+ * agent's plan and step text, and tools by version alike.  1 or 0; -1
+ * with c->err when the store fails.
+ */
+static int
+is_default_prompt(struct cx *c, const jv *cfg, const char *h, const jv *msgs)
+{
+	jv path, want;
+
+	if (jv_get_kind(*msgs) != JV_KIND_ARRAY || jv_get_kind(*cfg) !=
+	    JV_KIND_OBJECT)
+		return 0;
+	path = art_tree_path(c->t, c->sid, *h != '\0' ? h : NULL, c->err);
+	if (!jv_is_valid(path))
+		return -1;
+	want = without_ids(art_propose_prompt(cfg, path));
+	return jv_equal(want, without_ids(jv_copy(*msgs))) ? 1 : 0;
+}
+
+/* Whether tools (borrowed) are the config's own, as LlmTools. */
+static int
+is_config_tools(const jv *tools, const jv *cfg)
+{
+	jv mine;
+	int yes;
+
+	if (jv_get_kind(*tools) != JV_KIND_ARRAY)
+		return 0;
+	mine = art_propose_llm_tools(cfg);
+	yes = jv_get_kind(mine) == JV_KIND_ARRAY && jv_equal(mine,
+	    jv_copy(*tools));
+	return yes;
+}
+
 static jv
 llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
 {
@@ -114,7 +169,17 @@ llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	jv msgs = art_json_field(a, "messages"), tools, mine = jv_null();
 	const char *sys = art_json_str(cfg, "system"), *ver = NULL, *v;
 	char vbuf[ART_CONFIG_VERSION_LEN + 1];
+	int dflt;
 
+	if ((dflt = is_default_prompt(c, cfg, h, &msgs)) == -1) {
+		jv_free(msgs);
+		jv_free(req);
+		return jv_invalid();
+	}
+	if (dflt) {
+		jv_free(msgs);
+		msgs = jv_null();
+	}
 	if (jv_get_kind(msgs) == JV_KIND_NULL) {
 		/*
 		 * The seed's default, the config's system prompt and then the
@@ -133,6 +198,11 @@ llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	} else
 		req = set(req, "messages", msgs);
 	tools = art_json_field(a, "tools");
+	/* An echoed default names the config's tools: they are by version. */
+	if (dflt && is_config_tools(&tools, cfg)) {
+		jv_free(tools);
+		tools = jv_null();
+	}
 	if (jv_get_kind(tools) == JV_KIND_NULL && jv_get_kind(*cfg) ==
 	    JV_KIND_OBJECT) {
 		jv_free(tools);
@@ -154,6 +224,31 @@ llm_request(struct cx *c, const jv *a, const jv *cfg, const char *h)
 	req = set_some(req, "answer_retry", art_json_field(a, "answer_retry"));
 	req = eng_auto_request(c, cfg, h, req);
 	return tools_by_version(c, req, cfg, ver, mine);
+}
+
+/*
+ * Whether the running turn's client asked for its model calls streamed
+ * (ClientInput.stream, recorded on turn.started): true or false, which
+ * wins over the action's and the config's; jv_null() when it did not
+ * say; jv_invalid() when the store fails.
+ */
+static jv
+turn_stream(struct cx *c)
+{
+	jv s = eng_summary(c), turn, v;
+	const char *tid;
+
+	if (!jv_is_valid(s))
+		return s;
+	tid = art_json_str(&s, "turn");
+	turn = tid != NULL ? eng_turn_record(c, tid) : jv_null();
+	jv_free(s);
+	if (!jv_is_valid(turn))
+		return turn;
+	v = art_json_field(&turn, "stream");
+	jv_free(turn);
+	return jv_get_kind(v) == JV_KIND_TRUE || jv_get_kind(v) ==
+	    JV_KIND_FALSE ? v : (jv_free(v), jv_null());
 }
 
 static int
@@ -199,7 +294,14 @@ act_llm_call(struct cx *c, const jv *a, const jv *cfg, const char *h)
 		jv_free(req);
 		return -1;
 	}
-	stream = pick(a, cfg, "stream");
+	stream = turn_stream(c);
+	if (jv_get_kind(stream) == JV_KIND_NULL)
+		stream = pick(a, cfg, "stream");
+	else if (!jv_is_valid(stream)) {
+		jv_free(hv);
+		jv_free(req);
+		return -1;
+	}
 	p = set(obj("llm.call.requested"), "id", jv_string(id));
 	p = set(p, "attempt", jv_number(1));
 	p = set(p, "request", req);

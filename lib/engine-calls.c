@@ -693,15 +693,20 @@ settle_tool(struct cx *c, struct settle *st, const jv *line)
 /*
  * The assistant message a model reply records, under the call's id; an
  * Anthropic reply's thinking_blocks go with it (agentrt's extension), so
- * the next request can send them back.
+ * the next request can send them back; its images (LlmResponse.images)
+ * make its content ContentPart[] (art_parts_with_images).
  */
 static jv
 assistant(const char *id, const jv *resp)
 {
-	jv m = set(jv_object(), "id", jv_string(id)), tc;
+	jv m = set(jv_object(), "id", jv_string(id)), tc, images;
 
 	m = set(m, "role", jv_string("assistant"));
-	m = set_some(m, "content", art_json_field(resp, "content"));
+	/* Images the model made go with its text, as image_url parts. */
+	images = art_json_field(resp, "images");
+	m = set_some(m, "content", art_parts_with_images(art_json_field(resp,
+	    "content"), &images));
+	jv_free(images);
 	m = set_some(m, "thinking_blocks", art_json_field(resp,
 	    "thinking_blocks"));
 	tc = art_json_field(resp, "tool_calls");

@@ -12,6 +12,7 @@
 #include "json.h"
 #include "schema.h"
 #include "session.h"
+#include "utf8.h"
 
 /*
  * A sub-agent's session names its parent and the root of its tree on
@@ -56,6 +57,35 @@ static void
 status_event(struct cx *c, const jv *ev, const char *status)
 {
 	eng_publish(c, ev, set(obj("status"), "status", jv_string(status)));
+}
+
+/*
+ * A call dispatched (p, borrowed): thinking or acting, with a detail
+ * saying on what: "model M" or "tool NAME", and "attempt N" after a
+ * first; and the call's id and attempt.
+ */
+static void
+dispatched_event(struct cx *c, const jv *ev, const jv *p, const char *status)
+{
+	const char *id = art_json_str(p, "id"), *what;
+	jv call = id != NULL ? eng_get(c, ART_DB_CALLS, c->sid, id) : jv_null(),
+	    e, detail;
+	int64_t attempt = 1;
+
+	art_json_get_int(p, "attempt", 0, &attempt, NULL);
+	what = art_json_str(&call, "name");
+	detail = what != NULL ? jv_string_fmt("tool %s", what) :
+	    (what = art_json_str(&call, "model")) != NULL ?
+	    jv_string_fmt("model %s", what) : jv_string(status);
+	if (attempt > 1)
+		detail = jv_string_concat(detail, jv_string_fmt(", attempt %lld",
+		    (long long)attempt));
+	e = set(obj("status"), "status", jv_string(status));
+	e = set(e, "detail", detail);
+	e = set_some(e, "call_id", art_json_field(p, "id"));
+	e = set(e, "attempt", jv_number((double)attempt));
+	eng_publish(c, ev, e);
+	jv_free(call);
 }
 
 /*
@@ -268,6 +298,41 @@ project_answer(struct cx *c, const jv *ev, const jv *m)
 	eng_publish(c, ev, ce);
 }
 
+#define ARGS_SUMMARY_MAX	200
+
+/*
+ * What a client is shown of a gated call's arguments: args_summary, the
+ * runtime API's "sanitized, human-readable summary", never the raw
+ * intent: the arguments' JSON text screened as client input is and cut
+ * to ARGS_SUMMARY_MAX bytes (whole characters, "..." after).  The
+ * interrupt's payload (p's, borrowed) with it in place of arguments.
+ */
+static jv
+gated_payload(struct cx *c, const jv *p)
+{
+	jv pl = art_json_field(p, "payload"), args, text, cut;
+	const char *s;
+	size_t n;
+
+	if (jv_get_kind(pl) != JV_KIND_OBJECT)
+		return pl;
+	args = art_json_field(&pl, "arguments");
+	if (jv_get_kind(args) == JV_KIND_NULL)
+		return pl;
+	text = eng_scan_quiet(c, jv_get_kind(args) == JV_KIND_STRING ? args :
+	    jv_dump_string(args, 0));
+	s = jv_string_value(text);
+	n = strlen(s);
+	if (n > ARGS_SUMMARY_MAX) {
+		n = art_utf8_back(s, ARGS_SUMMARY_MAX);
+		cut = jv_string_append_str(jv_string_sized(s, (int)n), "...");
+		jv_free(text);
+		text = cut;
+	}
+	pl = jv_object_delete(pl, jv_string("arguments"));
+	return set(pl, "args_summary", text);
+}
+
 /*
  * What a client sees of a recorded event; most events show nothing.  -1
  * when the store fails.
@@ -293,14 +358,14 @@ project(struct cx *c, const jv *ev)
 		jv_free(m);
 	}
 	else if (strcmp(type, "llm.call.dispatched") == 0)
-		status_event(c, ev, "thinking");
+		dispatched_event(c, ev, &p, "thinking");
 	else if (strcmp(type, "tool.call.requested") == 0)
 		eng_publish(c, ev, set(set(set(set(obj("tool_call"), "id",
 		    art_json_field(&p, "id")), "name", art_json_field(&p,
 		    "name")), "arguments", art_json_field(&p, "arguments")),
 		    "handler", art_json_field(&p, "handler")));
 	else if (strcmp(type, "tool.call.dispatched") == 0)
-		status_event(c, ev, "acting");
+		dispatched_event(c, ev, &p, "acting");
 	else if (strcmp(type, "tool.call.completed") == 0)
 		r = project_tool_result(c, ev, &p, 1);
 	else if (strcmp(type, "tool.call.errored") == 0) {
@@ -320,7 +385,7 @@ project(struct cx *c, const jv *ev)
 		eng_publish(c, ev, set(set(set(set(obj("status"), "status",
 		    jv_string("suspended")), "interrupt_id", art_json_field(&p,
 		    "interrupt_id")), "reason", art_json_field(&p, "reason")),
-		    "payload", art_json_field(&p, "payload")));
+		    "payload", gated_payload(c, &p)));
 	else if (strcmp(type, "turn.completed") == 0)
 		r = eng_project_completion(c, ev, &p);
 	else if (strcmp(type, "security") == 0 ||

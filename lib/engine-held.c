@@ -93,6 +93,8 @@ eng_hold_call(struct cx *c, const jv *call)
 		    jv_array_length(jv_copy(opts)) == 0 ? jv_true() :
 		    jv_false());
 		p = set_some(p, "options", opts);
+		p = set_some(p, "answerable_by", art_json_field(&v,
+		    "answerable_by"));
 		jv_free(text);
 	}
 	ev = set(obj("session.interrupted"), "interrupt_id", jv_string(iid));
@@ -108,51 +110,135 @@ eng_hold_call(struct cx *c, const jv *call)
 	return r;
 }
 
-/* The answer a resume gives an ask_user question, or jv_invalid(). */
+/* Is s one of the strings of the array opts (borrowed)? */
+static bool
+is_option(const jv *opts, const char *s)
+{
+	bool found = false;
+
+	if (jv_get_kind(*opts) != JV_KIND_ARRAY)
+		return false;
+	jv_array_foreach(*opts, i, o) {
+		if (jv_get_kind(o) == JV_KIND_STRING &&
+		    strcmp(jv_string_value(o), s) == 0)
+			found = true;
+		jv_free(o);
+		(void)i;
+	}
+	return found;
+}
+
+/* "a, b, c": the strings of opts (borrowed). */
+static jv
+listed(const jv *opts)
+{
+	jv list = jv_string("");
+
+	jv_array_foreach(*opts, i, o) {
+		list = jv_string_concat(list, i > 0 ? jv_string(", ") :
+		    jv_string(""));
+		list = jv_string_concat(list, jv_get_kind(o) ==
+		    JV_KIND_STRING ? o : (jv_free(o), jv_string("?")));
+	}
+	return list;
+}
+
+/* A member of the payload that must be a string when given: NULL if not. */
+static int
+str_member(const jv *payload, const char *key, jv *out, char *why, size_t n)
+{
+	*out = jv_get_kind(*payload) == JV_KIND_OBJECT ?
+	    art_json_field(payload, key) : jv_null();
+	if (jv_get_kind(*out) == JV_KIND_NULL ||
+	    jv_get_kind(*out) == JV_KIND_STRING)
+		return 0;
+	snprintf(why, n, "an ask_user answer's %s must be a string", key);
+	return -1;
+}
+
+/*
+ * The answer a resume gives an ask_user question (asked, the interrupt's
+ * payload): the envelope the runtime API gives the model, {choice, text,
+ * answered_by}, what is absent left out; or jv_invalid() and why.  A
+ * string payload (or {"answer": S}) is the choice when it is one of the
+ * options, else the text.
+ */
 static jv
 answer_of(const jv *payload, const jv *asked, char *why, size_t n)
 {
-	jv a = jv_get_kind(*payload) == JV_KIND_STRING ? jv_copy(*payload) :
-	    jv_null(), opts = art_json_field(asked, "options"), text;
-	const char *keys[] = { "answer", "text", "choice", NULL }, **k;
-	int found = 0;
+	jv opts = art_json_field(asked, "options"), by_ok =
+	    art_json_field(asked, "answerable_by"), choice = jv_null(),
+	    text = jv_null(), by = jv_null(), bare, env = jv_invalid(), list,
+	    allow_text = art_json_field(asked, "allow_text");
+	bool allow = jv_get_kind(allow_text) != JV_KIND_FALSE;
 
-	for (k = keys; jv_get_kind(a) == JV_KIND_NULL && *k != NULL; k++) {
-		jv_free(a);
-		a = art_json_field(payload, *k);
+	jv_free(allow_text);
+
+	if (str_member(payload, "answer", &bare, why, n) == -1 ||
+	    str_member(payload, "choice", &choice, why, n) == -1 ||
+	    str_member(payload, "text", &text, why, n) == -1 ||
+	    str_member(payload, "answered_by", &by, why, n) == -1)
+		goto done;
+	if (jv_get_kind(*payload) == JV_KIND_STRING) {
+		jv_free(bare);
+		bare = jv_copy(*payload);
 	}
-	if (jv_get_kind(a) != JV_KIND_STRING) {
+	/* A bare answer: an option is the choice, anything else text. */
+	if (jv_get_kind(bare) == JV_KIND_STRING) {
+		if (jv_get_kind(choice) == JV_KIND_NULL &&
+		    is_option(&opts, jv_string_value(bare))) {
+			choice = bare;
+			bare = jv_null();
+		} else if (jv_get_kind(text) == JV_KIND_NULL) {
+			text = bare;
+			bare = jv_null();
+		}
+	}
+	if (jv_get_kind(choice) == JV_KIND_NULL &&
+	    jv_get_kind(text) == JV_KIND_NULL) {
 		snprintf(why, n, "an ask_user question needs an answer: a "
-		    "string payload, or {\"answer\": TEXT}");
-		jv_free(opts);
-		jv_free(a);
-		return jv_invalid();
+		    "string payload, or {\"choice\": OPTION, \"text\": TEXT, "
+		    "\"answered_by\": WHO}");
+		goto done;
 	}
-	text = art_json_field(asked, "allow_text");
-	if (jv_get_kind(text) == JV_KIND_FALSE &&
-	    jv_get_kind(opts) == JV_KIND_ARRAY) {
-		jv list = jv_string("");
-
-		jv_array_foreach(opts, i, o) {
-			if (jv_get_kind(o) == JV_KIND_STRING && strcmp(
-			    jv_string_value(o), jv_string_value(a)) == 0)
-				found = 1;
-			list = jv_string_concat(list, i > 0 ? jv_string(", ") :
-			    jv_string(""));
-			list = jv_string_concat(list, jv_get_kind(o) ==
-			    JV_KIND_STRING ? o : (jv_free(o), jv_string("?")));
-		}
-		if (!found) {
-			snprintf(why, n, "the answer must be one of: %s",
-			    jv_string_value(list));
-			jv_free(a);
-			a = jv_invalid();
-		}
+	if (jv_get_kind(choice) == JV_KIND_STRING &&
+	    !is_option(&opts, jv_string_value(choice))) {
+		list = jv_get_kind(opts) == JV_KIND_ARRAY ? listed(&opts) :
+		    jv_string("(none: it takes text)");
+		snprintf(why, n, "the choice must be one of: %s",
+		    jv_string_value(list));
 		jv_free(list);
+		goto done;
 	}
-	jv_free(text);
+	if (jv_get_kind(text) == JV_KIND_STRING && !allow) {
+		list = listed(&opts);
+		snprintf(why, n, "the answer must be one of: %s",
+		    jv_string_value(list));
+		jv_free(list);
+		goto done;
+	}
+	if (jv_get_kind(by_ok) == JV_KIND_ARRAY &&
+	    jv_array_length(jv_copy(by_ok)) > 0 &&
+	    (jv_get_kind(by) != JV_KIND_STRING ||
+	    !is_option(&by_ok, jv_string_value(by)))) {
+		list = listed(&by_ok);
+		snprintf(why, n, "this question is answerable by %s only: give "
+		    "answered_by", jv_string_value(list));
+		jv_free(list);
+		goto done;
+	}
+	env = jv_object();
+	env = set_some(env, "choice", jv_copy(choice));
+	env = set_some(env, "text", jv_copy(text));
+	env = set_some(env, "answered_by", jv_copy(by));
+done:
 	jv_free(opts);
-	return a;
+	jv_free(by_ok);
+	jv_free(choice);
+	jv_free(text);
+	jv_free(by);
+	jv_free(bare);
+	return env;
 }
 
 /*

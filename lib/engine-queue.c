@@ -491,10 +491,15 @@ build_request(struct cx *c, const jv *live)
 	r = set(r, "ancestry", art_json_field(&s, "ancestry"));
 	r = set(r, "attempts", art_json_field(live, "attempts"));
 	r = set(r, "deadline", art_json_field(live, "deadline"));
-	/* A client.action names the client's turn, if it gave one. */
+	/*
+	 * A client.action names the client's turn, if it gave one; a
+	 * session's start belongs to no turn, though the first message is
+	 * in the commit that makes the session.
+	 */
 	r = set(r, "turn_id", art_json_str(live, "client_turn_id") != NULL ?
-	    art_json_field(live, "client_turn_id") : art_json_field(&s,
-	    "turn"));
+	    art_json_field(live, "client_turn_id") : tt != NULL &&
+	    strcmp(tt, "session.start") == 0 ? jv_null() :
+	    art_json_field(&s, "turn"));
 	/* agentrt-llm runs a worker's model call with the agent's settings. */
 	if (tt != NULL && strcmp(tt, "llm.execute") == 0)
 		r = set(r, "agent", jv_copy(config));

@@ -50,7 +50,7 @@ begin_turn(struct cx *c, const jv *line, int *skip)
 {
 	char tid[ART_ID_MAX + 1];
 	const char *given = art_json_str(line, "turn_id"), *st;
-	jv s = eng_summary(c), turn;
+	jv s = eng_summary(c), turn, stream;
 
 	*skip = 0;
 	if (!jv_is_valid(s))
@@ -93,7 +93,15 @@ begin_turn(struct cx *c, const jv *line, int *skip)
 		snprintf(tid, sizeof(tid), "%s", given);
 	} else if (eng_mint(c, tid) == -1)
 		return -1;
-	return eng_rec(c, set(obj("turn.started"), "turn_id", jv_string(tid)));
+	s = set(obj("turn.started"), "turn_id", jv_string(tid));
+	/* The client's stream: this turn's model calls, streamed or not. */
+	stream = art_json_field(line, "stream");
+	if (jv_get_kind(stream) == JV_KIND_TRUE ||
+	    jv_get_kind(stream) == JV_KIND_FALSE)
+		s = set(s, "stream", stream);
+	else
+		jv_free(stream);
+	return eng_rec(c, s);
 }
 
 /*
@@ -697,6 +705,26 @@ input_progress(struct cx *c, const jv *line)
 	else
 		jv_free(msg);
 	eng_publish(c, NULL, ce);
+}
+
+/* Every line type eng_dispatch_input() takes. */
+static const char *const input_types[] = {
+	"client.message", "client.messages", "client.action",
+	"interrupt.resume", "tool.result", "tool.error", "llm.result",
+	"llm.error", "decision.response", "decision.error",
+	"decision.request", "llm.request", "tools.listed", "tools.list",
+	"llm.token.delta", "tool.progress", "error", NULL
+};
+
+bool
+art_engine_takes(const char *type)
+{
+	int i;
+
+	for (i = 0; type != NULL && input_types[i] != NULL; i++)
+		if (strcmp(type, input_types[i]) == 0)
+			return true;
+	return false;
 }
 
 int

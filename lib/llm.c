@@ -737,12 +737,25 @@ answer(struct art_llm_job *job, struct art_llm_outcome *out, bool asked)
  * help until someone changes the setup.
  */
 static void
-cannot_call(struct art_llm_outcome *out, const struct art_err *err)
+cannot_call(struct art_llm_outcome *out, const struct art_err *err,
+    const char *model)
 {
 	static const char *const setup[] = { "bad_model", "no_api_key",
 	    "no_script", NULL };
+	char msg[sizeof(err->msg) + 160];
 	size_t i;
 
+	/*
+	 * A request the provider's format cannot carry (a part it has no
+	 * block for): the same request fails again, so it is final, and
+	 * says the model whose format it is.
+	 */
+	if (art_err_is(err, "bad_request")) {
+		snprintf(msg, sizeof(msg), "%s (model %s)", err->msg,
+		    model != NULL ? model : "?");
+		art_llm_outcome_fail(out, msg, false, "bad_request");
+		return;
+	}
 	art_llm_outcome_fail(out, err->msg, false, NULL);
 	for (i = 0; setup[i] != NULL; i++)
 		if (art_err_is(err, setup[i]))
@@ -773,7 +786,7 @@ ask(struct art_llm_job *job)
 	r = i == -1 ? -1 : art_providers[i]->answer(llm->state[i], &job->call,
 	    model, &out, &err);
 	if (r == -1)
-		cannot_call(&out, &err);
+		cannot_call(&out, &err, model);
 	art_llm_job_done(job, &out);
 }
 

@@ -24,7 +24,7 @@ struct art_mock {
 /* The step fields a script may use; anything else is a typo. */
 static const char *const step_fields[] = {
 	"content", "json", "tool_calls", "error", "retryable", "code",
-	"retry_after_ms", "times", "finish_reason", "delay_ms", NULL
+	"retry_after_ms", "times", "finish_reason", "delay_ms", "images", NULL
 };
 
 static const char *const tool_call_fields[] = { "name", "arguments", NULL };
@@ -486,6 +486,36 @@ check_json(const jv *step, struct art_err *err)
 	return 0;
 }
 
+/* "images", when there: the LlmResponse's, [{"url": STRING}, ...]. */
+static int
+check_images(const jv *step, struct art_err *err)
+{
+	jv images = art_json_field(step, "images");
+	int bad = -1;
+
+	if (jv_get_kind(images) == JV_KIND_NULL) {
+		jv_free(images);
+		return 0;
+	}
+	if (jv_get_kind(images) == JV_KIND_ARRAY) {
+		bad = 0;
+		jv_array_foreach(images, i, img) {
+			if (bad == 0 && (jv_get_kind(img) != JV_KIND_OBJECT ||
+			    art_json_str(&img, "url") == NULL))
+				bad = i + 1;
+			jv_free(img);
+		}
+	}
+	jv_free(images);
+	if (bad == -1)
+		return art_err_set(err, "mock", "field 'images': expected an "
+		    "array of {\"url\": STRING}");
+	if (bad > 0)
+		return art_err_set(err, "mock", "images[%d]: expected "
+		    "{\"url\": STRING}", bad - 1);
+	return 0;
+}
+
 /* 0 when step is a step the mock can play; else -1 with err. */
 static int
 check_step(const jv *step, struct art_err *err)
@@ -506,6 +536,7 @@ check_step(const jv *step, struct art_err *err)
 	    check_count(step, "retry_after_ms", err) == -1 ||
 	    check_count(step, "times", err) == -1 ||
 	    check_count(step, "delay_ms", err) == -1 ||
+	    check_images(step, err) == -1 ||
 	    check_tool_calls(step, err) == -1)
 		return -1;
 	return 0;
@@ -569,7 +600,7 @@ step_reply(const jv *step, const struct art_llm_call *call,
 {
 	const char *finish = art_json_str(step, "finish_reason");
 	jv specs = art_json_field(step, "tool_calls"), calls = jv_null();
-	jv content = art_json_field(step, "content");
+	jv content = art_json_field(step, "content"), r, images;
 
 	if (has_field(step, "json")) {
 		jv_free(content);
@@ -592,7 +623,12 @@ step_reply(const jv *step, const struct art_llm_call *call,
 	if (finish == NULL)
 		finish = jv_get_kind(calls) == JV_KIND_ARRAY ? "tool_calls" :
 		    "stop";
-	return response(model, content, calls, finish, &call->request);
+	r = response(model, content, calls, finish, &call->request);
+	images = art_json_field(step, "images");
+	if (jv_get_kind(images) == JV_KIND_ARRAY)
+		return jv_object_set(r, jv_string("images"), images);
+	jv_free(images);
+	return r;
 }
 
 /* The script the call plays, into *out; -1 with err when there is none. */

@@ -186,8 +186,11 @@ copy_content(jv *out, const jv *msg, int i, struct art_err *err)
 		    "or null, got %s", i, art_json_kind_name(k));
 		return -1;
 	}
-	/* Chat Completions wants an assistant's content, if only null. */
-	if (has(msg, "content") || is(art_json_str(msg, "role"), "assistant"))
+	/* Chat Completions wants an assistant's content, if only null, and
+	 * takes no image from it. */
+	if (is(art_json_str(msg, "role"), "assistant"))
+		*out = art_json_set(*out, "content", art_parts_assistant(c));
+	else if (has(msg, "content"))
 		*out = art_json_set(*out, "content", c);
 	else
 		jv_free(c);

@@ -197,3 +197,80 @@ art_parts_cap(jv parts, size_t max, const char *why)
 	}
 	return parts;
 }
+
+jv
+art_parts_with_images(jv content, const jv *images)
+{
+	jv out, url;
+
+	if (jv_get_kind(*images) != JV_KIND_ARRAY)
+		return content;
+	out = jv_array();
+	if (jv_get_kind(content) == JV_KIND_STRING &&
+	    jv_string_length_bytes(jv_copy(content)) > 0)
+		out = jv_array_append(out, jv_object_set(jv_object_set(
+		    jv_object(), jv_string("type"), jv_string("text")),
+		    jv_string("text"), jv_copy(content)));
+	jv_array_foreach(*images, i, img) {
+		url = jv_get_kind(img) == JV_KIND_OBJECT ? jv_object_get(
+		    jv_copy(img), jv_string("url")) : jv_null();
+		if (jv_get_kind(url) == JV_KIND_STRING)
+			out = jv_array_append(out, jv_object_set(jv_object_set(
+			    jv_object(), jv_string("type"),
+			    jv_string("image_url")), jv_string("image_url"),
+			    jv_object_set(jv_object(), jv_string("url"), url)));
+		else
+			jv_free(url);
+		jv_free(img);
+		(void)i;
+	}
+	if (!art_parts_is(&out)) {
+		jv_free(out);
+		return content;
+	}
+	jv_free(content);
+	return out;
+}
+
+jv
+art_parts_assistant(jv content)
+{
+	jv text;
+	int images = 0;
+
+	if (jv_get_kind(content) != JV_KIND_ARRAY)
+		return content;
+	jv_array_foreach(content, i, p) {
+		images += is_type(&p, "image_url");
+		jv_free(p);
+		(void)i;
+	}
+	if (images == 0)
+		return content;
+	text = art_parts_join(&content);
+	jv_free(content);
+	if (jv_string_length_bytes(jv_copy(text)) > 0)
+		return text;
+	jv_free(text);
+	return jv_null();
+}
+
+jv
+art_parts_join(const jv *content)
+{
+	jv texts, out;
+
+	if (jv_get_kind(*content) != JV_KIND_ARRAY)
+		return jv_copy(*content);
+	out = jv_string("");
+	texts = art_parts_texts(content);
+	jv_array_foreach(texts, i, t) {
+		if (jv_get_kind(t) == JV_KIND_STRING)
+			out = jv_string_concat(i > 0 ? jv_string_concat(out,
+			    jv_string("\n")) : out, t);
+		else
+			jv_free(t);
+	}
+	jv_free(texts);
+	return out;
+}

@@ -59,4 +59,27 @@ jv	art_parts_set_texts(jv parts, jv texts);
  */
 jv	art_parts_cap(jv parts, size_t max, const char *why);
 
+/*
+ * A model's reply with images (LlmResponse.images, borrowed: [{url}]) as
+ * the assistant message's content: content (consumed, a string or null)
+ * as a text part when not empty, then an image_url part for each image
+ * with a string url.  content as it was when there are none.
+ */
+jv	art_parts_with_images(jv content, const jv *images);
+
+/*
+ * What a provider can take back in an assistant turn: content (consumed)
+ * without its image_url parts (the APIs take images from users and tool
+ * results only).  Parts that held an image become their texts joined
+ * with "\n" (null when there are none); other content is returned as it
+ * is.
+ */
+jv	art_parts_assistant(jv content);
+
+/*
+ * content's text (borrowed): a string (or any non-array) as it is, an
+ * array's text parts' texts joined with "\n".
+ */
+jv	art_parts_join(const jv *content);
+
 #endif

@@ -10,6 +10,7 @@
 #include "err.h"
 #include "ids.h"
 #include "json.h"
+#include "parts.h"
 #include "sha.h"
 
 static jv
@@ -237,6 +238,37 @@ prompt_for(const jv *config, jv view)
 		    jv_string(system)));
 	}
 	return jv_array_concat(p, view);
+}
+
+jv
+art_propose_last_turns(jv path, int64_t n)
+{
+	int len = jv_array_length(jv_copy(path)), i, from = 0;
+	int64_t seen = 0;
+	const char *role;
+
+	for (i = len - 1; i >= 0; i--) {
+		jv m = jv_array_get(jv_copy(path), i);
+
+		role = art_json_str(&m, "role");
+		if (role != NULL && strcmp(role, "user") == 0 && seen++ == n)
+			from = i;
+		jv_free(m);
+		if (seen > n)
+			break;
+	}
+	return from > 0 ? jv_array_slice(path, from, len) : path;
+}
+
+jv
+art_propose_prompt(const jv *config, jv path)
+{
+	int64_t n = -1;
+
+	if (art_json_get_int(config, "prior_turns", 0, &n, NULL) == 0 &&
+	    n >= 0)
+		path = art_propose_last_turns(path, n);
+	return prompt_for(config, path);
 }
 
 jv
@@ -562,10 +594,16 @@ is_refused_request(const jv *trigger)
 {
 	static const int final[] = { 400, 401, 403, 404 };
 	jv d = art_json_field(trigger, "detail"), v;
+	const char *code = art_json_str(trigger, "code");
 	int64_t status = 0;
 	int retry = 0;
 	size_t i;
 
+	/* One the provider's format cannot carry, refused before it went. */
+	if (code != NULL && strcmp(code, "bad_request") == 0) {
+		jv_free(d);
+		return 1;
+	}
 	v = art_json_field(&d, "status");
 	if (jv_get_kind(v) == JV_KIND_NUMBER)
 		status = (int64_t)jv_number_value(v);
@@ -854,9 +892,14 @@ llm_finished(const struct art_propose_in *in)
 		jv_free(calls);
 		jv_free(actions);
 		return structured_finished(in, msg);
-	} else
+	} else {
+		/* The answer is its text; images stay on the message. */
+		jv content = art_json_field(&msg, "content");
+
 		actions = jv_array_append(actions, jv_object_set(action("done"),
-		    jv_string("data"), art_json_field(&msg, "content")));
+		    jv_string("data"), art_parts_join(&content)));
+		jv_free(content);
+	}
 	jv_free(calls);
 	return after_head(in, jv_array_append(jv_array(), msg), actions);
 }
@@ -911,8 +954,8 @@ art_propose(const struct art_propose_in *in)
 }
 
 /*
- * An llm.call left to the engine's default, with the messages it sends,
- * and the config's tools when it names none.
+ * An llm.call left to the engine's default, with the messages it sends
+ * (art_propose_prompt), and the config's tools when it names none.
  */
 static jv
 expand_llm_call(jv a, const jv *config, const jv *view)
@@ -924,8 +967,8 @@ expand_llm_call(jv a, const jv *config, const jv *view)
 		a = art_json_set_after(a, "messages", "tools", tools);
 	if (jv_object_has(jv_copy(a), jv_string("messages")))
 		return a;
-	return art_json_set_after(a, "model", "messages", prompt_for(config,
-	    jv_copy(*view)));
+	return art_json_set_after(a, "model", "messages", art_propose_prompt(
+	    config, jv_copy(*view)));
 }
 
 static int

@@ -46,8 +46,8 @@ jv	art_propose(const struct art_propose_in *);
  * The seed's full form of a proposal (consumed): messages_after's path
  * (path, borrowed: root..messages_after) before the new messages, and
  * every llm.call without messages given the ones the engine would send
- * (config's system prompt, then that whole transcript).  A proposal
- * without messages_after is returned as it is.
+ * (art_propose_prompt of that transcript).  A proposal without
+ * messages_after is returned as it is.
  */
 jv	art_propose_expand(jv proposed, const jv *path, const jv *config);
 
@@ -76,6 +76,17 @@ int	art_propose_config_version(const jv *config,
  * With view jv_invalid() the messages are left to the engine's default.
  */
 jv	art_propose_llm_call(const jv *config, jv view);
+/*
+ * The messages the engine's default model call sends for a path
+ * (consumed): the config's system prompt, then the path from the start
+ * of its prior_turns-th turn before the current one (all of it when the
+ * config sets no prior_turns), a turn being a user message and what
+ * follows it.  An autonomous agent's plan and step text are the
+ * engine's to add (eng_auto_request), to the default call only.
+ */
+jv	art_propose_prompt(const jv *config, jv path);
+/* path (consumed) from the start of the n-th turn before the current. */
+jv	art_propose_last_turns(jv path, int64_t n);
 /* AgentConfig tools as LlmTools ({name, description, input?, output?}). */
 jv	art_propose_llm_tools(const jv *config);
 /* The config's tool named name, or jv_null(). */

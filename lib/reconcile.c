@@ -204,6 +204,41 @@ art_reconcile_normalize(struct art_txn *t, const char *sid, const jv *view,
 	return out;
 }
 
+/*
+ * m's content (borrowed), when it is parts: each one of the seed's
+ * ContentPart types, which every reader knows.
+ */
+static int
+check_parts(const jv *m, int i, struct art_err *err)
+{
+	static const char *const types[] = { "text", "image_url", "file",
+	    "input_audio", "video_url", NULL };
+	jv content = art_json_field(m, "content");
+	const char *type;
+	int r = 0, k;
+
+	if (jv_get_kind(content) != JV_KIND_ARRAY) {
+		jv_free(content);
+		return 0;
+	}
+	jv_array_foreach(content, j, part) {
+		type = art_json_str(&part, "type");
+		for (k = 0; type != NULL && types[k] != NULL; k++)
+			if (strcmp(type, types[k]) == 0)
+				break;
+		if (r == 0 && (type == NULL || types[k] == NULL))
+			r = art_err_set(err, "bad_response", "messages[%d]."
+			    "content[%d]: %s%.60s%s: a part is text, image_url, "
+			    "file, input_audio or video_url", i, j,
+			    type != NULL ? "unknown part type '" : "a part with "
+			    "no type", type != NULL ? type : "", type != NULL ?
+			    "'" : "");
+		jv_free(part);
+	}
+	jv_free(content);
+	return r;
+}
+
 static int
 check_one(const jv *m, int i, struct art_err *err)
 {
@@ -231,7 +266,7 @@ check_one(const jv *m, int i, struct art_err *err)
 		    "be 1-128 letters, digits, '.', '_', ':' or '-'", i);
 	}
 	jv_free(idv);
-	return 0;
+	return check_parts(m, i, err);
 }
 
 int

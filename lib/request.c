@@ -26,30 +26,6 @@ art_request_by_ref(const jv *line)
 }
 
 
-/*
- * prior_turns: path (consumed) from the start of the n-th turn before the
- * current one, a turn being a user message and what follows it.
- */
-static jv
-last_turns(jv path, int64_t n)
-{
-	int len = jv_array_length(jv_copy(path)), i, from = 0;
-	int64_t seen = 0;
-	const char *role;
-
-	for (i = len - 1; i >= 0; i--) {
-		jv m = jv_array_get(jv_copy(path), i);
-
-		role = art_json_str(&m, "role");
-		if (role != NULL && strcmp(role, "user") == 0 && seen++ == n)
-			from = i;
-		jv_free(m);
-		if (seen > n)
-			break;
-	}
-	return from > 0 ? jv_array_slice(path, from, len) : path;
-}
-
 jv
 art_request_prompt(struct art_txn *t, const char *sid, const jv *req,
     struct art_err *err)
@@ -73,7 +49,7 @@ art_request_prompt(struct art_txn *t, const char *sid, const jv *req,
 	m = art_tree_path(t, sid, at, err);
 	if (jv_is_valid(m) && art_json_get_int(&p, "prior_turns", 0, &n,
 	    NULL) == 0 && n >= 0)
-		m = last_turns(m, n);
+		m = art_propose_last_turns(m, n);
 	jv_free(p);
 	if (!jv_is_valid(m)) {
 		jv_free(out);

@@ -429,6 +429,9 @@ apply_turn(struct art_txn *t, const char *sid, jv *s, const jv *ev,
 	    "running" : failed ? "failed" : "completed"));
 	turn = jv_object_set(turn, jv_string(started ? "started" :
 	    "completed"), art_json_field(ev, "occurred_at"));
+	if (started)
+		turn = art_json_set_some(turn, "stream", art_json_field(p,
+		    "stream"));
 	if (!started) {
 		turn = jv_object_set(turn, jv_string("data"),
 		    art_json_field(p, "data"));

@@ -118,6 +118,10 @@ call_requested(struct art_txn *t, const char *sid, const jv *ev,
 	 * written once, so the call's many status changes stay small.
 	 */
 	req = art_json_field(p, "request");
+	/* Its model, where a status says what the call is on. */
+	if (jv_get_kind(req) == JV_KIND_OBJECT)
+		c = art_json_set_some(c, "model", art_json_field(&req,
+		    "model"));
 	if (jv_get_kind(req) != JV_KIND_NULL && art_store_put(t,
 	    ART_DB_REQUESTS, sid, id, strlen(id), req, err) == -1) {
 		jv_free(c);

@@ -626,8 +626,10 @@ req_rf() {
 	[ "$rc" -eq 0 ]
 	assert_eq "$(jq -c '[.id, .type, .error, .retryable]' "$out")" \
 	    "$(printf '%s\n%s' \
-	    '["r1","llm.error","openai: response_format: missing field '"'"'schema'"'"'",false]' \
-	    '["r2","llm.error","response_format: missing field '"'"'schema'"'"'",false]')"
+	    '["r1","llm.error","openai: response_format: missing field '"'"'schema'"'"' (model openai/gpt-4o)",false]' \
+	    '["r2","llm.error","response_format: missing field '"'"'schema'"'"' (model anthropic/claude-x)",false]')"
+	# A request the format cannot carry is final: code bad_request.
+	assert_eq "$(jq -r .code "$out" | sort -u)" bad_request
 	[ ! -s "$srv_log" ]
 }
 

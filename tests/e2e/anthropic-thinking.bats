@@ -204,3 +204,35 @@ req() {
 	! grep -q -F "$SIG" "$BATS_TEST_TMPDIR/tape.ndjson" ||
 	    fail "the redacted block was kept"
 }
+
+@test "file parts reach Anthropic as document blocks: a PDF as base64, Markdown as its text" {
+	start_server
+	think_agent doc 'del(.reasoning) | del(.tools)'
+	local pdf md
+	pdf=$(printf '%%PDF-1.4 sentinel' | base64 -w0)
+	md=$(printf '# Notes\n\n- one\n' | base64 -w0)
+	ANTHROPIC_BASE_URL="$srv/fixture/sse/messages-stream-text.sse" \
+	ANTHROPIC_API_KEY=sk-ant-SENTINEL-ring-000111222333 \
+	AGENTS="$BATS_TEST_TMPDIR/agents:$AGENTS" ring -a doc --input "$(jq -nc \
+	    --arg pdf "data:application/pdf;base64,$pdf" \
+	    --arg md "data:text/markdown;base64,$md" '{type: "client.message",
+	    message: {role: "user", content: [{type: "text", text: "sum up"},
+	    {type: "file", file: {filename: "r.pdf", file_data: $pdf}},
+	    {type: "file", file: {filename: "notes.md", file_data: $md}}]}}')"
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(req 1 '.body.messages[0].content')" "$(jq -nc --arg pdf "$pdf" '[
+	    {type: "text", text: "sum up"},
+	    {type: "document", source: {type: "base64",
+	        media_type: "application/pdf", data: $pdf}, title: "r.pdf"},
+	    {type: "document", source: {type: "text", media_type: "text/plain",
+	        data: "# Notes\n\n- one\n"}, title: "notes.md"}]')"
+	# An image as a file: refused before anything is sent, the turn failed.
+	ANTHROPIC_BASE_URL="$srv/fixture/sse/messages-stream-text.sse" \
+	ANTHROPIC_API_KEY=sk-ant-SENTINEL-ring-000111222333 \
+	AGENTS="$BATS_TEST_TMPDIR/agents:$AGENTS" ring -a doc --input \
+	    '{"type":"client.message","message":{"role":"user","content":[{"type":"file","file":{"filename":"a.png","file_data":"data:image/png;base64,AAAA"}}]}}'
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	[[ $output == *"content[0]: file 'a.png' is image/png: Anthropic reads PDF and text documents only (model anthropic/claude-sonnet-4-5)"* ]] ||
+	    fail "$output"
+	assert_eq "$(wc -l <"$srv_log")" 1
+}

@@ -163,6 +163,23 @@ rejects() {
 	conforms
 }
 
+@test "conformance: a reply with images carries them on its message as image_url parts" {
+	cring -a pic -m 'draw it'
+	[ "$status" -eq 0 ] || fail "$output"
+	conforms
+	local want='[{"type":"text","text":"here it is"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]'
+	# The transcript, the client's message event and the export all
+	# have the parts; the answer is the text.
+	assert_eq "$(agentrt-tree path "$(the_session)" | jq -c 'select(.role ==
+	    "assistant") | .content')" "$want"
+	assert_eq "$(events 'select(.type == "message" and
+	    .message.role == "assistant") | .message.content')" "$want"
+	assert_eq "$(events 'select(.type == "completion") | .text')" '"here it is"'
+	assert_eq "$(agentrt-session export "$(the_session)" | jq -c 'select(
+	    .payload.type? == "message.new") | .payload.message |
+	    select(.role == "assistant") | .content')" "$want"
+}
+
 @test "conformance: a tool loop" {
 	cring -a calc -m 'What is 17*23?'
 	[ "$status" -eq 0 ] || fail "$output"

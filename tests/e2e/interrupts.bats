@@ -80,8 +80,60 @@ open_interrupt() {
 	[[ $output == *"the answer must be one of: red, blue"* ]] || fail "$output"
 	ring -s "$(the_session)" --resume "$(open_interrupt)" --payload '"blue"'
 	[ "$status" -eq 0 ] || fail "status $status: $output"
-	assert_eq "$(events 'select(.type=="completion") | .text')" '"colour: blue"'
-	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.completed") | .result]')" '["blue"]'
+	# The model reads the runtime API's answer envelope: an option is the choice.
+	assert_eq "$(events 'select(.type=="completion") | .text')" '"colour: {\"choice\":\"blue\"}"'
+	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.completed") | .result | fromjson]')" '[{"choice":"blue"}]'
+}
+
+# answer PAYLOAD: the open interrupt of the session resumed with PAYLOAD.
+answer() {
+	ring -s "$(the_session)" --resume "$(open_interrupt)" --payload "$1"
+}
+
+@test "ask_user: the envelope keeps choice, text and who answered; answerable_by is enforced" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model": "mock/script", "ask_user": true, "mock": {"script": [
+	    {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Which colour?",
+	        "options": ["red", "blue"], "allow_text": true,
+	        "answerable_by": ["alice", "bob"]}}]},
+	    {"content": "got {{tool}}"}]}}' >"$BATS_TEST_TMPDIR/agents/asker2.json"
+	export AGENTS="$BATS_TEST_TMPDIR/agents:$AGENTS"
+	ring -a asker2 -m go
+	[ "$status" -eq 3 ] || fail "status $status: $output"
+	assert_eq "$(agentrt-session show "$(the_session)" | jq -c '[.interrupts[] | .payload.answerable_by]')" \
+	    '[["alice","bob"]]'
+	# Nobody named, or someone not on the list: refused, still open.
+	answer '{"choice": "red"}'
+	[ "$status" -eq 3 ] || fail "status $status: $output"
+	[[ $output == *"this question is answerable by alice, bob only: give answered_by"* ]] || fail "$output"
+	answer '{"choice": "red", "answered_by": "eve"}'
+	[ "$status" -eq 3 ] || fail "status $status: $output"
+	# A choice not among the options, a text that is not a string.
+	answer '{"choice": "green", "answered_by": "bob"}'
+	[ "$status" -eq 3 ] || fail "status $status: $output"
+	[[ $output == *"the choice must be one of: red, blue"* ]] || fail "$output"
+	answer '{"text": 7, "answered_by": "bob"}'
+	[ "$status" -eq 3 ] || fail "status $status: $output"
+	[[ $output == *"an ask_user answer's text must be a string"* ]] || fail "$output"
+	# A choice and a text, where the question takes text: both kept.
+	answer '{"choice": "red", "text": "a dark red", "answered_by": "bob"}'
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.completed") | .result | fromjson]')" \
+	    '[{"choice":"red","text":"a dark red","answered_by":"bob"}]'
+	assert_eq "$(events 'select(.type=="completion") | .text')" \
+	    '"got {\"choice\":\"red\",\"text\":\"a dark red\",\"answered_by\":\"bob\"}"'
+}
+
+@test "ask_user with options only: text is refused, a bare answer that is no option too" {
+	ring -a asker -m go
+	[ "$status" -eq 3 ] || fail "status $status: $output"
+	answer '{"choice": "red", "text": "darker"}'
+	[ "$status" -eq 3 ] || fail "status $status: $output"
+	[[ $output == *"the answer must be one of: red, blue"* ]] || fail "$output"
+	answer '{"answer": "red", "answered_by": "me"}'
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(log_of '[.[].payload | select(.type=="tool.call.completed") | .result | fromjson]')" \
+	    '[{"choice":"red","answered_by":"me"}]'
 }
 
 @test "a policy's interrupt parks the branch, refuses messages, and the turn goes on after resume" {

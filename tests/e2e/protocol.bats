@@ -202,3 +202,28 @@ load lib
 	assert_eq "$(log_of '[.[].payload | select(.type=="decision.queued") | .trigger.type] | join(" ")')" \
 	    'session.start client.message llm.finished'
 }
+
+@test "a client message's stream streams that turn, whatever the config says" {
+	# echo does not stream; the client asks it to.
+	ring -a echo --input '{"type":"client.message","message":{"role":"user","content":"hello there"},"stream":true}'
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(log_of '[.[].payload | select(.type == "llm.call.requested") | .stream]')" '[true]'
+	assert_eq "$(events 'select(.type == "token") | .text' | paste -sd' ')" '"hello " "there"'
+	# The next turn, not asked, is as the config says.
+	ring -s "$(the_session)" -m again
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(log_of '[.[].payload | select(.type == "llm.call.requested") | .stream]')" '[true,false]'
+	# stream.json streams; a client that says false turns it off.
+	: >"$EVENTS"
+	ring -a stream --input '{"type":"client.message","message":{"role":"user","content":"hi"},"stream":false}'
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(log_of '[.[].payload | select(.type == "llm.call.requested") | .stream]')" '[false]'
+	assert_eq "$(events 'select(.type == "token")' | wc -l)" 0
+}
+
+@test "a status says what it is on: the model or the tool, the call and its attempt" {
+	ring -a calc -m 'What is 17*23?'
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$(events 'select(.type == "status" and .status != "complete") | [.status, .detail, .attempt, (.call_id | type)]' | paste -sd' ')" \
+	    '["thinking","model mock/script",1,"string"] ["acting","tool calc",1,"string"] ["thinking","model mock/script",1,"string"]'
+}

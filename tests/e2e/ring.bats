@@ -368,3 +368,17 @@ park_on_client_tool() {
 	assert_eq "$(agentrt-session log "$(agentrt-session ls -q)" |
 	    jq -r 'select(.payload.type == "turn.completed") | .payload.data')" "17*23 = 391"
 }
+
+@test "a part the model's format cannot carry fails the turn, naming the part and the model" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model": "anthropic/claude-3-5-haiku-latest"}' >"$BATS_TEST_TMPDIR/agents/an.json"
+	# Refused before anything is sent: no server is needed, nor a key that works.
+	ANTHROPIC_API_KEY=dummy-not-a-key ANTHROPIC_BASE_URL=http://127.0.0.1:9 \
+	    AGENTS="$BATS_TEST_TMPDIR/agents:$AGENTS" ring -a an --input \
+	    '{"type":"client.message","message":{"role":"user","content":[{"type":"text","text":"look"},{"type":"video_url","video_url":{"url":"https://example.invalid/v.mp4"}}]}}'
+	# Not parked (a resume could only repeat it): failed, exit 1.
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	[[ $output == *"turn failed (provider_error): messages[0].content[1]: part type 'video_url' has no Anthropic equivalent (model anthropic/claude-3-5-haiku-latest)"* ]] ||
+	    fail "$output"
+	assert_eq "$(agentrt-session show "$(the_session)" | jq -c .interrupts)" '{}'
+}

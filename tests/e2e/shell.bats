@@ -275,14 +275,14 @@ P='[0-9a-f]{8}> '
 	expect Which colour\?\r\n  1\. red\r\n  2\. blue
 	expect answer> 
 	send 2\r
-	expect colour: blue
+	expect colour: {"choice":"blue"}
 	expect asker $P
 	send \x04
 	wait 0
 	EOF
 	[ "$status" -eq 0 ] || fail "$output"
 	assert_eq "$(agentrt-session log "$(the_session)" | jq -sc '[.[].payload |
-	    select(.type == "tool.call.completed") | .result]')" '["blue"]'
+	    select(.type == "tool.call.completed") | .result | fromjson]')" '[{"choice":"blue"}]'
 }
 
 @test "REPL: history is kept across runs; up-arrow recalls the last line" {

@@ -105,7 +105,7 @@ log_for() {
 	ring -s "$(sid_of manager)" --resume "$iid" --payload '{"answer":"blue"}'
 	[ "$status" -eq 0 ] || fail "status $status: $output"
 	assert_eq "$(events "select(.type==\"completion\" and .session_id==\"$(sid_of manager)\") | .text")" \
-		'"manager heard: lead heard: colour: blue"'
+		'"manager heard: lead heard: colour: {\"choice\":\"blue\"}"'
 	assert_eq "$(show_of asker '.interrupts')" '{}'
 }
 

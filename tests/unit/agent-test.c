@@ -401,6 +401,31 @@ test_autonomous_members_are_checked(void)
 	    "a bad answer is refused");
 }
 
+static void
+test_handlers_are_the_seeds(void)
+{
+	struct art_err err;
+
+	ok(check("{\"model\":\"m\",\"handler\":\"worker\",\"format\":"
+	    "\"anthropic\",\"tools\":[{\"name\":\"a\",\"handler\":"
+	    "\"client\"},{\"name\":\"b\",\"handler\":\"worker\"},"
+	    "{\"name\":\"c\"}]}", &err) == 0, "the seed's handlers pass");
+	ok(refused("{\"model\":\"m\",\"tools\":[{\"name\":\"a\","
+	    "\"handler\":\"server\"}]}", "tool 'a': handler must be "
+	    "\"worker\" or \"client\" (the seed's AgentTool.handler)"),
+	    "a tool's handler server is refused");
+	ok(refused("{\"model\":\"m\",\"handler\":\"client\"}", "field "
+	    "'handler': expected \"server\" or \"worker\""),
+	    "a config's handler client is refused");
+	ok(refused("{\"model\":\"m\",\"format\":\"openai\"}", "field "
+	    "'format' needs \"handler\": \"worker\" (it is the wire format of "
+	    "worker-run model calls)"), "format without handler worker is "
+	    "refused");
+	ok(refused("{\"model\":\"m\",\"handler\":\"worker\",\"format\":"
+	    "\"grpc\"}", "field 'format': expected \"openai\" or "
+	    "\"anthropic\""), "an unknown format is refused");
+}
+
 int
 main(void)
 {
@@ -415,5 +440,6 @@ main(void)
 	test_unknown_keys_are_noted();
 	test_mcp_servers_are_checked();
 	test_autonomous_members_are_checked();
+	test_handlers_are_the_seeds();
 	return tap_done();
 }

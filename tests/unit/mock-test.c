@@ -376,6 +376,11 @@ test_bad_scripts_and_steps_are_named(void)
 		{ "{\"script\":[{\"content\":\"y\",\"json\":{}}]}", "mock "
 		  "script step 0: fields 'content' and 'json' together: a "
 		  "reply is one or the other" },
+		{ "{\"script\":[{\"images\":\"x.png\"}]}", "mock script "
+		  "step 0: field 'images': expected an array of {\"url\": "
+		  "STRING}" },
+		{ "{\"script\":[{\"images\":[{\"url\":\"a\"},{}]}]}", "mock "
+		  "script step 0: images[1]: expected {\"url\": STRING}" },
 		{ "{\"script_file\":\"/nonexistent/s.json\"}", "read mock "
 		  "script '/nonexistent/s.json': No such file or directory" },
 	};

@@ -354,6 +354,33 @@ test_tool_images_follow_in_a_user_message(void)
 	jv_free(req);
 }
 
+static void
+test_assistant_images_stay_home(void)
+{
+	struct art_err err;
+	jv req, body;
+
+	/* A reply's own images (LlmResponse.images, recorded as parts) do
+	 * not go back: Chat Completions takes no image from an assistant. */
+	req = parse("{\"messages\":[{\"role\":\"user\",\"content\":"
+	    "\"draw\"},{\"role\":\"assistant\",\"content\":[{\"type\":"
+	    "\"text\",\"text\":\"here\"},{\"type\":\"image_url\","
+	    "\"image_url\":{\"url\":\"data:image/png;base64,AAAA\"}}]},"
+	    "{\"role\":\"assistant\",\"content\":[{\"type\":\"image_url\","
+	    "\"image_url\":{\"url\":\"https://example.com/a.png\"}}]},"
+	    "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\","
+	    "\"text\":\"plain parts\"}]}]}");
+	body = W->request(&req, "m", false, &err);
+	ok(is_json(body, "{\"model\":\"m\",\"messages\":["
+	    "{\"role\":\"user\",\"content\":\"draw\"},"
+	    "{\"role\":\"assistant\",\"content\":\"here\"},"
+	    "{\"role\":\"assistant\",\"content\":null},"
+	    "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\","
+	    "\"text\":\"plain parts\"}]}]}"),
+	    "an assistant's image parts are left out, its text kept");
+	jv_free(req);
+}
+
 /* request() on text fails with bad_request naming want. */
 static bool
 refused_request(const char *text, const char *want)
@@ -1483,6 +1510,7 @@ main(void)
 	test_request_says_everything_the_seed_can();
 	test_request_leaves_out_what_is_not_there();
 	test_tool_images_follow_in_a_user_message();
+	test_assistant_images_stay_home();
 	test_request_refuses_what_it_cannot_say();
 	test_request_sends_response_format_as_json_schema();
 	test_response_reads_a_structured_answer();

@@ -126,6 +126,63 @@ test_a_message_holds_an_image(void)
 	ok(!has_image("[1]"), "not a message: none");
 }
 
+/* Is jv v (consumed) the JSON text want? */
+static int
+same(jv v, const char *want)
+{
+	jv w = j(want);
+	int r = jv_equal(jv_copy(v), jv_copy(w));
+
+	if (!r) {
+		jv d = jv_dump_string(jv_copy(v), 0);
+
+		printf("#   got %s\n#  want %s\n", jv_string_value(d), want);
+		jv_free(d);
+	}
+	jv_free(w);
+	jv_free(v);
+	return r;
+}
+
+static void
+test_a_reply_with_images_and_back(void)
+{
+	jv imgs = j("[{\"url\":\"data:image/png;base64,AAAA\"},{\"url\":7},"
+	    "{\"url\":\"https://e.com/b.png\"}]"), none = j("[]"), c;
+
+	ok(same(art_parts_with_images(jv_string("look"), &imgs),
+	    "[{\"type\":\"text\",\"text\":\"look\"},{\"type\":\"image_url\","
+	    "\"image_url\":{\"url\":\"data:image/png;base64,AAAA\"}},"
+	    "{\"type\":\"image_url\",\"image_url\":{\"url\":"
+	    "\"https://e.com/b.png\"}}]"),
+	    "a reply's text, then each image with a url, as parts");
+	ok(same(art_parts_with_images(jv_null(), &imgs),
+	    "[{\"type\":\"image_url\",\"image_url\":{\"url\":"
+	    "\"data:image/png;base64,AAAA\"}},{\"type\":\"image_url\","
+	    "\"image_url\":{\"url\":\"https://e.com/b.png\"}}]"),
+	    "no text: the images alone");
+	ok(same(art_parts_with_images(jv_string("x"), &none), "\"x\""),
+	    "no images: the content as it was");
+	c = art_parts_with_images(jv_string("look"), &imgs);
+	ok(same(art_parts_assistant(c), "\"look\""),
+	    "back to a provider: the images left out, the text a string");
+	ok(same(art_parts_assistant(j("[{\"type\":\"image_url\","
+	    "\"image_url\":{\"url\":\"u\"}}]")), "null"),
+	    "images alone: null");
+	ok(same(art_parts_assistant(j("[{\"type\":\"text\",\"text\":\"a\"}]")),
+	    "[{\"type\":\"text\",\"text\":\"a\"}]"),
+	    "parts without an image are left as they are");
+	c = j("[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"image_url\","
+	    "\"image_url\":{\"url\":\"u\"}},{\"type\":\"text\",\"text\":\"b\"}]");
+	ok(same(art_parts_join(&c), "\"a\\nb\""), "join: the texts, one a line");
+	jv_free(c);
+	c = jv_string("s");
+	ok(same(art_parts_join(&c), "\"s\""), "join: a string as it is");
+	jv_free(c);
+	jv_free(imgs);
+	jv_free(none);
+}
+
 int
 main(void)
 {
@@ -134,5 +191,6 @@ main(void)
 	test_texts_go_out_and_back();
 	test_cap_keeps_what_fits_and_says_what_not();
 	test_a_message_holds_an_image();
+	test_a_reply_with_images_and_back();
 	return tap_done();
 }
