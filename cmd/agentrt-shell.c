@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include "err.h"
 #include "json.h"
 #include "opt.h"
+#include "ring.h"
 #include "tools.h"
 
 volatile sig_atomic_t shell_sigint;
@@ -238,19 +238,6 @@ std_fds(void)
 		close(fd);
 }
 
-/* The siblings live where we do: a build tree, or the install's bin. */
-static void
-find_bindir(struct shell *sh)
-{
-	char buf[4096];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	snprintf(sh->bindir, sizeof(sh->bindir), "%s", dirname(buf));
-}
-
 /* --agents, then the environment: as agentrt-session run looks. */
 static void
 agent_dirs(struct shell *sh)
@@ -291,7 +278,8 @@ signals(void)
 static bool
 most_recent(struct shell *sh)
 {
-	struct args a;
+	struct art_strvec a = ART_STRVEC_INIT;
+	const char *id;
 	jv all = shell_sessions(sh), keys = jv_array(), s, show, anc;
 	int i;
 	bool found = false;
@@ -303,9 +291,12 @@ most_recent(struct shell *sh)
 	all = jv_sort(all, keys);
 	for (i = jv_array_length(jv_copy(all)) - 1; i >= 0 && !found; i--) {
 		s = jv_array_get(jv_copy(all), i);
-		a = (struct args){ .n = 0 };
+		if ((id = art_json_str(&s, "id")) == NULL) {
+			jv_free(s);
+			continue;
+		}
 		args_add(&a, "agentrt-session"), args_add(&a, "show");
-		args_add(&a, art_json_str(&s, "id"));
+		args_add(&a, id);
 		show = shell_json(sh, &a, true);
 		show = jv_is_valid(show) ? jv_array_get(show, 0) : show;
 		anc = jv_is_valid(show) ? art_json_field(&show, "ancestry") :
@@ -595,7 +586,8 @@ main(int argc, char *argv[])
 		art_die(ART_EXIT_FAIL, "setenv: %s", strerror(errno));
 	if (o.model != NULL)
 		snprintf(sh.model, sizeof(sh.model), "%s", o.model);
-	find_bindir(&sh);
+	/* The siblings live where we do: a build tree, or the install's bin. */
+	art_ring_bindir(sh.bindir, sizeof(sh.bindir));
 	agent_dirs(&sh);
 	if (o.events != NULL && (sh.events = fopen(o.events, "a")) == NULL)
 		art_die(ART_EXIT_FAIL, "open events '%s': %s", o.events,

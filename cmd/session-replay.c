@@ -139,57 +139,39 @@ write_agents(struct replay *r, const jv *lines)
 
 /* --- running the ring ---------------------------------------------------- */
 
-/* The sibling binary name: next to us when it is there, else on PATH. */
-static const char *
-sibling(const struct replay *r, const char *name, char *buf, size_t n)
-{
-	snprintf(buf, n, "%s/%s", r->bindir, name);
-	return r->bindir[0] != '\0' && access(buf, X_OK) == 0 ? buf : name;
-}
-
 /*
- * One ring: decide | llm --replay | tool --replay | session run ARGS,
- * closed on itself.  The status of the session stage, or -1.
+ * One ring: decide | llm --replay | tool --replay | session run, closed
+ * on itself, o the session's part of it.  The status of the session
+ * stage, or -1.
  */
 static int
-ring(struct replay *r, const char *const *run_args)
+ring(struct replay *r, struct art_ring_opts *o)
 {
-	char b[4][PATH_MAX + 32], db[PATH_MAX];
-	const char *argv[4][32];
-	struct art_spawn s[4];
+	struct art_ring_cmd cmd = ART_RING_CMD_INIT;
+	struct art_spawn s[ART_RING_STAGES];
 	struct art_ring rg;
 	struct art_err err;
-	int st, i, k;
+	int st, rc;
 
-	k = 0;
-	argv[0][k++] = sibling(r, "agentrt-decide", b[0], sizeof(b[0]));
-	if (r->o->policy != NULL) {
-		argv[0][k++] = "-f";
-		argv[0][k++] = r->o->policy;
+	o->bindir = r->bindir;
+	o->policy = r->o->policy;
+	o->llm_replay = r->cassette;
+	o->tool_replay = r->tape;
+	o->db = art_store_dir(r->env->store);
+	o->verb = "run";
+	if (art_ring_cmd_make(&cmd, o, &err) == -1) {
+		art_warn("replay: %s", err.msg);
+		return -1;
 	}
-	argv[0][k] = NULL;
-	argv[1][0] = sibling(r, "agentrt-llm", b[1], sizeof(b[1]));
-	argv[1][1] = "--replay", argv[1][2] = r->cassette, argv[1][3] = NULL;
-	argv[2][0] = sibling(r, "agentrt-tool", b[2], sizeof(b[2]));
-	argv[2][1] = "--replay", argv[2][2] = r->tape, argv[2][3] = NULL;
-	k = 0;
-	argv[3][k++] = sibling(r, "agentrt-session", b[3], sizeof(b[3]));
-	snprintf(db, sizeof(db), "%s", art_store_dir(r->env->store));
-	argv[3][k++] = "-d", argv[3][k++] = db, argv[3][k++] = "run";
-	for (i = 0; run_args[i] != NULL && k < 30; i++)
-		argv[3][k++] = run_args[i];
-	argv[3][k] = NULL;
-	memset(s, 0, sizeof(s));
-	for (i = 0; i < 4; i++) {
-		s[i].file = argv[i][0];
-		s[i].argv = (char *const *)argv[i];
-	}
-	if (art_ring_start(&rg, s, 4, false, &err) == -1) {
+	art_ring_cmd_spawn(&cmd, s);
+	rc = art_ring_start(&rg, s, ART_RING_STAGES, false, &err);
+	art_ring_cmd_release(&cmd);
+	if (rc == -1) {
 		art_warn("replay: %s", err.msg);
 		return -1;
 	}
 	art_ring_reap(&rg, true);
-	st = rg.status[3];
+	st = rg.status[ART_RING_SESSION];
 	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -229,16 +211,16 @@ send_input(struct replay *r, const jv *in, bool first)
 {
 	struct open_intr x = { r->sid, "" };
 	struct art_err err;
-	const char *args[24];
+	const char *dirs[MAX_AGENT_DIRS + 1];
+	struct art_ring_opts o = { .sid = r->sid, .agent_dirs = dirs };
 	jv text = jv_invalid(), payload = art_json_field(in, "resume");
-	int k = 0, st, i;
+	int st, i;
 
-	args[k++] = "-s", args[k++] = r->sid;
 	if (first)
-		args[k++] = "-a", args[k++] = r->agent;
-	for (i = 0; i < r->o->nagent_dirs && i < 4; i++)
-		args[k++] = "--agents", args[k++] = r->o->agent_dirs[i];
-	args[k++] = "--agents", args[k++] = r->agents;
+		o.agent = r->agent;
+	for (i = 0; i < r->o->nagent_dirs; i++)
+		dirs[o.nagent_dirs++] = r->o->agent_dirs[i];
+	dirs[o.nagent_dirs++] = r->agents;
 	if (jv_is_valid(payload) && jv_get_kind(payload) != JV_KIND_NULL) {
 		if (art_store_read(r->env->store, open_intr_fn, &x, &err) ==
 		    -1 || x.id[0] == '\0') {
@@ -246,15 +228,14 @@ send_input(struct replay *r, const jv *in, bool first)
 			return 1;	/* nothing to resume: the compare says */
 		}
 		text = jv_dump_string(payload, 0);
-		args[k++] = "--resume", args[k++] = x.id;
-		args[k++] = "--payload", args[k++] = jv_string_value(text);
+		o.resume = x.id;
+		o.payload = jv_string_value(text);
 	} else {
 		jv_free(payload);
 		text = jv_dump_string(jv_copy(*in), 0);
-		args[k++] = "--input", args[k++] = jv_string_value(text);
+		o.input = jv_string_value(text);
 	}
-	args[k] = NULL;
-	st = ring(r, args);
+	st = ring(r, &o);
 	jv_free(text);
 	if (st == -1 || st == 2) {
 		art_warn("replay: the ring could not run the recording's "
@@ -303,23 +284,6 @@ cleanup(struct replay *r)
 	rmdir(r->agents);
 	if (rmdir(r->dir) == -1)
 		art_warn("replay: remove '%s': %s", r->dir, strerror(errno));
-}
-
-static void
-find_bindir(struct replay *r)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	r->bindir[0] = '\0';
-	if (n <= 0)
-		return;
-	self[n] = '\0';
-	if ((slash = strrchr(self, '/')) != NULL) {
-		*slash = '\0';
-		snprintf(r->bindir, sizeof(r->bindir), "%s", self);
-	}
 }
 
 int
@@ -373,7 +337,7 @@ session_replay(struct env *e, const struct opts *o, int argc, char **argv)
 	snprintf(r.cassette, sizeof(r.cassette), "%s/models.ndjson", r.dir);
 	snprintf(r.tape, sizeof(r.tape), "%s/tools.ndjson", r.dir);
 	snprintf(r.agents, sizeof(r.agents), "%s/agents", r.dir);
-	find_bindir(&r);
+	art_ring_bindir(r.bindir, sizeof(r.bindir));
 	if (mkdir(r.agents, 0700) == -1 || write_answers(&r, &lines) == -1 ||
 	    write_agents(&r, &lines) == -1) {
 		status = ART_EXIT_FAIL;

@@ -32,29 +32,14 @@
 #include "ring.h"
 #include "spawn.h"
 
-#define NSTAGES		4
 /* How long a stopped ring has between SIGTERM and SIGKILL. */
 #define KILL_GRACE_MS	2000
 
 void
-args_add(struct args *a, const char *s)
+args_add(struct art_strvec *a, const char *s)
 {
-	if (a->n >= SHELL_MAX_ARGS)
-		art_die(ART_EXIT_USAGE, "too many arguments for %s", a->v[0]);
-	a->v[a->n++] = s;
-	a->v[a->n] = NULL;
-}
-
-/* The file to exec for sibling name: in our directory, else on PATH. */
-static const char *
-sibling(const struct shell *sh, const char *name, char *buf, size_t n)
-{
-	if (sh->bindir[0] != '\0') {
-		snprintf(buf, n, "%s/%s", sh->bindir, name);
-		if (access(buf, X_OK) == 0)
-			return buf;
-	}
-	return name;
+	if (art_strvec_push(a, s) == -1)
+		art_die(ART_EXIT_FAIL, "out of memory");
 }
 
 static void
@@ -72,14 +57,14 @@ xclose(int *fd)
 	*fd = -1;
 }
 
-/* Fills s to run sibling a (see sibling()), buf holding its file. */
+/* Fills s to run sibling a (art_ring_sibling()), buf holding its file. */
 static void
-stage_of(const struct shell *sh, struct args *a, char *buf, size_t n,
-    struct art_spawn *s)
+stage_of(const struct shell *sh, const struct art_strvec *a, char *buf,
+    size_t n, struct art_spawn *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->file = sibling(sh, a->v[0], buf, n);
-	s->argv = (char *const *)a->v;
+	s->file = art_ring_sibling(sh->bindir, a->v[0], buf, n);
+	s->argv = a->v;
 }
 
 /*
@@ -88,8 +73,8 @@ stage_of(const struct shell *sh, struct args *a, char *buf, size_t n,
  * quiet, /dev/null.  Its pid, or -1, said unless quiet.
  */
 static pid_t
-start(const struct shell *sh, struct args *a, struct art_spawn_io out,
-    bool quiet, int *pipefd)
+start(const struct shell *sh, const struct art_strvec *a,
+    struct art_spawn_io out, bool quiet, int *pipefd)
 {
 	char buf[4200];
 	struct art_spawn s;
@@ -123,7 +108,8 @@ wait_status(pid_t pid)
 }
 
 int
-shell_run(const struct shell *sh, struct args *a, int outfd, bool quiet)
+shell_run(const struct shell *sh, struct art_strvec *a, int outfd,
+    bool quiet)
 {
 	struct art_spawn_io out = { ART_SPAWN_INHERIT, -1 };
 	int st;
@@ -131,7 +117,9 @@ shell_run(const struct shell *sh, struct args *a, int outfd, bool quiet)
 
 	if (outfd >= 0)
 		out = (struct art_spawn_io){ ART_SPAWN_FD, outfd };
-	if ((pid = start(sh, a, out, quiet, NULL)) == -1)
+	pid = start(sh, a, out, quiet, NULL);
+	art_strvec_release(a);
+	if (pid == -1)
 		return -1;
 	st = wait_status(pid);
 	if (st == 127)
@@ -178,7 +166,7 @@ parse_all(const char *text, size_t len)
 }
 
 jv
-shell_json(const struct shell *sh, struct args *a, bool quiet)
+shell_json(const struct shell *sh, struct art_strvec *a, bool quiet)
 {
 	struct art_spawn_io io = { ART_SPAWN_PIPE, -1 };
 	int fd = -1, st;
@@ -187,7 +175,9 @@ shell_json(const struct shell *sh, struct args *a, bool quiet)
 	jv out;
 	pid_t pid;
 
-	if ((pid = start(sh, a, io, quiet, &fd)) == -1)
+	pid = start(sh, a, io, quiet, &fd);
+	art_strvec_release(a);
+	if (pid == -1)
 		return jv_invalid();
 	text = slurp(fd, &len);
 	close(fd);
@@ -206,75 +196,7 @@ struct ring {
 	char	 evpath[32];
 	char	 sysdir[4096];		/* -S's agent file's directory, or "" */
 	char	 sysfile[4400];
-	struct args a[NSTAGES];
 };
-
-static void
-decide_args(const struct shell *sh, struct args *a)
-{
-	args_add(a, "agentrt-decide");
-	if (sh->o->decide_jq != NULL)
-		args_add(a, "--jq"), args_add(a, sh->o->decide_jq);
-	if (sh->o->exec != NULL)
-		args_add(a, "--exec"), args_add(a, sh->o->exec);
-	if (sh->o->url != NULL)
-		args_add(a, "--url"), args_add(a, sh->o->url);
-}
-
-static void
-llm_args(const struct shell *sh, struct args *a)
-{
-	args_add(a, "agentrt-llm");
-	if (sh->model[0] != '\0')
-		args_add(a, "-m"), args_add(a, sh->model);
-	if (sh->o->record != NULL)
-		args_add(a, "--record"), args_add(a, sh->o->record);
-	if (sh->o->replay != NULL)
-		args_add(a, "--replay"), args_add(a, sh->o->replay);
-}
-
-static void
-tool_args(const struct shell *sh, struct args *a)
-{
-	int i;
-
-	args_add(a, "agentrt-tool");
-	for (i = 0; i < sh->o->ntool_dirs; i++)
-		args_add(a, "--tools"), args_add(a, sh->o->tool_dirs[i]);
-	for (i = 0; i < sh->o->nmcps; i++)
-		args_add(a, "--mcp"), args_add(a, sh->o->mcps[i]);
-	for (i = 0; i < sh->o->ntool_envs; i++)
-		args_add(a, "--env"), args_add(a, sh->o->tool_envs[i]);
-}
-
-static void
-session_args(const struct shell *sh, const struct turn *t, struct ring *r,
-    struct args *a)
-{
-	int i;
-
-	args_add(a, "agentrt-session");
-	args_add(a, "run");
-	if (sh->sid[0] != '\0')
-		args_add(a, "-s"), args_add(a, sh->sid);
-	else
-		args_add(a, "-a"), args_add(a, sh->agent);
-	if (r->sysdir[0] != '\0')
-		args_add(a, "--agents"), args_add(a, r->sysdir);
-	for (i = 0; i < sh->o->nagent_dirs; i++)
-		args_add(a, "--agents"), args_add(a, sh->o->agent_dirs[i]);
-	if (sh->o->ntool_dirs > 0)
-		args_add(a, "--tools"), args_add(a, sh->o->tool_dirs[0]);
-	args_add(a, "--events"), args_add(a, r->evpath);
-	if (t->message != NULL)
-		args_add(a, "-m"), args_add(a, t->message);
-	if (t->input != NULL)
-		args_add(a, "--input"), args_add(a, t->input);
-	if (t->resume != NULL)
-		args_add(a, "--resume"), args_add(a, t->resume);
-	if (t->payload != NULL)
-		args_add(a, "--payload"), args_add(a, t->payload);
-}
 
 /*
  * -S on a turn that makes a session: the agent's file with "system"
@@ -344,29 +266,69 @@ system_agent_remove(struct ring *r)
 	r->sysdir[0] = '\0';
 }
 
+/* The ring's command lines for turn t: 0, or -1 (said). */
+static int
+ring_cmd(const struct shell *sh, const struct turn *t, const struct ring *r,
+    struct art_ring_cmd *cmd)
+{
+	const char *dirs[SHELL_MAX_DIRS + 1];
+	struct art_ring_opts o = {
+		.bindir = sh->bindir,
+		.decide_jq = sh->o->decide_jq, .decide_exec = sh->o->exec,
+		.decide_url = sh->o->url,
+		.model = sh->model[0] != '\0' ? sh->model : NULL,
+		.llm_record = sh->o->record, .llm_replay = sh->o->replay,
+		.tool_dirs = sh->o->tool_dirs,
+		.ntool_dirs = (size_t)sh->o->ntool_dirs,
+		.mcps = sh->o->mcps, .nmcps = (size_t)sh->o->nmcps,
+		.tool_envs = sh->o->tool_envs,
+		.ntool_envs = (size_t)sh->o->ntool_envs,
+		.verb = "run", .agent_dirs = dirs, .events = r->evpath,
+		.message = t->message, .input = t->input, .resume = t->resume,
+		.payload = t->payload,
+	};
+	struct art_err err;
+	int i;
+
+	if (sh->sid[0] != '\0')
+		o.sid = sh->sid;
+	else
+		o.agent = sh->agent;
+	if (r->sysdir[0] != '\0')
+		dirs[o.nagent_dirs++] = r->sysdir;
+	for (i = 0; i < sh->o->nagent_dirs; i++)
+		dirs[o.nagent_dirs++] = sh->o->agent_dirs[i];
+	if (art_ring_cmd_make(cmd, &o, &err) == -1) {
+		art_warn("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 /* Starts the four stages; -1 (said) when one could not start. */
 static int
 ring_start(struct shell *sh, const struct turn *t, struct ring *r)
 {
-	char buf[NSTAGES][4200];
-	struct art_spawn s[NSTAGES];
+	struct art_ring_cmd cmd = ART_RING_CMD_INIT;
+	struct art_spawn s[ART_RING_STAGES];
 	struct art_err err;
 	int ev[2], er[2], i, rc;
 
 	xpipe(ev), xpipe(er);
 	snprintf(r->evpath, sizeof(r->evpath), "/dev/fd/%d", ev[1]);
-	decide_args(sh, &r->a[0]);
-	llm_args(sh, &r->a[1]);
-	tool_args(sh, &r->a[2]);
-	session_args(sh, t, r, &r->a[3]);
-	for (i = 0; i < NSTAGES; i++) {
-		stage_of(sh, &r->a[i], buf[i], sizeof(buf[i]), &s[i]);
-		s[i].io[2] = (struct art_spawn_io){ ART_SPAWN_FD, er[1] };
+	if ((rc = ring_cmd(sh, t, r, &cmd)) == 0) {
+		art_ring_cmd_spawn(&cmd, s);
+		for (i = 0; i < ART_RING_STAGES; i++)
+			s[i].io[2] = (struct art_spawn_io){ ART_SPAWN_FD,
+			    er[1] };
+		s[ART_RING_SESSION].keep = &ev[1];
+		s[ART_RING_SESSION].nkeep = 1;
+		fflush(stdout);
+		rc = art_ring_start(&r->ring, s, ART_RING_STAGES, true, &err);
+		if (rc == -1)
+			art_warn("%s", err.msg);
+		art_ring_cmd_release(&cmd);
 	}
-	s[NSTAGES - 1].keep = &ev[1], s[NSTAGES - 1].nkeep = 1;
-	fflush(stdout);
-	if ((rc = art_ring_start(&r->ring, s, NSTAGES, true, &err)) == -1)
-		art_warn("%s", err.msg);
 	xclose(&ev[1]), xclose(&er[1]);
 	r->evfd = ev[0];
 	r->errfd = er[0];
@@ -379,7 +341,7 @@ ring_start(struct shell *sh, const struct turn *t, struct ring *r)
 static int
 session_status(const struct ring *r)
 {
-	int st = r->ring.status[NSTAGES - 1];
+	int st = r->ring.status[ART_RING_SESSION];
 
 	if (st == -1)
 		return ART_EXIT_FAIL;
@@ -450,7 +412,7 @@ ring_loop(struct ring *r, struct render *rn, bool *stopped)
 	struct pollfd pfd[2];
 	int64_t deadline = 0;
 	bool killed = false;
-	int live = NSTAGES, n;
+	int live = ART_RING_STAGES, n;
 
 	if ((rd = art_ndjson_reader_new(-1, "events", ART_NDJSON_MAX_LINE,
 	    0)) == NULL)
@@ -491,7 +453,7 @@ ring_loop(struct ring *r, struct render *rn, bool *stopped)
 void
 shell_cancel(const struct shell *sh)
 {
-	struct args a = { .n = 0 };
+	struct art_strvec a = ART_STRVEC_INIT;
 
 	args_add(&a, "agentrt-session"), args_add(&a, "cancel");
 	args_add(&a, sh->sid);
@@ -502,7 +464,7 @@ shell_cancel(const struct shell *sh)
 static bool
 still_running(const struct shell *sh)
 {
-	struct args a = { .n = 0 };
+	struct art_strvec a = ART_STRVEC_INIT;
 	jv v, s;
 	const char *st;
 	bool running;

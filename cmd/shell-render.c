@@ -55,7 +55,7 @@ static const char *
 agent_of(void *ctx, const char *sid)
 {
 	struct render *r = ctx;
-	struct args a = { .n = 0 };
+	struct art_strvec a = ART_STRVEC_INIT;
 	jv s, show;
 	const char *agent;
 

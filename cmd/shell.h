@@ -14,9 +14,9 @@
 #include "answer.h"
 #include "buf.h"
 #include "evtext.h"
+#include "strvec.h"
 
 #define SHELL_MAX_DIRS	16
-#define SHELL_MAX_ARGS	112
 /* The status of a turn stopped by Ctrl-C, as a shell reports SIGINT. */
 #define SHELL_STOPPED	130
 
@@ -69,12 +69,6 @@ struct shell {
 	size_t		 nfollowups;
 };
 
-/* A command line for a sibling binary; v[0] is its name. */
-struct args {
-	const char	*v[SHELL_MAX_ARGS + 1];
-	int		 n;
-};
-
 /* One turn's input: message, input (client input JSON) or resume. */
 struct turn {
 	const char	*message;
@@ -108,14 +102,17 @@ struct render {
 extern volatile sig_atomic_t shell_sigint;
 extern volatile sig_atomic_t shell_sigwinch;
 
-/* shell-proc.c: running siblings */
-void	args_add(struct args *, const char *);
-/* Runs a; its stdout to outfd (-1: ours), stderr ours or (quiet) none.
- * Returns its exit status, or -1 (said) when it could not run. */
-int	shell_run(const struct shell *, struct args *, int outfd, bool quiet);
-/* Runs a and returns its stdout parsed as JSON values, one array; a
- * jv_invalid() when it failed (its stderr said why, unless quiet). */
-jv	shell_json(const struct shell *, struct args *, bool quiet);
+/* shell-proc.c: running siblings, each a command line whose v[0] is the
+ * sibling's name; out of memory dies */
+void	args_add(struct art_strvec *, const char *);
+/* Runs a, then releases it; its stdout to outfd (-1: ours), stderr ours
+ * or (quiet) none.  Its exit status, or -1 (said) when it could not run. */
+int	shell_run(const struct shell *, struct art_strvec *a, int outfd,
+	    bool quiet);
+/* Runs a, then releases it, and returns its stdout parsed as JSON values,
+ * one array; jv_invalid() when it failed (its stderr said why, unless
+ * quiet). */
+jv	shell_json(const struct shell *, struct art_strvec *a, bool quiet);
 /* Runs one turn on a ring, rendered through r; the session's status. */
 int	shell_turn(struct shell *, const struct turn *, struct render *);
 /* Ends the session's turn (agentrt-session cancel); what it did stays. */

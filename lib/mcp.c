@@ -41,6 +41,7 @@
 #include "json.h"
 #include "ndjson.h"
 #include "spawn.h"
+#include "strvec.h"
 #include "tools.h"
 #include "utf8.h"
 
@@ -1548,17 +1549,6 @@ art_mcp_deaths(const struct art_mcp *m)
 
 /* --- --mcp arguments ------------------------------------------------- */
 
-static int
-push_word(char ***v, size_t *n, size_t *cap, const char *w, size_t len)
-{
-	if (art_grow(v, cap, *n + 2, sizeof(**v)) == -1)
-		return -1;
-	if (((*v)[*n] = strndup(w, len)) == NULL)
-		return -1;
-	(*v)[++*n] = NULL;
-	return 0;
-}
-
 void
 art_mcp_argv_free(char **v)
 {
@@ -1568,8 +1558,9 @@ art_mcp_argv_free(char **v)
 char **
 art_mcp_argv(const char *spec, char **prefix, struct art_err *err)
 {
-	char **v = NULL, *w;
-	size_t n = 0, cap = 0, len;
+	struct art_strvec v = ART_STRVEC_INIT;
+	char *w;
+	size_t len;
 	const char *p = spec, *eq, *q;
 	int in_word;
 	char quote;
@@ -1624,30 +1615,30 @@ art_mcp_argv(const char *spec, char **prefix, struct art_err *err)
 		}
 		if (quote != 0) {
 			free(w);
-			art_mcp_argv_free(v);
+			art_strvec_release(&v);
 			free(*prefix);
 			*prefix = NULL;
 			art_err_set(err, "bad_mcp", "--mcp '%s': unclosed %c",
 			    spec, quote);
 			return NULL;
 		}
-		if (push_word(&v, &n, &cap, w, len) == -1) {
+		if (art_strvec_pushf(&v, "%.*s", (int)len, w) == -1) {
 			free(w);
 			goto nomem;
 		}
 	}
 	free(w);
-	if (n == 0) {
-		art_mcp_argv_free(v);
+	if (v.n == 0) {
+		art_strvec_release(&v);
 		free(*prefix);
 		*prefix = NULL;
 		art_err_set(err, "bad_mcp", "--mcp '%s': no command to run",
 		    spec);
 		return NULL;
 	}
-	return v;
+	return art_strvec_detach(&v);
 nomem:
-	art_mcp_argv_free(v);
+	art_strvec_release(&v);
 	free(*prefix);
 	*prefix = NULL;
 	art_err_set(err, "nomem", "out of memory");

@@ -7,6 +7,7 @@
 
 #include "err.h"
 #include "spawn.h"
+#include "strvec.h"
 
 /*
  * A ring is what a user would type in bash, closed on itself:
@@ -58,5 +59,106 @@ int	art_ring_reap(struct art_ring *r, bool block);
 void	art_ring_signal(const struct art_ring *r, int sig);
 /* SIGKILLs the stages still running and reaps every one. */
 void	art_ring_release(struct art_ring *r);
+
+/* --- the standard ring: decide | llm | tool | session ------------------ */
+
+/*
+ * agentrt-serve, agentrt-shell and session replay run the same four
+ * binaries; these find them and make their command lines.  They touch no
+ * state of ours (they read /proc/self/exe and stat a file), so any
+ * thread may call them.
+ */
+
+/*
+ * The directory our own executable is in, read from /proc/self/exe: a
+ * build tree's top or an install's bin, where the sibling binaries are.
+ * 0 with it in dir (n bytes), or -1 with dir "" when it cannot be told
+ * (no /proc) or does not fit.
+ */
+int	art_ring_bindir(char *dir, size_t n);
+/*
+ * The file to run for the sibling binary name: bindir/name, made in buf
+ * (n bytes), when bindir is neither NULL nor "" and that is a file we may
+ * execute; else name itself, for art_spawn() to look up in PATH.  Points
+ * at buf or at name.
+ */
+const char *art_ring_sibling(const char *bindir, const char *name, char *buf,
+	    size_t n);
+
+/* The stages of the standard ring, in its order. */
+enum {
+	ART_RING_DECIDE, ART_RING_LLM, ART_RING_TOOL, ART_RING_SESSION,
+	ART_RING_STAGES
+};
+
+/*
+ * What the four stages are run with.  NULL (a count of 0) leaves an
+ * option out; each stage's arguments come in the order of its fields.
+ * Everything is borrowed, and copied by art_ring_cmd_make().
+ */
+struct art_ring_opts {
+	const char	*bindir;	/* the siblings' (art_ring_bindir()), or
+					   NULL: PATH */
+	/* agentrt-decide */
+	const char	*policy;	/* -f FILE */
+	const char	*decide_jq;	/* --jq FILTER */
+	const char	*decide_exec;	/* --exec CMD */
+	const char	*decide_url;	/* --url URL */
+	/* agentrt-llm */
+	const char	*model;		/* -m MODEL */
+	const char	*llm_record;	/* --record CASSETTE */
+	const char	*llm_replay;	/* --replay CASSETTE */
+	/* agentrt-tool */
+	const char *const *tool_dirs;	/* --tools DIR each; the first one
+					   is the session's --tools too */
+	size_t		 ntool_dirs;
+	const char *const *mcps;	/* --mcp SPEC each */
+	size_t		 nmcps;
+	const char *const *tool_envs;	/* --env NAME each */
+	size_t		 ntool_envs;
+	const char	*tool_replay;	/* --replay TAPE */
+	/* agentrt-session [-d DB] VERB */
+	const char	*db;		/* -d DIR */
+	const char	*verb;		/* "run", "serve"; NULL: "run" */
+	const char	*sid;		/* -s ID */
+	const char	*agent;		/* -a NAME */
+	const char *const *agent_dirs;	/* --agents DIR each */
+	size_t		 nagent_dirs;
+	/* then --tools tool_dirs[0] */
+	const char	*events;	/* --events FILE */
+	const char	*events_format;	/* --events-format FORMAT */
+	const char	*clients;	/* --clients FILE */
+	const char	*message;	/* -m TEXT */
+	const char	*input;		/* --input JSON */
+	const char	*resume;	/* --resume ID */
+	const char	*payload;	/* --payload JSON */
+};
+
+/*
+ * The four stages' command lines: argv[i].v is stage i's argv, argv[0]
+ * the binary's name ("agentrt-decide", ...), and file[i] what to run
+ * (art_ring_sibling()'s answer, a copy).  Embedded; ART_RING_CMD_INIT or
+ * zeroed memory makes it empty, art_ring_cmd_release() frees it.
+ */
+struct art_ring_cmd {
+	struct art_strvec	 argv[ART_RING_STAGES];
+	char			*file[ART_RING_STAGES];
+};
+
+#define ART_RING_CMD_INIT	{ { ART_STRVEC_INIT, ART_STRVEC_INIT, \
+	ART_STRVEC_INIT, ART_STRVEC_INIT }, { NULL, NULL, NULL, NULL } }
+
+/*
+ * Makes the four command lines of o in an empty cmd.  0, or -1 with err
+ * "nomem" and cmd released.  It has no limit on arguments but memory.
+ */
+int	art_ring_cmd_make(struct art_ring_cmd *, const struct art_ring_opts *o,
+	    struct art_err *);
+/*
+ * Fills s[0..ART_RING_STAGES) (zeroed first) to run the stages of cmd:
+ * file, argv, and name argv[0].  Borrowed: valid while cmd is.
+ */
+void	art_ring_cmd_spawn(const struct art_ring_cmd *, struct art_spawn *s);
+void	art_ring_cmd_release(struct art_ring_cmd *);
 
 #endif

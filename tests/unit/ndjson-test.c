@@ -907,8 +907,9 @@ test_feed_eof_with_nothing_fed_is_eof(void)
 	ok(art_ndjson_next(rd, &v, &err) == ART_NDJSON_EOF &&
 	    art_ndjson_lineno(rd) == 0, "no bytes at all is EOF at line 0");
 	art_ndjson_reader_free(rd);
+	/* Not a point: it can only fail by crashing, which fails the
+	 * test's plan. */
 	art_ndjson_reader_free(NULL);
-	ok(1, "art_ndjson_reader_free(NULL) does nothing");
 }
 
 /* --- pipes and read errors --- */
