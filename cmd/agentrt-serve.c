@@ -1,26 +1,33 @@
 /* agentrt-serve - agents behind HTTP, for AG-UI clients and a browser
  *
  * POST /agents/AGENT takes AG-UI's RunAgentInput and answers a
- * text/event-stream of AG-UI events.  Each run is the ring a user would
- * type in bash: agentrt-decide | agentrt-llm | agentrt-tool |
- * agentrt-session run, the session writing its client events in AG-UI's
- * form (--events-format ag-ui) into a pipe this process reads and frames
- * as server-sent events.  threadId is the session; the client's messages
- * are a client.messages view, its tools client-handled tools (ClientContext
- * .tools), its state, context and forwardedProps the rest of ClientContext.
- * The run's envelope is ours: RUN_STARTED carries the request's threadId
- * and runId, and a run whose session ended without RUN_FINISHED or
- * RUN_ERROR (it parked on a client tool or an approval, or it failed)
- * gets one from here.
+ * text/event-stream of AG-UI events.  Every run is driven by one engine:
+ * the ring a user would type in bash, started once,
+ *
+ *	agentrt-decide | agentrt-llm | agentrt-tool |
+ *	    agentrt-session serve --clients FD --events FD
+ *
+ * A run's RunAgentInput becomes the line its session takes (lib/agui-run:
+ * threadId is the session), written to the engine's --clients pipe; the
+ * engine's client events, for every session, come back on its --events
+ * pipe, and each goes to the run of its session (a sub-agent's to its
+ * root's), which makes them AG-UI events in the run's envelope and frames
+ * them as server-sent events.  A run ends with its session's RUN_FINISHED
+ * or RUN_ERROR, or when the engine says the session has nothing in
+ * flight (session.idle: a turn parked on a client tool).  A run stopped
+ * (its client gone, the server stopping) is cancelled with a
+ * session.cancel line, touching no other run; a ring that breaks ends
+ * the runs it had in flight with RUN_ERROR, and the next run starts a
+ * new ring, whose engine adopts what the old one left in flight.
  *
  * One thread.  libmicrohttpd runs from our own select() loop (its external
- * mode), so the rings are forked from a single-threaded process as
- * spawn.h requires, and a connection waiting for its ring's next event is
+ * mode), so the ring is forked from a single-threaded process as spawn.h
+ * requires, and a connection waiting for its run's next event is
  * suspended, not polled by libmicrohttpd.  Its socket is watched here
  * instead: a client that closes it (it sends nothing after its request)
- * has gone, and its run is stopped with SIGTERM at once (agentrt-session
- * cancels the turn).  A connection idle for KEEPALIVE_MS gets an SSE
- * comment, which finds a client that went without a word.
+ * has gone, and its run is cancelled at once.  A connection idle for
+ * KEEPALIVE_MS gets an SSE comment, which finds a client that went
+ * without a word.
  *
  * GET / is the page (page.html, built in); GET /agents lists the agents;
  * GET /threads/ID is a session's path, as AG-UI messages, and its
@@ -52,6 +59,7 @@
 
 #include "agent.h"
 #include "agui.h"
+#include "agui-run.h"
 #include "buf.h"
 #include "clock.h"
 #include "diag.h"
@@ -59,10 +67,14 @@
 #include "opt.h"
 #include "ring.h"
 #include "spawn.h"
+#include "store.h"
+#include "strvec.h"
+#include "tree.h"
 
 #define KEEPALIVE_MS	2000
 #define STOP_GRACE_MS	5000	/* a ring told to stop, before SIGKILL */
-#define MAX_ARGS	48
+/* The longest event line the engine writes that is taken. */
+#define EVENT_MAX	(64u << 20)
 #define MAX_DIRS	8
 /* The longest output of agentrt-tree read for GET /threads/ID. */
 #define TREE_MAX	(16u << 20)
@@ -106,24 +118,27 @@ static const struct art_opt options[] = {
 	ART_OPT_STANDARD
 };
 
-/* One run: a ring, the events it writes, the stream they go out on. */
+/* One run: its request's stream, and the AG-UI run it carries. */
 struct run {
 	struct run		*next;
 	struct MHD_Connection	*conn;		/* NULL once the request ended */
-	struct art_ring		 ring;
-	int			 evfd;		/* -1 at its end */
-	int			 errfd;		/* the session's stderr, or -1 */
-	struct art_buf		 in;		/* events not yet a whole line */
-	struct art_buf		 err;		/* stderr not yet a whole line */
-	char			 said[512];	/* the session's last stderr line */
+	struct art_agui_run	*agui;
 	struct art_buf		 out;		/* SSE bytes not yet sent */
-	char			 agent[256], thread[256], run_id[256];
+	char			 agent[256];
+	struct art_agui_ids	 ids;
 	int64_t			 t0, sent_at;
-	bool			 suspended, started, ended, done, cancelled;
+	bool			 suspended, done, cancelled;
 	bool			 unwatched;	/* its socket had bytes */
-	const char		*outcome;	/* for the log line */
-	jv			 pending;	/* tool calls started, unanswered */
-	jv			 interrupts;	/* AG-UI Interrupts, as said */
+};
+
+/* The one engine: its ring, the pipes of its clients' lines and events. */
+struct engine {
+	struct art_ring		 ring;
+	bool			 up;		/* started, and no stage ended */
+	int			 evfd;		/* its --events, read; or -1 */
+	int			 clfd;		/* its --clients, written; or -1 */
+	struct art_buf		 ev;		/* events not yet a whole line */
+	struct art_buf		 cl;		/* lines not yet written */
 };
 
 /* One request: its body, and its run once it has one. */
@@ -137,6 +152,8 @@ static struct opts opts = { .listen = "127.0.0.1", .port = 8080,
 	.max_runs = 16, .max_body = 4u << 20 };
 static struct run *runs;
 static int nruns;
+static struct engine eng = { .evfd = -1, .clfd = -1 };
+static struct art_store *store;	/* for MESSAGES_SNAPSHOT; opened once */
 static const char *token;
 static char bindir[PATH_MAX];
 static volatile sig_atomic_t stop_sig;
@@ -250,113 +267,122 @@ parse(int argc, char **argv)
 
 /* --- the ring ----------------------------------------------------- */
 
-struct args {
-	const char	*v[MAX_ARGS + 1];
-	int		 n;
-	char		 file[PATH_MAX + 32];
-};
-
+/* Closes both ends of each pipe given, those that are open. */
 static void
-add(struct args *a, const char *s)
+close_pipes(int *p, int n)
 {
-	if (a->n < MAX_ARGS) {
-		a->v[a->n++] = s;
-		a->v[a->n] = NULL;
-	}
-}
+	int i;
 
-/* A sibling binary: where we are (a build tree, an install), else PATH. */
-static struct args *
-sibling(struct args *a, const char *name)
-{
-	memset(a, 0, sizeof(*a));
-	add(a, name);
-	if (bindir[0] != '\0') {
-		snprintf(a->file, sizeof(a->file), "%s/%s", bindir, name);
-		if (access(a->file, X_OK) == 0)
-			return a;
-	}
-	snprintf(a->file, sizeof(a->file), "%s", name);
-	return a;
-}
-
-static void
-add_db(struct args *a)
-{
-	if (opts.db != NULL)
-		add(a, "-d"), add(a, opts.db);
+	for (i = 0; i < n; i++)
+		if (p[i] >= 0)
+			close(p[i]);
 }
 
 /*
- * Starts r's ring: the session runs input (a ClientInput line) in session
- * r->thread, new with agent r->agent when it is not there yet, and writes
- * its events in AG-UI's form to a pipe whose read end is r->evfd.  The
- * stages' stderr is ours.  0, or -1 with err.
+ * Starts the engine: the ring of the four stages, its session stage
+ * serving every run, reading their lines from a pipe whose write end is
+ * eng.clfd (--clients) and writing their events to one whose read end is
+ * eng.evfd (--events).  The stages' stderr is ours.  0, or -1 with err.
  */
 static int
-ring_start(struct run *r, const char *input, const char *resume,
-    const char *payload, struct art_err *err)
+engine_start(struct art_err *err)
 {
-	struct args a[4];
-	struct art_spawn s[4];
-	char evpath[32];
-	int ev[2], er[2], i, rc;
+	struct art_ring_cmd cmd = ART_RING_CMD_INIT;
+	struct art_spawn s[ART_RING_STAGES];
+	char evpath[32], clpath[32];
+	int p[4] = { -1, -1, -1, -1 }, keep[2], i, rc;
+	struct art_ring_opts o = {
+		.bindir = bindir,
+		.tool_dirs = opts.tool_dirs, .ntool_dirs =
+		    (size_t)opts.ntool_dirs,
+		.db = opts.db, .verb = "serve",
+		.agent_dirs = opts.agent_dirs, .nagent_dirs =
+		    (size_t)opts.nagent_dirs,
+		.events = evpath, .events_format = "ndjson", .clients = clpath,
+	};
 
-	if (art_spawn_pipe(ev) == -1)
-		return art_err_set(err, "spawn_busy", "pipe: %s",
-		    strerror(errno));
-	if (art_spawn_pipe(er) == -1) {
-		close(ev[0]), close(ev[1]);
+	if (art_spawn_pipe(p) == -1 || art_spawn_pipe(p + 2) == -1) {
+		close_pipes(p, 4);
 		return art_err_set(err, "spawn_busy", "pipe: %s",
 		    strerror(errno));
 	}
-	snprintf(evpath, sizeof(evpath), "/dev/fd/%d", ev[1]);
-	sibling(&a[0], "agentrt-decide");
-	sibling(&a[1], "agentrt-llm");
-	sibling(&a[2], "agentrt-tool");
-	for (i = 0; i < opts.ntool_dirs; i++)
-		add(&a[2], "--tools"), add(&a[2], opts.tool_dirs[i]);
-	sibling(&a[3], "agentrt-session");
-	add_db(&a[3]);
-	add(&a[3], "run");
-	add(&a[3], "-s"), add(&a[3], r->thread);
-	add(&a[3], "-a"), add(&a[3], r->agent);
-	for (i = 0; i < opts.nagent_dirs; i++)
-		add(&a[3], "--agents"), add(&a[3], opts.agent_dirs[i]);
-	if (opts.ntool_dirs > 0)
-		add(&a[3], "--tools"), add(&a[3], opts.tool_dirs[0]);
-	add(&a[3], "--events"), add(&a[3], evpath);
-	add(&a[3], "--events-format"), add(&a[3], "ag-ui");
-	if (resume != NULL) {
-		add(&a[3], "--resume"), add(&a[3], resume);
-		if (payload != NULL)
-			add(&a[3], "--payload"), add(&a[3], payload);
-	} else
-		add(&a[3], "--input"), add(&a[3], input);
-	for (i = 0; i < 4; i++) {
-		memset(&s[i], 0, sizeof(s[i]));
-		s[i].file = a[i].file;
-		s[i].argv = (char *const *)a[i].v;
-		s[i].name = a[i].v[0];
-		s[i].die_with_parent = true;
-	}
-	s[3].keep = &ev[1], s[3].nkeep = 1;
-	/* The session's stderr is read: a run it refused says why. */
-	s[3].io[2] = (struct art_spawn_io){ ART_SPAWN_FD, er[1] };
-	fflush(stdout);
-	rc = art_ring_start(&r->ring, s, 4, true, err);
-	close(ev[1]);
-	close(er[1]);
-	if (rc == -1) {
-		close(ev[0]);
-		close(er[0]);
+	/* p[0..1] the events (we read p[0]), p[2..3] the lines (we write). */
+	snprintf(evpath, sizeof(evpath), "/dev/fd/%d", p[1]);
+	snprintf(clpath, sizeof(clpath), "/dev/fd/%d", p[2]);
+	if (art_ring_cmd_make(&cmd, &o, err) == -1) {
+		close_pipes(p, 4);
 		return -1;
 	}
-	r->evfd = ev[0];
-	r->errfd = er[0];
-	art_spawn_nonblock(r->evfd);
-	art_spawn_nonblock(r->errfd);
+	art_ring_cmd_spawn(&cmd, s);
+	for (i = 0; i < ART_RING_STAGES; i++)
+		s[i].die_with_parent = true;
+	keep[0] = p[1], keep[1] = p[2];
+	s[ART_RING_SESSION].keep = keep, s[ART_RING_SESSION].nkeep = 2;
+	fflush(stdout);
+	rc = art_ring_start(&eng.ring, s, ART_RING_STAGES, true, err);
+	art_ring_cmd_release(&cmd);
+	close(p[1]);
+	close(p[2]);
+	if (rc == -1) {
+		close(p[0]);
+		close(p[3]);
+		return -1;
+	}
+	eng.evfd = p[0];
+	eng.clfd = p[3];
+	art_spawn_nonblock(eng.evfd);
+	art_spawn_nonblock(eng.clfd);
+	eng.up = true;
 	return 0;
+}
+
+/* Writes what of the lines queued the engine takes; never blocks. */
+static void
+engine_flush(void)
+{
+	ssize_t n;
+
+	while (eng.clfd >= 0 && eng.cl.len > 0) {
+		n = write(eng.clfd, eng.cl.p, eng.cl.len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n == -1) {	/* it went: its end is seen as a stage's */
+			art_buf_clear(&eng.cl);
+			return;
+		}
+		art_buf_consume(&eng.cl, (size_t)n);
+	}
+}
+
+/* Queues line (consumed) for the engine; 0, or -1 with err. */
+static int
+engine_send(jv line, struct art_err *err)
+{
+	size_t len;
+	char *s = art_json_dump(&line, &len);
+	int rc = 0;
+
+	jv_free(line);
+	if (s == NULL || art_buf_add(&eng.cl, s, len) == -1 ||
+	    art_buf_addc(&eng.cl, '\n') == -1)
+		rc = art_err_set(err, "nomem", "out of memory");
+	free(s);
+	engine_flush();
+	return rc;
+}
+
+/* The run of session sid (a sub-agent's root, else its own), or NULL. */
+static struct run *
+run_of(const char *sid)
+{
+	struct run *r;
+
+	for (r = runs; sid != NULL && r != NULL; r = r->next)
+		if (!r->done && strcmp(r->ids.thread, sid) == 0)
+			return r;
+	return NULL;
 }
 
 /*
@@ -367,23 +393,33 @@ ring_start(struct run *r, const char *input, const char *resume,
 static char *
 tree(const char *cmd, const char *sid, size_t *len, int *status)
 {
-	struct args a;
+	struct art_strvec a = ART_STRVEC_INIT;
+	char file[PATH_MAX];
 	struct art_spawn s;
 	struct art_child ch;
 	struct art_buf b = ART_BUF_INIT;
 	struct art_err err;
 	int rc;
 
-	sibling(&a, "agentrt-tree");
-	add_db(&a);
-	add(&a, cmd), add(&a, "--"), add(&a, sid);
+	art_strvec_push(&a, "agentrt-tree");
+	if (opts.db != NULL)
+		art_strvec_push(&a, "-d"), art_strvec_push(&a, opts.db);
+	art_strvec_push(&a, cmd), art_strvec_push(&a, "--");
+	art_strvec_push(&a, sid);
+	if (a.nomem) {
+		art_warn("out of memory");
+		art_strvec_release(&a);
+		return NULL;
+	}
 	memset(&s, 0, sizeof(s));
-	s.file = a.file;
-	s.argv = (char *const *)a.v;
+	s.file = art_ring_sibling(bindir, "agentrt-tree", file, sizeof(file));
+	s.argv = a.v;
 	s.io[1].how = ART_SPAWN_PIPE;
 	s.io[2].how = ART_SPAWN_NULL;
 	fflush(stdout);
-	if (art_spawn(&s, &ch, &err) == -1) {
+	rc = art_spawn(&s, &ch, &err);
+	art_strvec_release(&a);
+	if (rc == -1) {
 		art_warn("%s", err.msg);
 		return NULL;
 	}
@@ -402,226 +438,8 @@ tree(const char *cmd, const char *sid, size_t *len, int *status)
 	return art_buf_detach(&b, len);
 }
 
-/* --- AG-UI and the protocol's shapes ------------------------------ */
 
-/* An AG-UI message's content as text: a string, or its text parts. */
-static jv
-content_text(jv c)
-{
-	jv s;
-
-	if (jv_get_kind(c) != JV_KIND_ARRAY)
-		return c;
-	s = jv_string("");
-	jv_array_foreach(c, i, part) {
-		const char *t = art_json_str(&part, "text");
-
-		if (t != NULL)
-			s = jv_string_append_str(s, t);
-		jv_free(part);
-		(void)i;
-	}
-	jv_free(c);
-	return s;
-}
-
-/*
- * An AG-UI Message as the protocol's DraftMessage, or jv_null() for a
- * role the protocol has no place for (activity, reasoning); jv_invalid
- * with a message for one that is not a message.
- */
-static jv
-draft_of(const jv *m)
-{
-	const char *role = art_json_str(m, "role");
-	jv d = jv_object(), calls;
-
-	if (jv_get_kind(*m) != JV_KIND_OBJECT || role == NULL) {
-		jv_free(d);
-		return jv_invalid_with_msg(jv_string("a message without a "
-		    "role"));
-	}
-	if (strcmp(role, "developer") == 0)
-		role = "system";
-	if (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0 &&
-	    strcmp(role, "system") != 0 && strcmp(role, "tool") != 0) {
-		jv_free(d);
-		return jv_null();
-	}
-	d = art_json_set_some(d, "id", art_json_field(m, "id"));
-	d = jv_object_set(d, jv_string("role"), jv_string(role));
-	d = art_json_set_some(d, "content",
-	    content_text(art_json_field(m, "content")));
-	calls = art_json_field(m, "toolCalls");
-	if (jv_get_kind(calls) == JV_KIND_ARRAY && jv_array_length(
-	    jv_copy(calls)) > 0)
-		d = jv_object_set(d, jv_string("tool_calls"), calls);
-	else
-		jv_free(calls);
-	d = art_json_set_some(d, "tool_call_id", art_json_field(m,
-	    "toolCallId"));
-	return d;
-}
-
-/* A RunAgentInput's tools as the protocol's AgentTool[], client-handled. */
-static jv
-tools_of(const jv *tools)
-{
-	jv out = jv_array();
-
-	jv_array_foreach(*tools, i, t) {
-		jv d = art_json_set_some(jv_object(), "name",
-		    art_json_field(&t, "name"));
-
-		d = art_json_set_some(d, "description", art_json_field(&t,
-		    "description"));
-		d = art_json_set_some(d, "input", art_json_field(&t,
-		    "parameters"));
-		d = jv_object_set(d, jv_string("handler"), jv_string("client"));
-		out = jv_array_append(out, d);
-		jv_free(t);
-		(void)i;
-	}
-	return out;
-}
-
-/* Copies string member key of in into dst, or says why not: NULL, or why. */
-static const char *
-id_of(const jv *in, const char *key, char *dst, size_t n)
-{
-	const char *s = art_json_str(in, key);
-	size_t i, len;
-
-	if (s == NULL)
-		return "must be a string";
-	len = strlen(s);
-	if (len == 0 || len >= n)
-		return "must be 1 to 255 bytes";
-	for (i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x21 || s[i] == '/' || s[i] == 0x7f)
-			return "must have no spaces, control characters or '/'";
-	memcpy(dst, s, len + 1);
-	return NULL;
-}
-
-/*
- * A RunAgentInput's resume (AG-UI's answers to the interrupts a run ended
- * on): *resume and *payload for agentrt-session run --resume/--payload.
- * One entry a run: agentrt parks a turn on one interrupt at a time.  An
- * entry "cancelled" is answered as a refusal, which is what an approval
- * abandoned means.  jv_null() when there is none, jv_true() when it is
- * taken, jv_invalid() with a message when it is no resume.
- */
-static jv
-resume_of(const jv *in, char **resume, char **payload)
-{
-	jv res = art_json_field(in, "resume"), e, p;
-	const char *iid, *st;
-
-	if (jv_get_kind(res) == JV_KIND_NULL || (jv_get_kind(res) ==
-	    JV_KIND_ARRAY && jv_array_length(jv_copy(res)) == 0)) {
-		jv_free(res);
-		return jv_null();
-	}
-	if (jv_get_kind(res) != JV_KIND_ARRAY || jv_array_length(jv_copy(
-	    res)) != 1) {
-		jv_free(res);
-		return jv_invalid_with_msg(jv_string("resume must be an array "
-		    "of one entry: agentrt parks a run on one interrupt"));
-	}
-	e = jv_array_get(res, 0);
-	iid = art_json_str(&e, "interruptId");
-	st = art_json_str(&e, "status");
-	if (iid == NULL || st == NULL || (strcmp(st, "resolved") != 0 &&
-	    strcmp(st, "cancelled") != 0)) {
-		jv_free(e);
-		return jv_invalid_with_msg(jv_string("resume[0] needs an "
-		    "interruptId and a status, resolved or cancelled"));
-	}
-	*resume = strdup(iid);
-	if (strcmp(st, "cancelled") == 0)
-		p = jv_parse("{\"approved\":false,\"cancelled\":true,"
-		    "\"reason\":\"cancelled by the client\"}");
-	else
-		p = art_json_field(&e, "payload");
-	if (jv_get_kind(p) != JV_KIND_NULL)
-		*payload = art_json_dump(&p, NULL);
-	jv_free(p);
-	jv_free(e);
-	return jv_true();
-}
-
-/*
- * The ClientInput line for RunAgentInput in (borrowed): a client.messages
- * view, the run's id its turn_id; or jv_null() when the input resumes an
- * interrupt (*resume and *payload set, resume_of()).  jv_invalid() with a
- * message when in is no RunAgentInput.
- */
-static jv
-input_of(const jv *in, const char *agent, const char *run_id, char **resume,
-    char **payload)
-{
-	jv msgs, tools, view, client, line, fp, d;
-
-	*resume = *payload = NULL;
-	d = resume_of(in, resume, payload);
-	if (jv_get_kind(d) != JV_KIND_NULL)
-		return jv_is_valid(d) ? (jv_free(d), jv_null()) : d;
-	msgs = art_json_field(in, "messages");
-	fp = art_json_field(in, "forwardedProps");
-	if (jv_get_kind(msgs) != JV_KIND_ARRAY) {
-		jv_free(msgs);
-		jv_free(fp);
-		return jv_invalid_with_msg(jv_string("messages must be an "
-		    "array"));
-	}
-	view = jv_array();
-	jv_array_foreach(msgs, i, m) {
-		d = draft_of(&m);
-		jv_free(m);
-		if (!jv_is_valid(d)) {
-			jv_free(d);
-			jv_free(view);
-			jv_free(msgs);
-			jv_free(fp);
-			return jv_invalid_with_msg(jv_string_fmt("messages[%d]: "
-			    "not a message with a role", i));
-		}
-		if (jv_get_kind(d) != JV_KIND_NULL)
-			view = jv_array_append(view, d);
-	}
-	jv_free(msgs);
-	tools = art_json_field(in, "tools");
-	client = jv_object();
-	if (jv_get_kind(tools) == JV_KIND_ARRAY && jv_array_length(
-	    jv_copy(tools)) > 0)
-		client = jv_object_set(client, jv_string("tools"),
-		    tools_of(&tools));
-	else if (jv_get_kind(tools) != JV_KIND_NULL &&
-	    jv_get_kind(tools) != JV_KIND_ARRAY) {
-		jv_free(tools);
-		jv_free(view);
-		jv_free(client);
-		jv_free(fp);
-		return jv_invalid_with_msg(jv_string("tools must be an array"));
-	}
-	jv_free(tools);
-	client = art_json_set_some(client, "context", art_json_field(in,
-	    "context"));
-	client = art_json_set_some(client, "state", art_json_field(in,
-	    "state"));
-	client = art_json_set_some(client, "forwarded_props", fp);
-	line = jv_object_set(jv_object(), jv_string("type"),
-	    jv_string("client.messages"));
-	line = jv_object_set(line, jv_string("agent_id"), jv_string(agent));
-	line = jv_object_set(line, jv_string("turn_id"), jv_string(run_id));
-	line = jv_object_set(line, jv_string("messages"), view);
-	if (jv_object_length(jv_copy(client)) > 0)
-		line = jv_object_set(line, jv_string("client"), client);
-	else
-		jv_free(client);
-	return line;
-}
+/* --- AG-UI messages ---------------------------------------------- */
 
 /* A recorded message (the tree's path) as an AG-UI Message. */
 static jv
@@ -659,6 +477,7 @@ lines_of(const char *text, jv (*fn)(const jv *))
 	}
 	return out;
 }
+
 
 /* --- responses ---------------------------------------------------- */
 
@@ -744,14 +563,15 @@ authorized(struct MHD_Connection *conn)
 static void
 log_run(const struct run *r)
 {
-	jv l = jv_object_set(jv_object(), jv_string("type"), jv_string("run"));
+	jv l = art_json_set(jv_object(), "type", jv_string("run"));
 	char *s;
 
-	l = jv_object_set(l, jv_string("agent"), jv_string(r->agent));
-	l = jv_object_set(l, jv_string("thread_id"), jv_string(r->thread));
-	l = jv_object_set(l, jv_string("run_id"), jv_string(r->run_id));
-	l = jv_object_set(l, jv_string("outcome"), jv_string(r->outcome));
-	l = jv_object_set(l, jv_string("ms"), jv_number((double)(
+	l = art_json_set(l, "agent", jv_string(r->agent));
+	l = art_json_set(l, "thread_id", jv_string(r->ids.thread));
+	l = art_json_set(l, "run_id", jv_string(r->ids.run));
+	l = art_json_set(l, "outcome", jv_string(
+	    art_agui_run_outcome(r->agui)));
+	l = art_json_set(l, "ms", jv_number((double)(
 	    art_clock_mono_ms() - r->t0)));
 	if ((s = art_json_dump(&l, NULL)) != NULL) {
 		printf("%s\n", s);
@@ -761,281 +581,272 @@ log_run(const struct run *r)
 	jv_free(l);
 }
 
-/* Appends event v (consumed) to r's stream as one SSE message. */
+/* AG-UI's lines (one event each) as SSE messages on r's stream. */
 static void
-send_event(struct run *r, jv v)
+frame(struct run *r, struct art_buf *lines)
 {
-	size_t len;
-	char *s = art_json_dump(&v, &len);
+	const char *p = lines->p, *end = p + lines->len, *nl;
 
-	jv_free(v);
-	if (s == NULL)
-		return;
-	if (art_buf_addstr(&r->out, "data: ") == -1 ||
-	    art_buf_add(&r->out, s, len) == -1 ||
-	    art_buf_addstr(&r->out, "\n\n") == -1)
-		art_warn("run %s: out of memory", r->run_id);
-	free(s);
-}
-
-static jv
-run_event(const struct run *r, const char *type)
-{
-	jv v = jv_object_set(jv_object(), jv_string("type"), jv_string(type));
-
-	v = jv_object_set(v, jv_string("threadId"), jv_string(r->thread));
-	return jv_object_set(v, jv_string("runId"), jv_string(r->run_id));
-}
-
-static void
-start_run(struct run *r)
-{
-	if (!r->started)
-		send_event(r, run_event(r, "RUN_STARTED"));
-	r->started = true;
-}
-
-/*
- * What the run is left waiting on, from the events it carried: a
- * CUSTOM agentrt.interrupt (an approval, a question) as an AG-UI
- * Interrupt; a client tool's call, from TOOL_CALL_START until its
- * TOOL_CALL_RESULT.
- */
-static void
-track(struct run *r, const char *type, const jv *v)
-{
-	const char *id, *name;
-	jv val, it, p, q;
-
-	if (strcmp(type, "TOOL_CALL_START") == 0 &&
-	    (id = art_json_str(v, "toolCallId")) != NULL)
-		r->pending = jv_array_append(r->pending, jv_string(id));
-	else if (strcmp(type, "TOOL_CALL_RESULT") == 0 &&
-	    (id = art_json_str(v, "toolCallId")) != NULL)
-		r->pending = art_json_without_str(r->pending, id);
-	else if (strcmp(type, "CUSTOM") == 0 && (name = art_json_str(v,
-	    "name")) != NULL && strcmp(name, "agentrt.interrupt") == 0) {
-		val = art_json_field(v, "value");
-		if ((id = art_json_str(&val, "interrupt_id")) != NULL) {
-			it = jv_object_set(jv_object(), jv_string("id"),
-			    jv_string(id));
-			q = art_json_field(&val, "reason");
-			it = jv_object_set(it, jv_string("reason"),
-			    jv_get_kind(q) == JV_KIND_STRING ? q :
-			    (jv_free(q), jv_string("input")));
-			p = art_json_field(&val, "payload");
-			q = art_json_field(&p, "question");
-			if (jv_get_kind(q) == JV_KIND_STRING)
-				it = jv_object_set(it, jv_string("message"), q);
-			else
-				jv_free(q);
-			jv_free(p);
-			r->interrupts = jv_array_append(r->interrupts, it);
+	for (; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			break;
+		if (art_buf_addstr(&r->out, "data: ") == -1 ||
+		    art_buf_add(&r->out, p, (size_t)(nl - p)) == -1 ||
+		    art_buf_addstr(&r->out, "\n\n") == -1) {
+			art_warn("run %s: out of memory", r->ids.run);
+			break;
 		}
-		jv_free(val);
 	}
+	art_buf_clear(lines);
+}
+
+struct path_q {
+	const char	*sid, *id;
+	jv		 path;
+};
+
+static int
+path_fn(struct art_txn *t, void *ctx, struct art_err *err)
+{
+	struct path_q *q = ctx;
+
+	q->path = art_tree_path(t, q->sid, q->id, err);
+	return jv_is_valid(q->path) ? 0 : -1;
 }
 
 /*
- * How the run ended, as RUN_FINISHED's outcome says it: its interrupts
- * when it parked on one; else success, naming the tool calls left for
- * the client.
+ * The messages root..id of session sid, for MESSAGES_SNAPSHOT, read from
+ * the store the engine writes (opened at the first need: the engine made
+ * it by then); jv_invalid() when it cannot be read.
  */
 static jv
-outcome_of(struct run *r)
+path_of(void *ctx, const char *sid, const char *id)
 {
-	jv o;
+	struct art_store_opts so = { 0 };
+	struct art_err err;
+	char buf[PATH_MAX];
+	struct path_q q = { sid, id, jv_invalid() };
 
-	if (jv_array_length(jv_copy(r->interrupts)) > 0) {
-		r->outcome = "interrupt";
-		o = jv_object_set(jv_object(), jv_string("type"),
-		    jv_string("interrupt"));
-		return jv_object_set(o, jv_string("interrupts"),
-		    jv_copy(r->interrupts));
+	(void)ctx;
+	if (store == NULL) {
+		so.dir = art_store_find_dir(opts.db, getenv("AGENTRT_DB"),
+		    getenv("XDG_DATA_HOME"), getenv("HOME"), buf, sizeof(buf),
+		    &err);
+		if (so.dir == NULL || art_store_open(&store, &so, &err) == -1) {
+			art_warn("%s", err.msg);
+			return jv_invalid();
+		}
 	}
-	o = jv_object_set(jv_object(), jv_string("type"), jv_string("success"));
-	if (jv_array_length(jv_copy(r->pending)) > 0) {
-		r->outcome = "interrupt";
-		o = jv_object_set(o, jv_string("pendingToolCallIds"),
-		    jv_copy(r->pending));
-	} else
-		r->outcome = "success";
-	return o;
+	if (art_store_read(store, path_fn, &q, &err) == -1) {
+		jv_free(q.path);
+		return jv_invalid();
+	}
+	return q.path;
+}
+
+/* The run has ended: logged, and its stream told. */
+static void
+run_done(struct run *r)
+{
+	r->done = true;
+	log_run(r);
+}
+
+/* Ends r's AG-UI run, if its events did not, as how says; then done. */
+static void
+run_end(struct run *r, enum art_agui_end_how how, const char *why)
+{
+	struct art_buf b = ART_BUF_INIT;
+
+	if (r->done)
+		return;
+	if (art_agui_run_end(r->agui, how, why, &b) == -1)
+		art_warn("run %s: out of memory", r->ids.run);
+	frame(r, &b);
+	art_buf_release(&b);
+	run_done(r);
 }
 
 /*
- * One line the session wrote.  The run's envelope is this request's:
- * RUN_STARTED first, once, with its threadId and runId (a session that
- * goes on with a turn a client tool or an approval parked starts no turn
- * of its own), and RUN_FINISHED or RUN_ERROR last, once, RUN_FINISHED
- * with the outcome the run's events make.
+ * One event line of the engine's: to the run of its session.  A run
+ * cancelled takes none, and ends once its session is idle; a run ends
+ * when its events end it (RUN_FINISHED, RUN_ERROR), or when its session
+ * is idle (a turn parked on a client tool).
  */
 static void
-event_line(struct run *r, const char *line, size_t len)
+event_line(const char *line, size_t len)
 {
+	struct art_buf b = ART_BUF_INIT;
 	struct art_err err;
-	jv v = art_json_parse(line, len, &err), o;
-	const char *type;
+	jv v = art_json_parse(line, len, &err);
+	const char *sid = art_json_str(&v, "session_id");
+	const char *root = art_json_str(&v, "root_session_id");
+	const char *type = art_json_str(&v, "type");
+	struct run *r = run_of(root != NULL ? root : sid);
 
-	if (!jv_is_valid(v)) {
-		jv_free(v);
-		art_warn("run %s: the session wrote a line that is not JSON: "
-		    "%s", r->run_id, err.msg);
-		return;
+	if (!jv_is_valid(v))
+		art_warn("the engine wrote an event that is not JSON: %s",
+		    err.msg);
+	else if (r == NULL || type == NULL)
+		;	/* no run is waiting on it */
+	else if (strcmp(type, "session.idle") == 0) {
+		if (root == NULL)
+			run_end(r, r->cancelled ? ART_AGUI_END_CANCELLED :
+			    ART_AGUI_END_IDLE, NULL);
+	} else if (!r->cancelled) {
+		if (art_agui_run_event(r->agui, &v, &b) == -1)
+			art_warn("run %s: out of memory", r->ids.run);
+		frame(r, &b);
+		if (art_agui_run_ended(r->agui))
+			run_done(r);
 	}
-	type = art_json_str(&v, "type");
-	if (type == NULL || r->ended) {
-		jv_free(v);
-		return;
-	}
-	if (strcmp(type, "RUN_STARTED") == 0) {
-		jv_free(v);
-		start_run(r);
-		return;
-	}
-	start_run(r);
-	track(r, type, &v);
-	if (strcmp(type, "RUN_ERROR") == 0) {
-		r->ended = true;
-		r->outcome = "error";
-	} else if (strcmp(type, "RUN_FINISHED") == 0) {
-		r->ended = true;
-		v = jv_object_set(v, jv_string("threadId"),
-		    jv_string(r->thread));
-		v = jv_object_set(v, jv_string("runId"), jv_string(r->run_id));
-		o = art_json_field(&v, "outcome");
-		if (jv_get_kind(o) != JV_KIND_OBJECT ||
-		    art_json_str(&o, "type") == NULL ||
-		    strcmp(art_json_str(&o, "type"), "success") == 0)
-			v = jv_object_set(v, jv_string("outcome"),
-			    outcome_of(r));
-		else
-			r->outcome = strcmp(art_json_str(&o, "type"),
-			    "interrupt") == 0 ? "interrupt" : "cancelled";
-		jv_free(o);
-	}
-	send_event(r, v);
+	art_buf_release(&b);
+	jv_free(v);
 }
 
-/* Reads what the session wrote; at its end, r->evfd is -1. */
+/* Reads what the engine wrote; at its end, eng.evfd is -1. */
 static void
-read_events(struct run *r)
+engine_read(void)
 {
 	char buf[65536], *nl;
 	ssize_t n;
 
-	for (;;) {
-		n = read(r->evfd, buf, sizeof(buf));
+	while (eng.evfd >= 0) {
+		n = read(eng.evfd, buf, sizeof(buf));
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n <= 0) {
-			close(r->evfd);
-			r->evfd = -1;
+			close(eng.evfd);
+			eng.evfd = -1;
 			return;
 		}
-		if (art_buf_add(&r->in, buf, (size_t)n) == -1) {
-			art_warn("run %s: out of memory", r->run_id);
-			return;
-		}
-		while (r->in.len > 0 && (nl = memchr(r->in.p, '\n',
-		    r->in.len)) != NULL) {
-			event_line(r, r->in.p, (size_t)(nl - r->in.p));
-			art_buf_consume(&r->in, (size_t)(nl - r->in.p) + 1);
-		}
-	}
-}
-
-/*
- * Reads the session's stderr: each line passed on to ours, the last one
- * kept for a RUN_ERROR.  At its end, r->errfd is -1.
- */
-static void
-read_stderr(struct run *r)
-{
-	char buf[4096], *nl;
-	ssize_t n;
-
-	while (r->errfd >= 0) {
-		n = read(r->errfd, buf, sizeof(buf));
-		if (n == -1 && errno == EINTR)
+		if (art_buf_add(&eng.ev, buf, (size_t)n) == -1) {
+			art_warn("the engine's events: out of memory");
+			art_buf_clear(&eng.ev);
 			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		if (n <= 0) {
-			close(r->errfd);
-			r->errfd = -1;
-			n = 0;
-			if (r->err.len > 0)
-				art_buf_addc(&r->err, '\n');
-		} else if (art_buf_add(&r->err, buf, (size_t)n) == -1)
-			return;
-		while (r->err.len > 0 && (nl = memchr(r->err.p, '\n',
-		    r->err.len)) != NULL) {
-			*nl = '\0';
-			fprintf(stderr, "%s\n", r->err.p);
-			if (nl > r->err.p)
-				snprintf(r->said, sizeof(r->said), "%s",
-				    r->err.p);
-			art_buf_consume(&r->err, (size_t)(nl - r->err.p) + 1);
 		}
-		/* A line longer than a screenful is passed on in pieces. */
-		if (r->err.len > 8192) {
-			fwrite(r->err.p, 1, r->err.len, stderr);
-			art_buf_clear(&r->err);
+		while (eng.ev.len > 0 && (nl = memchr(eng.ev.p, '\n',
+		    eng.ev.len)) != NULL) {
+			event_line(eng.ev.p, (size_t)(nl - eng.ev.p));
+			art_buf_consume(&eng.ev, (size_t)(nl - eng.ev.p) + 1);
+		}
+		if (eng.ev.len > EVENT_MAX) {
+			art_warn("the engine wrote an event over %u bytes: "
+			    "dropped", EVENT_MAX);
+			art_buf_clear(&eng.ev);
 		}
 	}
 }
 
-/* The session's exit status once reaped, or -1. */
-static int
-session_status(const struct run *r)
+/* Sleeps until a signal's wake-up or ms pass (at most 100 ms). */
+static void
+nap(int64_t ms)
 {
-	int st = r->ring.status[3];
+	struct timeval tv;
+	fd_set rs;
+	char c;
 
-	if (r->ring.pid[3] != 0 || st == -1)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (ms > 100)
+		ms = 100;
+	FD_ZERO(&rs);
+	FD_SET(wake[0], &rs);
+	tv.tv_sec = 0;
+	tv.tv_usec = (suseconds_t)(ms > 0 ? ms : 0) * 1000;
+	if (select(wake[0] + 1, &rs, NULL, NULL, &tv) > 0)
+		while (read(wake[0], &c, 1) == 1)
+			;
 }
 
 /*
- * The ring has ended: a run the session did not end is ended here.  Exit
- * status 3 is a turn parked, on a client tool or an interrupt: the run
- * finished, and the next one carries the answer.  A run stopped (its
- * client gone, or the server) finished as cancelled.
+ * Stops the ring: its input closed and SIGTERM, STOP_GRACE_MS to end,
+ * then SIGKILL for what is left, said.  Every stage is reaped.
  */
 static void
-finish(struct run *r)
+engine_stop(void)
 {
-	int st = session_status(r);
-	jv e;
+	int64_t end = art_clock_mono_ms() + STOP_GRACE_MS, left;
 
-	start_run(r);
-	if (!r->ended) {
-		r->ended = true;
-		if (st == 0 || st == 3 || r->cancelled) {
-			e = run_event(r, "RUN_FINISHED");
-			e = jv_object_set(e, jv_string("outcome"), r->cancelled ?
-			    jv_object_set(jv_object(), jv_string("type"),
-			    jv_string("cancelled")) : outcome_of(r));
-		} else {
-			read_stderr(r);
-			e = jv_object_set(jv_object_set(jv_object_set(
-			    jv_object(), jv_string("type"),
-			    jv_string("RUN_ERROR")), jv_string("message"),
-			    r->said[0] != '\0' ? jv_string(r->said) :
-			    jv_string_fmt("the run failed: agentrt-session "
-			    "exited with status %d", st)), jv_string("code"),
-			    jv_string("run_failed"));
-			r->outcome = "error";
-		}
-		send_event(r, e);
+	if (eng.ring.n == 0)
+		return;
+	if (eng.clfd >= 0)
+		close(eng.clfd);
+	if (eng.evfd >= 0)	/* its events are not wanted now */
+		close(eng.evfd);
+	eng.clfd = eng.evfd = -1;
+	art_buf_release(&eng.cl);
+	art_buf_release(&eng.ev);
+	art_ring_signal(&eng.ring, SIGTERM);
+	while (art_ring_reap(&eng.ring, false) > 0 &&
+	    (left = end - art_clock_mono_ms()) > 0)
+		nap(left);
+	if (art_ring_reap(&eng.ring, false) > 0) {
+		art_warn("the ring did not stop in %d ms: killed",
+		    STOP_GRACE_MS);
+		art_ring_signal(&eng.ring, SIGKILL);
+		art_ring_reap(&eng.ring, true);
 	}
-	if (r->cancelled)
-		r->outcome = "cancelled";
-	r->done = true;
-	log_run(r);
+	art_ring_release(&eng.ring);
+	memset(&eng.ring, 0, sizeof(eng.ring));
+	eng.up = false;
+}
+
+/* Names the first stage of the ring that has ended, and how, in buf. */
+static const char *
+ended_stage(char *buf, size_t n)
+{
+	static const char *const names[] = { "agentrt-decide", "agentrt-llm",
+	    "agentrt-tool", "agentrt-session" };
+	int i, st;
+
+	for (i = 0; i < eng.ring.n && i < 4; i++) {
+		if (eng.ring.pid[i] != 0 || (st = eng.ring.status[i]) == -1)
+			continue;
+		if (WIFEXITED(st))
+			snprintf(buf, n, "%s exited with status %d", names[i],
+			    WEXITSTATUS(st));
+		else
+			snprintf(buf, n, "%s was killed by signal %d",
+			    names[i], WTERMSIG(st));
+		return buf;
+	}
+	snprintf(buf, n, "its events ended");
+	return buf;
+}
+
+/*
+ * A stage ended, or the engine's events did: the ring is broken.  What
+ * it wrote is read, the runs still going end in RUN_ERROR (what they
+ * recorded stays, for the next engine to adopt), and the ring is
+ * stopped; the next run starts another.
+ */
+static void
+engine_down(void)
+{
+	struct run *r;
+	char why[128];
+	int live;
+
+	engine_read();
+	live = art_ring_reap(&eng.ring, false);
+	art_warn("the ring stopped (%s): the next run starts it again",
+	    live < eng.ring.n ? ended_stage(why, sizeof(why)) :
+	    "its events ended");
+	eng.up = false;
+	for (r = runs; r != NULL; r = r->next)
+		run_end(r, r->cancelled ? ART_AGUI_END_CANCELLED :
+		    ART_AGUI_END_FAILED, "the ring closed with the turn in "
+		    "flight");
+	engine_stop();
+}
+
+/* Is the ring broken: a stage ended, or the events? */
+static bool
+engine_broken(void)
+{
+	return eng.up && (eng.evfd < 0 ||
+	    art_ring_reap(&eng.ring, false) < eng.ring.n);
 }
 
 static void
@@ -1049,16 +860,8 @@ run_free(struct run *r)
 			break;
 		}
 	nruns--;
-	if (r->evfd >= 0)
-		close(r->evfd);
-	if (r->errfd >= 0)
-		close(r->errfd);
-	art_ring_release(&r->ring);
-	art_buf_release(&r->in);
-	art_buf_release(&r->err);
+	art_agui_run_free(r->agui);
 	art_buf_release(&r->out);
-	jv_free(r->pending);
-	jv_free(r->interrupts);
 	free(r);
 }
 
@@ -1085,21 +888,29 @@ reader(void *cls, uint64_t pos, char *buf, size_t max)
 }
 
 /*
- * Stops the run's ring: its client went, or the server stops.  What it
- * recorded stays.
+ * Stops the run: its client went, or the server stops.  Its session's
+ * turn is cancelled (what it recorded stays), and the run ends once the
+ * engine says the session is idle.
  */
 static void
 cancel_run(struct run *r)
 {
-	if (!r->done && !r->cancelled) {
-		r->cancelled = true;
-		art_ring_signal(&r->ring, SIGTERM);
-	}
+	struct art_err err;
+	jv line;
+
+	if (r->done || r->cancelled)
+		return;
+	r->cancelled = true;
+	line = art_json_set(jv_object(), "type", jv_string("session.cancel"));
+	line = art_json_set(line, "session_id", jv_string(r->ids.thread));
+	line = art_json_set(line, "reason", jv_string("cancelled"));
+	if (!eng.up || engine_send(line, &err) == -1)
+		run_end(r, ART_AGUI_END_CANCELLED, NULL);
 }
 
 /*
  * The response is done with: sent whole, or its client went away.  A
- * ring still running is stopped; the run is freed once it is reaped.
+ * run still going is cancelled; it is freed once it has ended.
  */
 static void
 reader_free(void *cls)
@@ -1110,29 +921,20 @@ reader_free(void *cls)
 	cancel_run(r);
 }
 
-static bool
-thread_busy(const char *thread)
-{
-	const struct run *r;
-
-	for (r = runs; r != NULL; r = r->next)
-		if (!r->done && strcmp(r->thread, thread) == 0)
-			return true;
-	return false;
-}
-
 /* POST /agents/AGENT, its body whole. */
 static enum MHD_Result
 post_run(struct MHD_Connection *conn, const char *url, const char *agent,
     struct req *q)
 {
+	const struct art_agui_opts ao = { path_of, NULL };
+	struct art_agui_ids ids;
 	struct art_err err;
+	struct art_buf b = ART_BUF_INIT;
 	struct MHD_Response *resp;
 	struct run *r;
-	char *resume = NULL, *payload = NULL, *text = NULL;
-	const char *why;
-	jv in, line = jv_invalid();
+	jv in, line;
 	enum MHD_Result rc;
+	int bad;
 
 	if (q->too_large)
 		return refuse(conn, "POST", url, MHD_HTTP_CONTENT_TOO_LARGE,
@@ -1149,86 +951,63 @@ post_run(struct MHD_Connection *conn, const char *url, const char *agent,
 		return refuse(conn, "POST", url, MHD_HTTP_BAD_REQUEST,
 		    "bad_input", "the body is not JSON: %s", err.msg);
 	}
-	if (jv_get_kind(in) != JV_KIND_OBJECT) {
+	if (art_json_check_numbers(q->body.p, q->body.len, &err) == -1) {
 		jv_free(in);
 		return refuse(conn, "POST", url, MHD_HTTP_BAD_REQUEST,
-		    "bad_input", "the body is not a RunAgentInput object");
+		    "bad_input", "%s", err.msg);
 	}
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		jv_free(in);
-		return MHD_NO;
+	bad = art_agui_input(&in, agent, &ids, &line, &err);
+	jv_free(in);
+	if (bad == -1) {
+		jv_free(line);
+		return refuse(conn, "POST", url, MHD_HTTP_BAD_REQUEST,
+		    "bad_input", "%s", err.msg);
 	}
-	r->evfd = r->errfd = -1;
-	r->pending = jv_array();
-	r->interrupts = jv_array();
-	snprintf(r->agent, sizeof(r->agent), "%s", agent);
-	if ((why = id_of(&in, "threadId", r->thread, sizeof(r->thread))) !=
-	    NULL || (why = id_of(&in, "runId", r->run_id,
-	    sizeof(r->run_id))) != NULL) {
-		rc = refuse(conn, "POST", url, MHD_HTTP_BAD_REQUEST,
-		    "bad_input", "%s %s", r->thread[0] == '\0' ? "threadId" :
-		    "runId", why);
-		goto out;
-	}
-	line = input_of(&in, agent, r->run_id, &resume, &payload);
-	if (!jv_is_valid(line)) {
-		jv m = jv_invalid_get_msg(line);
-
-		line = jv_invalid();
-		rc = refuse(conn, "POST", url, MHD_HTTP_BAD_REQUEST,
-		    "bad_input", "%s", jv_get_kind(m) == JV_KIND_STRING ?
-		    jv_string_value(m) : "not a RunAgentInput");
-		jv_free(m);
-		goto out;
-	}
-	if (thread_busy(r->thread)) {
-		rc = refuse(conn, "POST", url, MHD_HTTP_CONFLICT, "busy",
-		    "thread '%s' has a run going", r->thread);
-		goto out;
+	if (run_of(ids.thread) != NULL) {
+		jv_free(line);
+		return refuse(conn, "POST", url, MHD_HTTP_CONFLICT, "busy",
+		    "thread '%s' has a run going", ids.thread);
 	}
 	if (nruns >= opts.max_runs) {
-		rc = refuse(conn, "POST", url, MHD_HTTP_SERVICE_UNAVAILABLE,
+		jv_free(line);
+		return refuse(conn, "POST", url, MHD_HTTP_SERVICE_UNAVAILABLE,
 		    "busy", "%d runs going (--max-runs)", nruns);
-		goto out;
 	}
-	if (jv_get_kind(line) == JV_KIND_OBJECT)
-		text = art_json_dump(&line, NULL);
-	if (ring_start(r, text, resume, payload, &err) == -1) {
-		rc = refuse(conn, "POST", url, MHD_HTTP_INTERNAL_SERVER_ERROR,
+	if (engine_broken())
+		engine_down();
+	if (!eng.up && engine_start(&err) == -1) {
+		jv_free(line);
+		return refuse(conn, "POST", url, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "spawn", "%s", err.msg);
-		goto out;
 	}
+	if (engine_send(line, &err) == -1)
+		return refuse(conn, "POST", url, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		    "nomem", "%s", err.msg);
+	if ((r = calloc(1, sizeof(*r))) == NULL ||
+	    (r->agui = art_agui_run_new(ids.thread, ids.run, &ao)) == NULL) {
+		free(r);
+		return MHD_NO;	/* the line went: its events find no run */
+	}
+	snprintf(r->agent, sizeof(r->agent), "%s", agent);
+	r->ids = ids;
 	r->t0 = r->sent_at = art_clock_mono_ms();
 	r->conn = conn;
-	r->outcome = "success";
 	r->next = runs;
 	runs = r;
 	nruns++;
-	start_run(r);
+	art_agui_run_start(r->agui, &b);
+	frame(r, &b);
+	art_buf_release(&b);
 	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
 	    reader, r, reader_free);
 	if (resp == NULL) {
 		reader_free(r);
-		rc = MHD_NO;
-	} else {
-		MHD_add_response_header(resp, "Content-Type",
-		    "text/event-stream");
-		MHD_add_response_header(resp, "Cache-Control", "no-store");
-		rc = MHD_queue_response(conn, MHD_HTTP_OK, resp);
-		MHD_destroy_response(resp);
+		return MHD_NO;
 	}
-	r = NULL;
-out:
-	if (r != NULL) {
-		jv_free(r->pending);
-		jv_free(r->interrupts);
-	}
-	free(r);
-	free(resume);
-	free(payload);
-	free(text);
-	jv_free(line);
-	jv_free(in);
+	MHD_add_response_header(resp, "Content-Type", "text/event-stream");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	rc = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
 	return rc;
 }
 
@@ -1396,6 +1175,7 @@ bind_addr(void)
 	return a;
 }
 
+
 /*
  * The socket of a run's suspended connection, to watch for its client's
  * end; -1 when there is none to watch.
@@ -1442,25 +1222,25 @@ wake_run(struct run *r)
 	}
 }
 
-/* One turn of the loop for the runs: events read, rings reaped. */
+
+/* One turn of the loop: the engine's lines and events, then the runs. */
 static void
-tend(fd_set *rs)
+tend(fd_set *rs, fd_set *ws)
 {
 	struct run *r, *next;
 	int64_t now = art_clock_mono_ms();
 	int fd;
 
+	if (eng.evfd >= 0 && FD_ISSET(eng.evfd, rs))
+		engine_read();
+	if (eng.clfd >= 0 && FD_ISSET(eng.clfd, ws))
+		engine_flush();
+	if (engine_broken())
+		engine_down();
 	for (r = runs; r != NULL; r = next) {
 		next = r->next;
 		if ((fd = watched_fd(r)) >= 0 && FD_ISSET(fd, rs))
 			check_gone(r, fd);
-		if (r->evfd >= 0 && FD_ISSET(r->evfd, rs))
-			read_events(r);
-		if (r->errfd >= 0 && FD_ISSET(r->errfd, rs))
-			read_stderr(r);
-		if (r->evfd < 0 && !r->done &&
-		    art_ring_reap(&r->ring, false) == 0)
-			finish(r);
 		if (r->conn == NULL && r->done) {
 			run_free(r);
 			continue;
@@ -1476,6 +1256,16 @@ tend(fd_set *rs)
 }
 
 static void
+watch(fd_set *s, int fd, MHD_socket *max)
+{
+	if (fd < 0)
+		return;
+	FD_SET(fd, s);
+	if (fd > *max)
+		*max = fd;
+}
+
+static void
 serve(struct MHD_Daemon *d)
 {
 	fd_set rs, ws, es;
@@ -1484,7 +1274,6 @@ serve(struct MHD_Daemon *d)
 	struct timeval tv;
 	MHD_UNSIGNED_LONG_LONG mt;
 	int64_t wait_ms;
-	int fd;
 
 	while (!stop_sig) {
 		FD_ZERO(&rs);
@@ -1495,24 +1284,11 @@ serve(struct MHD_Daemon *d)
 		if (MHD_get_fdset(d, &rs, &ws, &es, &max) != MHD_YES)
 			art_die(ART_EXIT_FAIL, "libmicrohttpd: no descriptors");
 		wait_ms = KEEPALIVE_MS / 2;
-		for (r = runs; r != NULL; r = r->next) {
-			if (r->errfd >= 0) {
-				FD_SET(r->errfd, &rs);
-				if (r->errfd > max)
-					max = r->errfd;
-			}
-			if (r->evfd >= 0) {
-				FD_SET(r->evfd, &rs);
-				if (r->evfd > max)
-					max = r->evfd;
-			} else if (!r->done)
-				wait_ms = 100;	/* reaping: SIGCHLD wakes us */
-			if ((fd = watched_fd(r)) >= 0) {
-				FD_SET(fd, &rs);
-				if (fd > max)
-					max = fd;
-			}
-		}
+		watch(&rs, eng.evfd, &max);
+		if (eng.cl.len > 0)
+			watch(&ws, eng.clfd, &max);
+		for (r = runs; r != NULL; r = r->next)
+			watch(&rs, watched_fd(r), &max);
 		if (MHD_get_timeout(d, &mt) == MHD_YES && (int64_t)mt < wait_ms)
 			wait_ms = (int64_t)mt;
 		/*
@@ -1531,103 +1307,77 @@ serve(struct MHD_Daemon *d)
 		}
 		if (FD_ISSET(wake[0], &rs))
 			drain_wake();
-		tend(&rs);
+		tend(&rs, &ws);
 		resumed = false;
 		MHD_run_from_select(d, &rs, &ws, &es);
 		FD_ZERO(&rs);
-		tend(&rs);	/* what the requests just did */
+		FD_ZERO(&ws);
+		tend(&rs, &ws);	/* what the requests just did */
 	}
+}
+
+/* Are runs still waiting on their cancels? */
+static bool
+runs_going(void)
+{
+	const struct run *r;
+
+	for (r = runs; r != NULL; r = r->next)
+		if (!r->done)
+			return true;
+	return false;
 }
 
 /*
- * Waits up to STOP_GRACE_MS for the rings told to stop, reading their
- * sessions' stderr meanwhile (a session blocked writing it would never
- * end); then SIGKILL for what is left.  Every ring is reaped.
+ * Stopped: every run cancelled, and given STOP_GRACE_MS to be so while
+ * the engine goes on; then the ring is stopped, every connection let go,
+ * and the daemon.
  */
-static void
-reap_all(void)
-{
-	int64_t end = art_clock_mono_ms() + STOP_GRACE_MS, left;
-	struct run *r;
-	struct timeval tv;
-	fd_set rs;
-	int max, live;
-
-	for (;;) {
-		live = 0;
-		FD_ZERO(&rs);
-		FD_SET(wake[0], &rs);
-		max = wake[0];
-		for (r = runs; r != NULL; r = r->next) {
-			live += art_ring_reap(&r->ring, false);
-			if (r->errfd >= 0) {
-				FD_SET(r->errfd, &rs);
-				if (r->errfd > max)
-					max = r->errfd;
-			}
-		}
-		left = end - art_clock_mono_ms();
-		if (live == 0 || left <= 0)
-			break;
-		if (left > 100)
-			left = 100;	/* SIGCHLD wakes us, as a rule */
-		tv.tv_sec = 0;
-		tv.tv_usec = (suseconds_t)left * 1000;
-		if (select(max + 1, &rs, NULL, NULL, &tv) <= 0)
-			continue;
-		if (FD_ISSET(wake[0], &rs))
-			drain_wake();
-		for (r = runs; r != NULL; r = r->next)
-			if (r->errfd >= 0 && FD_ISSET(r->errfd, &rs))
-				read_stderr(r);
-	}
-	for (r = runs; r != NULL; r = r->next)
-		if (art_ring_reap(&r->ring, false) > 0) {
-			art_warn("run %s: its ring did not stop in %d ms: "
-			    "killed", r->run_id, STOP_GRACE_MS);
-			art_ring_signal(&r->ring, SIGKILL);
-			art_ring_reap(&r->ring, true);
-		}
-}
-
-/* Stopped: every ring ended, every connection let go, then the daemon. */
 static void
 shutdown_all(struct MHD_Daemon *d)
 {
+	int64_t end = art_clock_mono_ms() + STOP_GRACE_MS, left;
 	struct run *r, *next;
+	struct timeval tv;
+	fd_set rs, ws;
+	int max;
 
-	for (r = runs; r != NULL; r = r->next) {
+	for (r = runs; r != NULL; r = r->next)
 		cancel_run(r);
-		if (r->evfd >= 0) {	/* its events are not wanted now */
-			close(r->evfd);
-			r->evfd = -1;
-		}
+	while (eng.up && runs_going() && (left = end - art_clock_mono_ms()) >
+	    0) {
+		FD_ZERO(&rs);
+		FD_ZERO(&ws);
+		max = wake[0];
+		FD_SET(wake[0], &rs);
+		watch(&rs, eng.evfd, &max);
+		if (eng.cl.len > 0)
+			watch(&ws, eng.clfd, &max);
+		tv.tv_sec = 0;
+		tv.tv_usec = (suseconds_t)(left > 100 ? 100 : left) * 1000;
+		if (select(max + 1, &rs, &ws, NULL, &tv) <= 0)
+			continue;
+		if (FD_ISSET(wake[0], &rs))
+			drain_wake();
+		if (eng.evfd >= 0 && FD_ISSET(eng.evfd, &rs))
+			engine_read();
+		if (eng.clfd >= 0 && FD_ISSET(eng.clfd, &ws))
+			engine_flush();
+		if (engine_broken())
+			engine_down();
 	}
-	reap_all();
+	for (r = runs; r != NULL; r = r->next)
+		run_end(r, ART_AGUI_END_CANCELLED, NULL);
+	engine_stop();
 	for (r = runs; r != NULL; r = next) {
 		next = r->next;
-		if (!r->done)
-			finish(r);
 		wake_run(r);
 	}
 	MHD_stop_daemon(d);
 	while (runs != NULL)
 		run_free(runs);
-}
-
-static void
-find_bindir(void)
-{
-	char buf[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	if ((slash = strrchr(buf, '/')) != NULL) {
-		*slash = '\0';
-		snprintf(bindir, sizeof(bindir), "%s", buf);
-	}
+	if (store != NULL)
+		art_store_close(store);
 }
 
 int
@@ -1638,6 +1388,7 @@ main(int argc, char **argv)
 	const union MHD_DaemonInfo *info;
 	struct sigaction sa;
 	sigset_t ss;
+	struct art_err err;
 	char host[INET_ADDRSTRLEN];
 
 	art_diag_init(argv[0]);
@@ -1653,7 +1404,7 @@ main(int argc, char **argv)
 		art_die(ART_EXIT_USAGE, "--listen %s is not loopback: give "
 		    "--token-env VAR, a bearer token for the requests",
 		    opts.listen);
-	find_bindir();
+	art_ring_bindir(bindir, sizeof(bindir));
 	if (pipe(wake) == -1)
 		art_die(ART_EXIT_FAIL, "pipe: %s", strerror(errno));
 	fcntl(wake[0], F_SETFL, O_NONBLOCK);
@@ -1692,6 +1443,9 @@ main(int argc, char **argv)
 	printf("{\"type\":\"listening\",\"url\":\"http://%s:%u/\"}\n", host,
 	    info != NULL ? (unsigned)info->port : (unsigned)opts.port);
 	fflush(stdout);
+	/* Started now, its engine adopts what a server before left going. */
+	if (engine_start(&err) == -1)
+		art_warn("%s: the first run tries again", err.msg);
 	serve(d);
 	shutdown_all(d);
 	return 0;

@@ -49,7 +49,8 @@ static volatile sig_atomic_t stopping;
 
 enum { OPT_ID = 256, OPT_IDENTITY, OPT_AFTER, OPT_TURN_ID, OPT_INPUT,
     OPT_EVENTS, OPT_AGENTS, OPT_TOOLS, OPT_MAX_LINE, OPT_RESUME, OPT_PAYLOAD,
-    OPT_CHILDREN, OPT_AS, OPT_HASH, OPT_POLICY, OPT_EVENTS_FORMAT, OPT_ACKS };
+    OPT_CHILDREN, OPT_AS, OPT_HASH, OPT_POLICY, OPT_EVENTS_FORMAT, OPT_ACKS,
+    OPT_CLIENTS };
 
 static const struct art_opt options[] = {
 	{ "db", 'd', "DIR", ART_OPT_DIR, NULL, NULL, 0,
@@ -101,6 +102,9 @@ static const struct art_opt options[] = {
 	{ "acks", OPT_ACKS, "FILE", ART_OPT_FILE, NULL, "serve", 0,
 	    "after each commit, write the count of stdin lines taken to FILE "
 	    "(a fifo)" },
+	{ "clients", OPT_CLIENTS, "FILE", ART_OPT_FILE, NULL, "serve", 0,
+	    "read client lines from FILE too (a fifo, or /dev/fd/N), beside "
+	    "stdin: a front end's own way in" },
 	{ "children", OPT_CHILDREN, NULL, ART_OPT_TEXT, NULL, "export", 0,
 	    "the session's sub-agents too" },
 	{ "as", OPT_AS, "ID", ART_OPT_TEXT, NULL, "import restore", 0,
@@ -222,6 +226,16 @@ parse_identity(const char *arg)
 		art_die(ART_EXIT_USAGE, "bad --identity: %s", err.msg);
 	if (jv_get_kind(v) != JV_KIND_OBJECT)
 		art_die(ART_EXIT_USAGE, "bad --identity: expected an object");
+	/* The seed's WorkerIdentity has these two, and workers get it. */
+	jv_object_foreach(v, k, val) {
+		if (strcmp(jv_string_value(k), "id") != 0 &&
+		    strcmp(jv_string_value(k), "metadata") != 0)
+			art_die(ART_EXIT_USAGE, "bad --identity: unknown member "
+			    "'%s' (an identity has id and metadata; put more in "
+			    "metadata)", jv_string_value(k));
+		jv_free(k);
+		jv_free(val);
+	}
 	if (art_json_get_str(&v, "id", 0, &s, &err) == -1 ||
 	    art_json_get_kind(&v, "metadata", JV_KIND_OBJECT, 0, &md,
 	    &err) == -1)
@@ -683,8 +697,8 @@ static const struct cmd cmds[] = {
 	    "[--payload JSON]]", NULL,
 	    "drive a session on a ring of filters (stdin and stdout are the "
 	    "ring)", true, 0, 0 },
-	{ "serve", session_serve, "serve [--acks FILE] [--events FILE "
-	    "[--events-format FORMAT]] [--agents DIR] [--tools DIR] "
+	{ "serve", session_serve, "serve [--acks FILE] [--clients FILE] "
+	    "[--events FILE [--events-format FORMAT]] [--agents DIR] [--tools DIR] "
 	    "[--max-line BYTES]", NULL,
 	    "drive every session the input names, and the store's orphans, "
 	    "until the input ends (stdin: bus lines, stdout: the ring)", true,
@@ -803,6 +817,7 @@ parse(int argc, char **argv, const struct cmd *c, struct opts *o)
 		case OPT_RESUME: o->resume = optarg; break;
 		case OPT_PAYLOAD: o->payload = optarg; break;
 		case OPT_ACKS: o->acks = optarg; break;
+		case OPT_CLIENTS: o->clients = optarg; break;
 		case OPT_CHILDREN: o->children = true; break;
 		case OPT_AS: o->as = optarg; break;
 		case 'o': o->output = optarg; break;

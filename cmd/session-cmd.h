@@ -42,6 +42,7 @@ struct opts {
 	const char	*resume;	/* --resume: an interrupt id */
 	const char	*payload;
 	const char	*acks;		/* serve --acks: a fifo */
+	const char	*clients;	/* serve --clients: more input lines */
 	/* export, import, checkpoint, restore */
 	bool		 children;	/* --children */
 	const char	*as;		/* --as: the root's new id */

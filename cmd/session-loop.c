@@ -85,7 +85,7 @@ static void
 say_refusal(const jv *e)
 {
 	static const char *const codes[] = { "interrupted", "no_interrupt",
-	    "bad_input", "turn_already_active", NULL };
+	    "bad_input", "turn_already_active", "agent_mismatch", NULL };
 	const char *type = art_json_str(e, "type"), *code = art_json_str(e,
 	    "code"), *msg = art_json_str(e, "message");
 	int i;
@@ -128,6 +128,14 @@ loop_write_event(struct ring *r, jv e, struct art_err *err)
 	return rc;
 }
 
+void
+loop_touch(struct ring *r, const char *sid)
+{
+	if (sid != NULL && jv_get_kind(r->touched) == JV_KIND_OBJECT)
+		r->touched = jv_object_set(r->touched, jv_string(sid),
+		    jv_true());
+}
+
 int
 loop_drain(struct ring *r)
 {
@@ -158,6 +166,8 @@ loop_drain(struct ring *r)
 	jv_free(out);
 	jv_array_foreach(ev, i, e) {
 		say_refusal(&e);
+		if (jv_get_kind(r->touched) == JV_KIND_OBJECT)
+			loop_touch(r, art_json_str(&e, "session_id"));
 		if (r->events != NULL && loop_write_event(r, e, &err) == -1) {
 			art_warn("--events: a write failed: %s; no more events "
 			    "are written", err.msg);

@@ -46,6 +46,9 @@ struct ring {
 	/* Why --events stopped being written ("" while it is): a run
 	 * whose client lost events does not exit 0. */
 	char				 events_lost[256];
+	/* serve: the sessions of the events written since it was last
+	 * emptied, an object of ids (anything else: not kept). */
+	jv				 touched;
 };
 
 /* SIGINT or SIGTERM came (its number): the loop ends. */
@@ -72,6 +75,8 @@ int	loop_write_event(struct ring *r, jv e, struct art_err *);
  * will not take a line.
  */
 int	loop_drain(struct ring *r);
+/* Notes that session sid (may be NULL) was touched, when r->touched is kept. */
+void	loop_touch(struct ring *r, const char *sid);
 /* The poll's timeout: ms until the engine's next timer, or -1. */
 int	loop_poll_timeout(struct ring *r);
 /*

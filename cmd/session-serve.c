@@ -9,6 +9,15 @@
  * it is idle; at EOF, SIGINT or SIGTERM it writes what is queued and
  * stops driving, cancelling nothing: the next serve adopts what is in
  * flight.  --acks tells a bus bridge how many lines are taken for good.
+ *
+ * --clients is a second input, a front end's (agentrt-serve's): its
+ * lines are taken as stdin's are, and are not counted by --acks.  Two
+ * lines are serve's own: session.cancel {session_id, reason?} cancels a
+ * driven session's turn as agentrt-session cancel would, and, on
+ * --events, session.idle {session_id, state} says that a session whose
+ * events were written, or whose line was taken, has nothing in flight
+ * now: its turn completed or failed, or it is parked on an interrupt or
+ * on a client's tool.
  */
 #include <config.h>
 
@@ -50,6 +59,8 @@ struct acks {
 struct serve {
 	struct ring	 r;
 	struct acks	 acks;
+	struct art_ndjson_reader *clients;	/* --clients, or NULL */
+	int		 clients_fd;
 	jv		 batch;		/* lines read, not yet committed */
 	size_t		 batch_end;	/* the line number of its last */
 };
@@ -187,17 +198,54 @@ commit(struct serve *s)
 }
 
 /*
- * One line (consumed) read: a line for a session not driven commits
- * what is read before it, then places it, or refuses it (taken then).
+ * session.cancel (consumed): what is read before it is committed, then
+ * the session's turn is cancelled, if it is driven; a cancel the engine
+ * refuses is said as a refused line is.
  */
 static int
-take(struct serve *s, jv line)
+cancel(struct serve *s, jv line, size_t at)
 {
 	const char *sid = art_json_str(&line, "session_id");
+	const char *why = art_json_str(&line, "reason");
 	struct art_err err;
-	size_t at = art_ndjson_lineno(s->r.in);
+	int r = 0;
+
+	if (commit(s) == -1) {
+		jv_free(line);
+		return -1;
+	}
+	if (sid == NULL || !art_id_is_valid(sid)) {
+		art_err_set(&err, "bad_session", "session.cancel needs a valid "
+		    "session_id");
+		refuse(s, "session.cancel", NULL, &err);
+	} else if (art_engine_drives(s->r.engine, sid) &&
+	    art_engine_cancel(s->r.engine, sid, why != NULL ? why :
+	    "cancelled", &err) == -1)
+		refuse(s, "session.cancel", sid, &err);
+	/* Driven or not, its front end hears how it is now. */
+	if (sid != NULL && art_id_is_valid(sid))
+		loop_touch(&s->r, sid);
+	jv_free(line);
+	ack(&s->acks, at);
+	r = loop_drain(&s->r);
+	return r;
+}
+
+/*
+ * One line (consumed) read, the at'th of stdin's: a line for a session
+ * not driven commits what is read before it, then places it, or refuses
+ * it (taken then).
+ */
+static int
+take(struct serve *s, jv line, size_t at)
+{
+	const char *sid = art_json_str(&line, "session_id");
+	const char *type = art_json_str(&line, "type");
+	struct art_err err;
 	int r;
 
+	if (type != NULL && strcmp(type, "session.cancel") == 0)
+		return cancel(s, line, at);
 	if (!art_engine_drives(s->r.engine, sid)) {
 		if (commit(s) == -1) {
 			jv_free(line);
@@ -216,6 +264,7 @@ take(struct serve *s, jv line)
 			return 0;
 		}
 	}
+	loop_touch(&s->r, sid);
 	s->batch = jv_array_append(s->batch, line);
 	s->batch_end = at;
 	return 0;
@@ -227,34 +276,45 @@ take(struct serve *s, jv line)
  * that cannot be placed is: it names no session to record it in.
  */
 static int
-read_lines(struct serve *s)
+read_lines(struct serve *s, bool clients)
 {
-	struct art_ndjson_reader *in = s->r.in;
+	struct art_ndjson_reader *in = clients ? s->clients : s->r.in;
 	struct art_err err;
 	enum art_ndjson_status st;
 	jv line;
+	size_t at;
 	int n = 0;
 
-	while (!s->r.eof) {
+	while (clients ? s->clients != NULL : !s->r.eof) {
 		st = art_ndjson_next(in, &line, &err);
 		if (st == ART_NDJSON_AGAIN)
 			break;
 		if (st == ART_NDJSON_EOF || st == ART_NDJSON_IOERR) {
 			if (st == ART_NDJSON_IOERR)
 				art_warn("%s", err.msg);
-			s->r.eof = 1;
+			if (!clients) {
+				s->r.eof = 1;
+				break;
+			}
+			/* The front end went: stdin goes on. */
+			art_ndjson_reader_free(s->clients);
+			s->clients = NULL;
+			close(s->clients_fd);
+			s->clients_fd = -1;
 			break;
 		}
+		/* A line of --clients is not stdin's: the count stays. */
+		at = clients ? s->batch_end : art_ndjson_lineno(in);
 		if (st == ART_NDJSON_BAD) {
 			if (commit(s) == -1)
 				return -1;
-			art_warn("<stdin>:%zu: %s", art_ndjson_lineno(in),
-			    err.msg);
+			art_warn("%s:%zu: %s", clients ? "--clients" :
+			    "<stdin>", art_ndjson_lineno(in), err.msg);
 			refusal_event(s, NULL, &err);
-			ack(&s->acks, art_ndjson_lineno(in));
+			ack(&s->acks, at);
 			continue;
 		}
-		if (take(s, line) == -1)
+		if (take(s, line, at) == -1)
 			return -1;
 		if (++n % RING_BATCH_MAX == 0 && commit(s) == -1)
 			return -1;
@@ -321,15 +381,74 @@ finish(struct serve *s, int status)
 		    "recorded, for the next serve to adopt",
 		    loop_stop_signal == SIGINT ? "SIGINT" : "SIGTERM",
 		    art_engine_driven(s->r.engine));
-	art_engine_stop(s->r.engine);
+	if (art_engine_stop(s->r.engine, &err) == -1) {
+		art_warn("%s; the sessions it drove stay marked as driven by "
+		    "this process until a run or serve takes them over",
+		    err.msg);
+		status = ART_EXIT_FAIL;
+	}
 	return status;
+}
+
+/* The name session.idle gives a state. */
+static const char *
+state_name(enum art_engine_state st)
+{
+	switch (st) {
+	case ART_ENGINE_DONE:	return "completed";
+	case ART_ENGINE_PARKED:	return "parked";
+	default:		return "failed";
+	}
+}
+
+/*
+ * Each session touched since the last call that has nothing in flight
+ * now gets a session.idle event: a front end driving many sessions
+ * through one serve learns so when a run of its has ended, which no
+ * other event says of a turn parked on a client's tool.
+ */
+static void
+say_idle(struct serve *s)
+{
+	struct ring *r = &s->r;
+	struct art_err err;
+	enum art_engine_state st;
+	jv all = r->touched, ev;
+
+	if (jv_get_kind(all) != JV_KIND_OBJECT)
+		return;
+	r->touched = jv_object();
+	jv_object_foreach(all, sid, v) {
+		err.code = NULL;
+		st = art_engine_session_state(r->engine, jv_string_value(sid),
+		    &err);
+		if (err.code != NULL)
+			art_warn("session '%s': %s", jv_string_value(sid),
+			    err.msg);
+		else if (st != ART_ENGINE_BUSY && r->events != NULL) {
+			ev = art_json_set(jv_object(), "type",
+			    jv_string("session.idle"));
+			ev = art_json_set(ev, "session_id", jv_copy(sid));
+			ev = art_json_set(ev, "state",
+			    jv_string(state_name(st)));
+			if (loop_write_event(r, ev, &err) == -1) {
+				art_warn("--events: a write failed: %s; no "
+				    "more events are written", err.msg);
+				fclose(r->events);
+				r->events = NULL;
+			}
+		}
+		jv_free(sid);
+		jv_free(v);
+	}
+	jv_free(all);
 }
 
 static int
 loop(struct serve *s)
 {
 	struct ring *r = &s->r;
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
 	struct art_err err;
 	int n;
 
@@ -339,7 +458,8 @@ loop(struct serve *s)
 		    art_outq_fd(r->out) : -1, POLLOUT, 0 };
 		pfd[2] = (struct pollfd){ ack_pending(&s->acks) ? s->acks.fd :
 		    -1, POLLOUT, 0 };
-		n = poll(pfd, 3, loop_poll_timeout(r));
+		pfd[3] = (struct pollfd){ s->clients_fd, POLLIN, 0 };
+		n = poll(pfd, 4, loop_poll_timeout(r));
 		if (n == -1 && errno != EINTR)
 			return art_warn("poll: %s", strerror(errno)), -1;
 		if (loop_stop_signal != 0)
@@ -350,7 +470,10 @@ loop(struct serve *s)
 		if (n > 0 && (pfd[2].revents & (POLLOUT | POLLERR | POLLHUP)))
 			ack_flush(&s->acks);
 		if (n > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
-		    read_lines(s) == -1)
+		    read_lines(s, false) == -1)
+			return -1;
+		if (n > 0 && (pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    read_lines(s, true) == -1)
 			return -1;
 		if (art_engine_tick(r->engine, &err) == -1) {
 			loop_drain(r);
@@ -358,27 +481,53 @@ loop(struct serve *s)
 		}
 		if (loop_drain(r) == -1)
 			return -1;
+		say_idle(s);
 		if (art_engine_release_idle(r->engine, &err) == -1)
 			return store_failed(&err);
 	}
 	return 0;
 }
 
+/* Opens --clients: a reader of its lines, as of stdin's. */
+static void
+open_clients(struct serve *s, const struct opts *o)
+{
+	if (o->clients == NULL)
+		return;
+	if ((s->clients_fd = open(o->clients, O_RDONLY | O_NONBLOCK |
+	    O_CLOEXEC)) == -1)
+		art_die(ART_EXIT_FAIL, "open --clients '%s': %s", o->clients,
+		    strerror(errno));
+	if ((s->clients = art_ndjson_reader_new(s->clients_fd, "--clients",
+	    o->max_line, ART_NDJSON_REQUIRE_TYPE |
+	    ART_NDJSON_EXACT_NUMBERS)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+}
+
 int
 session_serve(struct env *e, const struct opts *o, int argc, char **argv)
 {
-	struct serve s = { .r = { .eof = 0 }, .acks = { .fd = -1 } };
+	struct serve s = { .r = { .eof = 0 }, .acks = { .fd = -1 },
+	    .clients_fd = -1 };
 	int status;
 
 	(void)argc, (void)argv;
 	loop_refuse_terminal("serve", false);
 	loop_open(&s.r, e, o);
+	s.r.touched = s.r.events != NULL ? jv_object() : jv_null();
+	open_clients(&s, o);
 	s.acks.fd = open_acks(o->acks);
 	s.batch = jv_array();
 	status = adopt_orphans(&s) == -1 || loop(&s) == -1 ? ART_EXIT_FAIL :
 	    ART_EXIT_OK;
 	status = finish(&s, status);
 	jv_free(s.batch);
+	jv_free(s.r.touched);
+	s.r.touched = jv_null();
+	if (s.clients != NULL) {
+		art_ndjson_reader_free(s.clients);
+		close(s.clients_fd);
+	}
 	if (s.acks.fd >= 0)
 		close(s.acks.fd);
 	loop_close(&s.r, status);

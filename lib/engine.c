@@ -206,6 +206,7 @@ struct start {
 	const char	*agent;
 	jv		 file;		/* the agent file's config */
 	int		 create;	/* 1: make the session; 2: only start it */
+	const jv	*first;		/* a client line to take with it, or NULL */
 };
 
 /* Takes the session over; err code "busy" when its driver still lives. */
@@ -362,10 +363,11 @@ start_step(struct cx *c, void *arg)
 		    st->agent, jv_null(), jv_array(), c->err) == -1)
 			return art_err_is(c->err, "exists") ? raced(c) : -1;
 		trigger = obj("session.start");
-		if (eng_claim(c) == -1)
+		if (eng_claim(c) == -1 || eng_queue_decision(c, trigger, 1,
+		    set(jv_object(), "agent_file", jv_copy(st->file))) == -1)
 			return -1;
-		return eng_queue_decision(c, trigger, 1, set(jv_object(),
-		    "agent_file", jv_copy(st->file)));
+		/* The user's first words are in the commit that makes it. */
+		return st->first != NULL ? eng_dispatch_input(c, st->first) : 0;
 	}
 	if (eng_claim(c) == -1)
 		return -1;
@@ -415,37 +417,77 @@ int
 art_engine_start(struct art_engine *e, const char *sid, const char *agent,
     char *out, struct art_err *err)
 {
-	struct start st = { agent, jv_null(), 0 };
+	return art_engine_start_with(e, sid, agent, jv_null(), out, err);
+}
+
+/* Is line a client's message, which a new session may be made with? */
+static bool
+first_line(const jv *line)
+{
+	const char *type = art_json_str(line, "type"), *named;
+
+	if (type == NULL || (strcmp(type, "client.message") != 0 &&
+	    strcmp(type, "client.messages") != 0))
+		return false;
+	named = art_json_str(line, "session_id");
+	return named == NULL;
+}
+
+/*
+ * What starting *sid needs: a slot, its id (minted into id when *sid is
+ * NULL), and the agent file of a session that is new (st->create 1) or
+ * made but never run (2).  -1 with err, nothing loaded.
+ */
+static int
+start_load(struct art_engine *e, const char **sid, char *id,
+    struct exists *x, struct start *st, struct art_err *err)
+{
+	if (room(e, e->nsids + 1, err) == -1)
+		return -1;
+	if (*sid == NULL) {
+		if (art_ids_v7(e->o.ids, id) == -1)
+			return art_err_set(err, "ids", "cannot mint an id");
+		*sid = id;
+	} else {
+		x->sid = *sid;
+		if (art_store_read(e->o.store, exists_fn, x, err) == -1)
+			return -1;
+	}
+	if (!x->found) {
+		if (st->agent == NULL)
+			return art_err_set(err, "not_found", "no session '%s'",
+			    *sid);
+		st->create = 1;
+	} else if (x->unstarted[0] != '\0') {
+		/* Its first run starts it, with the agent it was made for. */
+		st->agent = x->unstarted;
+		st->create = 2;
+	} else
+		return 0;
+	st->file = e->o.load_agent(e->o.agent_ctx, st->agent, err);
+	if (!jv_is_valid(st->file)) {
+		jv_free(st->file);
+		st->file = jv_null();
+		return -1;
+	}
+	return 0;
+}
+
+int
+art_engine_start_with(struct art_engine *e, const char *sid,
+    const char *agent, jv first, char *out, struct art_err *err)
+{
+	struct start st = { agent, jv_null(), 0, NULL };
 	struct exists x = { NULL, 0, "" };
 	char id[ART_ID_BUFSZ];
 	int r, i;
 
-	if (room(e, e->nsids + 1, err) == -1)
+	if (start_load(e, &sid, id, &x, &st, err) == -1) {
+		jv_free(first);
 		return -1;
-	if (sid == NULL) {
-		if (art_ids_v7(e->o.ids, id) == -1)
-			return art_err_set(err, "ids", "cannot mint an id");
-		sid = id;
-	} else {
-		x.sid = sid;
-		if (art_store_read(e->o.store, exists_fn, &x, err) == -1)
-			return -1;
 	}
-	if (!x.found) {
-		if (agent == NULL)
-			return art_err_set(err, "not_found", "no session '%s'",
-			    sid);
-		st.file = e->o.load_agent(e->o.agent_ctx, agent, err);
-		if (!jv_is_valid(st.file))
-			return -1;
-		st.create = 1;
-	} else if (x.unstarted[0] != '\0') {
-		/* Its first run starts it, with the agent it was made for. */
-		st.file = e->o.load_agent(e->o.agent_ctx, x.unstarted, err);
-		if (!jv_is_valid(st.file))
-			return -1;
-		st.create = 2;
-	}
+	if (st.create && first_line(&first))
+		st.first = &first;
 	/* Its slot first: the children it adopts take the next ones. */
 	i = e->nsids++;
 	snprintf(e->sids[i], sizeof(e->sids[0]), "%s", sid);
@@ -453,9 +495,13 @@ art_engine_start(struct art_engine *e, const char *sid, const char *agent,
 	jv_free(st.file);
 	if (r == -1) {
 		e->nsids--;
+		jv_free(first);
 		return -1;
 	}
 	snprintf(out, ART_ID_MAX + 1, "%s", e->sids[i]);
+	if (st.first == NULL && jv_get_kind(first) != JV_KIND_NULL)
+		return art_engine_input(e, e->sids[i], first, err);
+	jv_free(first);
 	return 0;
 }
 
@@ -472,13 +518,15 @@ release_fn(struct art_txn *t, void *ctx, struct art_err *err)
 	return 0;
 }
 
-void
-art_engine_stop(struct art_engine *e)
+int
+art_engine_stop(struct art_engine *e, struct art_err *err)
 {
-	struct art_err err;
+	int r = 0;
 
-	art_store_write(e->o.store, release_fn, e, &err);
+	if (e->nsids > 0)
+		r = art_store_write(e->o.store, release_fn, e, err);
 	e->nsids = 0;
+	return r;
 }
 
 /* --- checkout and cancel -------------------------------------------- */
@@ -860,6 +908,7 @@ art_engine_tick(struct art_engine *e, struct art_err *err)
 
 struct state_q {
 	struct art_engine	*e;
+	const char		*sid;	/* one session's, or NULL: all driven */
 	enum art_engine_state	 st;
 };
 
@@ -873,6 +922,12 @@ state_fn(struct art_txn *t, void *ctx, struct art_err *err)
 	int i;
 
 	q->st = ART_ENGINE_DONE;
+	if (q->sid != NULL) {
+		c.sid = q->sid;
+		q->st = eng_session_state(&c, 0);
+		jv_free(c.sum);
+		return 0;
+	}
 	for (i = 0; i < q->e->nsids; i++) {
 		c.sid = q->e->sids[i];
 		jv_free(c.sum);
@@ -889,7 +944,18 @@ state_fn(struct art_txn *t, void *ctx, struct art_err *err)
 enum art_engine_state
 art_engine_state(struct art_engine *e, struct art_err *err)
 {
-	struct state_q q = { e, ART_ENGINE_DONE };
+	struct state_q q = { e, NULL, ART_ENGINE_DONE };
+
+	if (art_store_read(e->o.store, state_fn, &q, err) == -1)
+		return ART_ENGINE_FAILED;
+	return q.st;
+}
+
+enum art_engine_state
+art_engine_session_state(struct art_engine *e, const char *sid,
+    struct art_err *err)
+{
+	struct state_q q = { e, sid, ART_ENGINE_DONE };
 
 	if (art_store_read(e->o.store, state_fn, &q, err) == -1)
 		return ART_ENGINE_FAILED;

@@ -56,8 +56,24 @@ void	art_engine_free(struct art_engine *);
  */
 int	art_engine_start(struct art_engine *, const char *sid,
 	    const char *agent, char *out, struct art_err *);
-/* Stops driving every session (the driver record is cleared). */
-void	art_engine_stop(struct art_engine *);
+/*
+ * art_engine_start(), and then the line first (consumed; jv_null() for
+ * none) taken as art_engine_input() takes it.  When the session is made
+ * or first started here and first is a client.message or
+ * client.messages naming no other session, it is taken in the same
+ * commit: a session is never made without the message it was made for.
+ * -1 with nothing recorded when that commit fails.
+ */
+int	art_engine_start_with(struct art_engine *, const char *sid,
+	    const char *agent, jv first, char *out, struct art_err *);
+/*
+ * Stops driving every session: their driver records are cleared, in one
+ * commit.  -1 with err when that commit fails: the records stay, naming
+ * this process, until another run or serve takes the sessions over (a
+ * driver record of a dead process is taken over at once).  The engine
+ * drives nothing afterwards, either way.
+ */
+int	art_engine_stop(struct art_engine *, struct art_err *);
 
 /*
  * Moves sid's head to node (a full id), recording head.moved and voiding
@@ -97,6 +113,11 @@ int	art_engine_input(struct art_engine *, const char *sid, jv line,
  */
 int	art_engine_input_batch(struct art_engine *, const char *sid, jv lines,
 	    struct art_err *);
+/*
+ * Whether art_engine_input() knows lines of type; a line of another type
+ * is recorded as an error event (code "unknown_type").
+ */
+bool	art_engine_takes(const char *type);
 /* Fires due timers and dispatches what can go out; -1 on store failure. */
 int	art_engine_tick(struct art_engine *, struct art_err *);
 /* When the next timer is due (clock ms), or -1 when none is set. */
@@ -167,5 +188,12 @@ enum art_engine_state {
 /* What the driven sessions are doing, for the exit decision. */
 enum art_engine_state art_engine_state(struct art_engine *,
 	    struct art_err *);
+/*
+ * What session sid is doing, driven or not (serve tells its clients when
+ * a session stops being busy).  ART_ENGINE_FAILED, with err, also when
+ * the store cannot be read.
+ */
+enum art_engine_state art_engine_session_state(struct art_engine *,
+	    const char *sid, struct art_err *);
 
 #endif

@@ -129,6 +129,8 @@ teardown() {
 	assert_eq "$(code -d '{"threadId": "t", "runId": "r", "messages": [], "resume": [{"interruptId": "i"}]}' "${url}agents/calc")" 400
 	grep -q 'resolved or cancelled' "$BATS_TEST_TMPDIR/body"
 	assert_eq "$(code -d '{"threadId": "t", "runId": "r", "messages": [], "resume": [{"interruptId": "i", "status": "resolved"}, {"interruptId": "j", "status": "resolved"}]}' "${url}agents/calc")" 400
+	assert_eq "$(code -d '{"threadId": "t", "runId": "r", "messages": [], "state": {"n": 1e400}}' "${url}agents/calc")" 400
+	grep -q 'the number at /state/n (1e400) is out of range' "$BATS_TEST_TMPDIR/body"
 	big=$(head -c 4000 /dev/zero | tr '\0' x)
 	assert_eq "$(code -d "{\"threadId\": \"$big\"}" "${url}agents/calc")" 413
 	assert_eq "$(code "${url}agents/calc")" 405
@@ -136,7 +138,7 @@ teardown() {
 	assert_eq "$(code -X DELETE "$url")" 405
 	assert_eq "$(code --path-as-is -d "$(input t r hi)" "${url}agents/..")" 404
 	# Each said on stderr, one line each; no run was started.
-	assert_eq "$(grep -c ': 4[01][0-9] ' "$BATS_TEST_TMPDIR/serve.err")" 14
+	assert_eq "$(grep -c ': 4[01][0-9] ' "$BATS_TEST_TMPDIR/serve.err")" 15
 	! grep -q '"type":"run"' "$BATS_TEST_TMPDIR/serve.out"
 	agentrt-session ls -q | { ! grep -q .; }
 }
@@ -163,8 +165,8 @@ teardown() {
 	done
 	assert_eq "$(jq -sc 'map(select(.type == "run"))[0] | [.run_id, .outcome]' \
 	    "$BATS_TEST_TMPDIR/serve.out")" '["run-1","cancelled"]'
-	# No stage of its ring is left.
-	! pgrep -f "agentrt-session run -s th-7 -a sleepy --agents $BATS_TEST_TMPDIR/" >/dev/null
+	# The one engine serves on: the cancel stopped the turn, not it.
+	assert_eq "$(engines | wc -l)" 1
 	# The turn was cancelled, as a stopped agentrt-session run does.
 	agentrt-session log th-7 | grep -q '"cancelled'
 	# The thread is free: its next run is taken, and finishes.
@@ -173,6 +175,49 @@ teardown() {
 	post sleepy "$(input th-7 run-2 again)" >"$BATS_TEST_TMPDIR/next"
 	assert_eq "$(jq -sc '[first.type, first.runId, last.type]' "$BATS_TEST_TMPDIR/next")" \
 	    '["RUN_STARTED","run-2","RUN_FINISHED"]'
+}
+
+@test "one engine drives every run; a run cancelled or failed touches no other" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model": "mock/script", "mock": {"script":
+	    [{"delay_ms": 2500, "content": "slow and done"}]}}' \
+	    >"$BATS_TEST_TMPDIR/agents/slow.json"
+	serve_start
+	engine=$(engines)
+	[ -n "$engine" ] || fail "no engine: $(cat "$BATS_TEST_TMPDIR/serve.err")"
+	# Its ring is the server's children: four stages, one of them it.
+	assert_eq "$(pgrep -P "$serve_pid" | wc -l)" 4
+	# A slow run, and while it goes: a client that leaves, a run that
+	# fails, and runs that finish, on threads of their own.
+	command curl -sN --max-time 30 -d "$(input th-s1 run-1 hi)" \
+	    "${url}agents/slow" >"$BATS_TEST_TMPDIR/slow" 2>/dev/null 3>&- &
+	slow=$!
+	sleepy_run th-s2
+	kill "$sleepy_pid"
+	wait "$sleepy_pid" || true
+	post lim-loops "$(input th-s3 run-1 hello)" >"$BATS_TEST_TMPDIR/failed"
+	calcs=()
+	for i in 1 2 3 4 5 6; do
+		post calc "$(input "th-c$i" run-1 'What is 17*23?')" >"$BATS_TEST_TMPDIR/calc$i" &
+		calcs+=($!)
+	done
+	wait_pid "$slow" 40 curl
+	for i in "${calcs[@]}"; do
+		wait_pid "$i" 40 curl
+	done
+	assert_eq "$(jq -sc '.[-1].type' "$BATS_TEST_TMPDIR/failed")" '"RUN_ERROR"'
+	for i in 1 2 3 4 5 6; do
+		assert_eq "$(jq -sc '[.[-1].type, .[-1].result]' "$BATS_TEST_TMPDIR/calc$i")" \
+		    '["RUN_FINISHED","17*23 = 391"]'
+	done
+	assert_eq "$(sed -n 's/^data: //p' "$BATS_TEST_TMPDIR/slow" | jq -sc '[.[-1].type, .[-1].result]')" \
+	    '["RUN_FINISHED","slow and done"]'
+	assert_eq "$(jq -sc 'map(select(.type == "run")) | map(.thread_id + ":" + .outcome) | sort' \
+	    "$BATS_TEST_TMPDIR/serve.out")" \
+	    '["th-c1:success","th-c2:success","th-c3:success","th-c4:success","th-c5:success","th-c6:success","th-s1:success","th-s2:cancelled","th-s3:error"]'
+	# Nine runs, and the same one engine process for all of them.
+	assert_eq "$(engines)" "$engine"
+	assert_eq "$(pgrep -P "$serve_pid" | wc -l)" 4
 }
 
 @test "two runs at once on one thread: the second gets 409" {
@@ -234,7 +279,8 @@ teardown() {
 	sleepy_run th-10
 	serve_term 30
 	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
-	! pgrep -f "agentrt-session run -s th-10 -a sleepy --agents $BATS_TEST_TMPDIR/" >/dev/null
+	# No stage of its ring is left.
+	assert_eq "$(engines | wc -l)" 0
 }
 
 @test "SIGTERM stops it though whoever started it had SIGTERM blocked" {
@@ -288,7 +334,7 @@ os.execvp(sys.argv[1], sys.argv[1:])'"
 	grep -q '"llm.request"' "$BATS_TEST_TMPDIR/llm.in" ||
 	    fail "no model call reached agentrt-llm in 10 s"
 	serve_term 20
-	grep -q "run run-1: its ring did not stop in 5000 ms: killed" \
+	grep -q "the ring did not stop in 5000 ms: killed" \
 	    "$BATS_TEST_TMPDIR/serve.err" || fail "$(cat "$BATS_TEST_TMPDIR/serve.err")"
 	grep -q '"outcome":"cancelled"' "$BATS_TEST_TMPDIR/serve.out"
 }
@@ -308,10 +354,10 @@ os.execvp(sys.argv[1], sys.argv[1:])'"
 	post calc "$(input th-11 run-1 'What is 17*23?')" >/dev/null
 	run post echo "$(input th-11 run-2 hi)"
 	[ "$status" -eq 0 ]
-	assert_eq "$(jq -sc '[.[0].type, .[-1].type, .[-1].code]' <<<"$output")" '["RUN_STARTED","RUN_ERROR","run_failed"]'
+	assert_eq "$(jq -sc '[.[0].type, .[-1].type, .[-1].code]' <<<"$output")" '["RUN_STARTED","RUN_ERROR","agent_mismatch"]'
 	assert_eq "$(jq -sr '.[-1].message' <<<"$output")" \
-	    "agentrt-session: --input: client.messages is for agent 'echo', not this session's agent 'calc'"
-	# And on the server's stderr, as every stage's stderr is.
+	    "client.messages is for agent 'echo', not this session's agent 'calc'"
+	# And on the server's stderr, as the engine's stderr is.
 	grep -q "not this session's agent 'calc'" "$BATS_TEST_TMPDIR/serve.err"
 }
 

@@ -322,3 +322,83 @@ user_messages() {
 	[ "$status" -eq 1 ]
 	[[ $output == *"open --acks '$BATS_TEST_TMPDIR/no/such'"* ]]
 }
+
+# idle SESSION: the states session.idle said of SESSION, on --events.
+idle() {
+	jq -r --arg s "$1" 'select(.type == "session.idle" and
+	    .session_id == $s) | .state' "$EV" 2>/dev/null | tr '\n' ' '
+}
+
+# wait_idle SESSION STATE: up to 30 s for session.idle of SESSION in STATE.
+wait_idle() {
+	local i
+	for i in $(seq 1 600); do
+		[[ " $(idle "$1")" == *" $2 "* ]] && return 0
+		sleep 0.05
+	done
+	fail "session $1: session.idle said '$(idle "$1")', not $2: $(cat \
+	    "$BATS_TEST_TMPDIR"/*.err)"
+}
+
+@test "serve --clients: a front end's lines, session.cancel, session.idle" {
+	local cl=$BATS_TEST_TMPDIR/clients fd
+	export EFFECT_SLEEP=6
+	mkfifo "$cl"
+	: >"$BATS_TEST_TMPDIR/empty"
+	# The front end's pipe, held open by the test: serve opens it too.
+	exec {fd}<>"$cl"
+	serve_ring one "$BATS_TEST_TMPDIR/empty" --clients "$cl"
+	# A client line on --clients runs a turn; its end is session.idle.
+	msg k1 echo hi >&"$fd"
+	wait_completions k1 1
+	wait_idle k1 completed
+	# A turn cancelled from there: only that one, the other finishes.
+	msg k2 effect go >&"$fd"
+	wait_lines "$EFFECT_DIR/started" 1
+	msg k3 echo also >&"$fd"
+	wait_completions k3 1
+	echo '{"type":"session.cancel","session_id":"k2","reason":"client left"}' >&"$fd"
+	wait_idle k2 failed
+	agentrt-session log k2 | grep -q '"client left"'
+	assert_eq "$(turn_status k2)" failed
+	agentrt-session log k2 | grep -q '"call.voided"'
+	assert_eq "$(turn_status k3)" completed
+	# A cancel with no session, a line not JSON: said, and serve goes on.
+	echo '{"type":"session.cancel"}' >&"$fd"
+	echo '{"type":' >&"$fd"
+	echo '{"type":"client.message","session_id":"k9","agent_id":"echo","message":{"role":"user","content":"x"},"client":{"state":{"n":1e400}}}' >&"$fd"
+	msg k4 echo four >&"$fd"
+	wait_completions k4 1
+	grep -q "refused session.cancel: session.cancel needs a valid session_id" \
+	    "$BATS_TEST_TMPDIR/one.err"
+	grep -q -- "--clients:[0-9]*: " "$BATS_TEST_TMPDIR/one.err"
+	grep -q -- "--clients:[0-9]*: the number at /client/state/n (1e400) is out of range" \
+	    "$BATS_TEST_TMPDIR/one.err"
+	run agentrt-session show k9
+	[ "$status" -ne 0 ]
+	jq -s -e 'any(.[]; .type == "error" and .code == "bad_session")' "$EV"
+	# The front end goes: serve serves its stdin on.
+	exec {fd}>&-
+	msg k5 echo five >>"$CTL"
+	wait_completions k5 1
+	kill -0 "$(cat "$P/one.serve")"
+}
+
+@test "serve --clients: a file it cannot open exits 1, naming it" {
+	run agentrt-session serve --clients "$BATS_TEST_TMPDIR/no/such" </dev/null
+	[ "$status" -eq 1 ]
+	[[ $output == *"open --clients '$BATS_TEST_TMPDIR/no/such'"* ]]
+}
+
+@test "serve: a client line with a part of no seed type is refused as bad_input" {
+	local in=$BATS_TEST_TMPDIR/in.ndjson
+	{
+		echo '{"type":"client.message","session_id":"p1","agent_id":"echo","message":{"role":"user","content":[{"type":"sticker"}]}}'
+		msg p2 echo fine
+	} >"$in"
+	serve_ring one "$in"
+	wait_completions p2 1
+	jq -s -e 'any(.[]; .type == "error" and .code == "bad_input" and
+	    .session_id == "p1" and (.message | test("unknown part type .sticker.")))' "$EV"
+	assert_eq "$(user_messages p1)" 0
+}

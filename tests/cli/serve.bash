@@ -65,6 +65,12 @@ sleepy_run() {
 	done
 }
 
+# engines: the pids of the engines (agentrt-session serve) of the server
+# serve_start started, one a line.
+engines() {
+	pgrep -f "agentrt-session.* serve --agents $BATS_TEST_TMPDIR/agents" || true
+}
+
 # serve_term SECONDS: SIGTERM to the server serve_start started, which
 # must exit 0 within SECONDS.
 serve_term() {
