@@ -842,6 +842,41 @@ art_agent_declare_tools(char *const *tool_dirs, const char *agent, jv config,
 	return config;
 }
 
+jv
+art_agent_chat(const char *model, char *const *tool_dirs, struct art_err *err)
+{
+	jv config, all, names = jv_array(), ex;
+
+	config = jv_object_set(jv_object(), jv_string("model"),
+	    jv_string(model));
+	if (tool_dirs != NULL && tool_dirs[0] != NULL) {
+		if (!jv_is_valid(all = art_tools_list(tool_dirs, err))) {
+			jv_free(names);
+			jv_free(config);
+			return all;
+		}
+		jv_array_foreach(all, i, t) {
+			ex = art_json_field(&t, "executable");
+			if (jv_get_kind(ex) != JV_KIND_FALSE)
+				names = jv_array_append(names,
+				    art_json_field(&t, "name"));
+			jv_free(ex);
+			jv_free(t);
+		}
+		jv_free(all);
+	}
+	if (jv_array_length(jv_copy(names)) > 0)
+		config = art_agent_declare_tools(tool_dirs, "chat",
+		    jv_object_set(config, jv_string("tools"), names), err);
+	else
+		jv_free(names);
+	if (jv_is_valid(config) && art_agent_check(&config, err) == -1) {
+		jv_free(config);
+		return jv_invalid();
+	}
+	return config;
+}
+
 struct describing {
 	const char *const	*dirs;
 	size_t			 ndirs;

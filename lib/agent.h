@@ -93,6 +93,18 @@ int	art_agent_check(const jv *config, struct art_err *);
 jv	art_agent_declare_tools(char *const *tool_dirs, const char *agent,
 	    jv config, struct art_err *);
 /*
+ * The built-in chat agent, for a prompt with no agent file (agentrt-shell
+ * -m MODEL): {"model": model, "tools": [...]}, no system prompt, and as
+ * tools the declaration of every tool in tool_dirs (NULL-terminated, or
+ * NULL) that can run, as art_agent_declare_tools() declares a tool named
+ * by name; no "tools" when there are none.  Returns the config, checked
+ * as art_agent_check() checks an agent file's, or jv_invalid() with err
+ * ("bad_agent" for what that check or a tool's declaration refuses,
+ * "bad_declaration", "nomem").
+ */
+jv	art_agent_chat(const char *model, char *const *tool_dirs,
+	    struct art_err *);
+/*
  * config (consumed) with each sub-agent entry an object, and each whose
  * entry gives no "description" given the one of the child's own agent
  * file (in dirs, ndirs of them), which the model sees on the tool.  A

@@ -426,6 +426,43 @@ test_handlers_are_the_seeds(void)
 	    "\"anthropic\""), "an unknown format is refused");
 }
 
+static void
+test_the_builtin_chat_agent(void)
+{
+	char dir[256], *dirs[] = { dir, NULL }, *none[] = { NULL };
+	struct art_err err;
+	jv c;
+
+	ok(is_json(art_agent_chat("mock/echo", NULL, &err),
+	    "{\"model\":\"mock/echo\"}"), "no tool dirs: the model alone");
+	ok(is_json(art_agent_chat("mock/echo", none, &err),
+	    "{\"model\":\"mock/echo\"}"), "no dirs in the list: the same");
+	scratch(dir, sizeof(dir));
+	put(dir, "add", "#!/bin/sh\necho 3\n", 0755);
+	put(dir, "add.json", "{\"description\":\"a + b\",\"input\":"
+	    "{\"type\":\"object\"}}", 0644);
+	put(dir, "neg.jq", "-.", 0644);
+	put(dir, "stale", "#!/bin/sh\necho\n", 0644);
+	put(dir, "README", "not a tool", 0644);
+	c = art_agent_chat("openai/gpt-4o-mini", dirs, &err);
+	ok(is_json(c, "{\"model\":\"openai/gpt-4o-mini\",\"tools\":["
+	    "{\"name\":\"add\",\"description\":\"a + b\",\"input\":"
+	    "{\"type\":\"object\"}},{\"name\":\"neg\"}]}"),
+	    "every tool that can run, declared; a script that cannot run "
+	    "and a README are not");
+	put(dir, "add.json", "{\"env\":[\"OPENAI_API_KEY\"]}", 0644);
+	c = art_agent_chat("m", dirs, &err);
+	ok(!jv_is_valid(c) && art_err_is(&err, "bad_agent") &&
+	    strstr(err.msg, "OPENAI_API_KEY") != NULL,
+	    "a declaration the check refuses fails it: %s", err.msg);
+	jv_free(c);
+	put(dir, "add.json", "[1]", 0644);
+	c = art_agent_chat("m", dirs, &err);
+	ok(!jv_is_valid(c) && art_err_is(&err, "bad_declaration"),
+	    "a declaration that cannot be read fails it");
+	jv_free(c);
+}
+
 int
 main(void)
 {
@@ -441,5 +478,6 @@ main(void)
 	test_mcp_servers_are_checked();
 	test_autonomous_members_are_checked();
 	test_handlers_are_the_seeds();
+	test_the_builtin_chat_agent();
 	return tap_done();
 }
