@@ -1,4 +1,4 @@
-/* agentrt-shell - talk to an agent: a REPL, or one turn with -c
+/* agentrt-shell - talk to an agent: a REPL, or one turn with a PROMPT
  *
  * Each turn is the ring a user would type in bash (decide | llm | tool |
  * session run, closed on itself), run by shell-proc.c; shell-render.c
@@ -34,7 +34,7 @@ volatile sig_atomic_t shell_sigwinch;
 
 enum { OPT_AGENTS = 256, OPT_TOOLS, OPT_MCP, OPT_TOOL_ENV, OPT_DECIDE_JQ,
     OPT_EXEC, OPT_URL, OPT_RECORD, OPT_REPLAY, OPT_EVENTS,
-    OPT_EVENTS_FORMAT };
+    OPT_EVENTS_FORMAT, OPT_LINES };
 
 /* The models completion offers: those built in, and the providers. */
 #define MODELS	"mock/echo mock/script openai/ anthropic/"
@@ -46,11 +46,15 @@ static const struct art_opt options[] = {
 	{ "agent", 'a', "AGENT", ART_OPT_AGENT, NULL, NULL, 0,
 	    "start a new session of AGENT" },
 	{ "session", 's', "SESSION", ART_OPT_SESSION, NULL, NULL, 0,
-	    "continue SESSION (an id or a prefix of one); with neither, the "
-	    "most recent session" },
+	    "continue SESSION (an id or a prefix of one)" },
+	{ "continue", 'C', NULL, ART_OPT_TEXT, NULL, NULL, 0,
+	    "continue the most recent session" },
 	{ "command", 'c', "TEXT", ART_OPT_TEXT, NULL, NULL, 0,
-	    "send TEXT, print the reply and exit; text piped in goes "
-	    "before TEXT, as llm(1) sends it" },
+	    "send TEXT as a PROMPT is sent; with no -a, -s, -C or -m, to "
+	    "the most recent session" },
+	{ "lines", OPT_LINES, NULL, ART_OPT_TEXT, NULL, NULL, 0,
+	    "with no PROMPT, one turn for each line of the standard input, "
+	    "not one for all of it" },
 	{ "system", 'S', "TEXT", ART_OPT_TEXT, NULL, NULL, 0,
 	    "start a new session whose system prompt is TEXT, not its "
 	    "agent's" },
@@ -72,7 +76,8 @@ static const struct art_opt options[] = {
 	{ "url", OPT_URL, "URL", ART_OPT_URL, NULL, NULL, 0,
 	    "decide with an HTTP worker (agentrt-decide's)" },
 	{ "model", 'm', "MODEL", ART_OPT_MODEL, MODELS, NULL, 0,
-	    "answer every model call with MODEL" },
+	    "answer every model call with MODEL; with no -a, -s or -C, a "
+	    "new session of the built-in chat agent on MODEL" },
 	{ "record", OPT_RECORD, "FILE", ART_OPT_FILE, NULL, NULL, 0,
 	    "keep every model exchange in the cassette FILE" },
 	{ "replay", OPT_REPLAY, "FILE", ART_OPT_FILE, NULL, NULL, 0,
@@ -90,12 +95,16 @@ static _Noreturn void
 help(void)
 {
 	fputs(
-"Usage: agentrt-shell [OPTIONS] [-a AGENT | -s SESSION] [-c TEXT]\n"
+"Usage: agentrt-shell [OPTIONS] [-a AGENT | -s SESSION | -C] [PROMPT]\n"
 "\n"
-"Talk to an agent.  On a terminal, a REPL with line editing, history and\n"
-"completion; with -c TEXT, one turn whose reply is printed; with the\n"
-"standard input not a terminal, one turn per line.  Each turn runs the\n"
-"ring agentrt-decide | agentrt-llm | agentrt-tool | agentrt-session run.\n"
+"Talk to an agent.  With a PROMPT, one turn whose reply is printed, in a\n"
+"new session unless -s or -C says which; text piped in goes before the\n"
+"PROMPT, as llm(1) sends it.  With no PROMPT and the standard input not\n"
+"a terminal, what it holds is the one message (--lines: one turn a\n"
+"line).  On a terminal, a REPL with line editing, history and\n"
+"completion.  -m MODEL with no agent named talks to MODEL plainly, with\n"
+"the --tools tools.  Each turn runs the ring agentrt-decide |\n"
+"agentrt-llm | agentrt-tool | agentrt-session run.\n"
 "\n"
 "Options:\n", stdout);
 	art_opt_help(stdout, options, 24);
@@ -128,7 +137,7 @@ static _Noreturn void
 usage(void)
 {
 	fprintf(stderr, "usage: agentrt-shell [OPTIONS] "
-	    "[-a AGENT | -s SESSION] [-c TEXT]\n"
+	    "[-a AGENT | -s SESSION | -C] [PROMPT]\n"
 	    "Try 'agentrt-shell --help' for more information.\n");
 	exit(ART_EXIT_USAGE);
 }
@@ -159,6 +168,23 @@ add_tool_env(struct opts *o, const char *name)
 	add_dir(o->tool_envs, &o->ntool_envs, name);
 }
 
+/* The words of a PROMPT given as several arguments, joined by spaces. */
+static char *
+join_words(char **w, int n)
+{
+	struct art_buf b = ART_BUF_INIT;
+	char *s;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if ((i > 0 && art_buf_addstr(&b, " ") == -1) ||
+		    art_buf_addstr(&b, w[i]) == -1)
+			art_die(ART_EXIT_FAIL, "out of memory");
+	if ((s = art_buf_detach(&b, NULL)) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	return s;
+}
+
 static void
 parse(int argc, char **argv, struct opts *o)
 {
@@ -174,6 +200,8 @@ parse(int argc, char **argv, struct opts *o)
 		case 'd': o->db = optarg; break;
 		case 'a': o->agent = optarg; break;
 		case 's': o->session = optarg; break;
+		case 'C': o->cont = true; break;
+		case OPT_LINES: o->lines = true; break;
 		case 'c': o->command = optarg; break;
 		case 'S': o->system = optarg; break;
 		case 'm': o->model = optarg; break;
@@ -198,17 +226,22 @@ parse(int argc, char **argv, struct opts *o)
 		default: usage();
 		}
 	}
-	if (optind < argc) {
-		art_warn("unexpected argument '%s'", argv[optind]);
+	if (optind < argc)
+		o->prompt = join_words(argv + optind, argc - optind);
+	if (o->prompt != NULL && o->command != NULL) {
+		art_warn("-c TEXT and a PROMPT: give one");
 		usage();
 	}
-	if (o->agent != NULL && o->session != NULL) {
-		art_warn("-a and -s: give one");
+	if (o->prompt != NULL && o->lines)
+		art_die(ART_EXIT_USAGE, "--lines reads the turns from the "
+		    "standard input: give no PROMPT");
+	if ((o->agent != NULL) + (o->session != NULL) + o->cont > 1) {
+		art_warn("-a, -s and -C: give one");
 		usage();
 	}
-	if (o->system != NULL && o->session != NULL) {
-		art_warn("-S and -s: -S starts a new session; a session keeps "
-		    "the system prompt it began with");
+	if (o->system != NULL && (o->session != NULL || o->cont)) {
+		art_warn("-S and %s: -S starts a new session; a session keeps "
+		    "the system prompt it began with", o->cont ? "-C" : "-s");
 		usage();
 	}
 	if (o->events_format != NULL && strcmp(o->events_format, "ndjson") !=
@@ -312,7 +345,17 @@ most_recent(struct shell *sh)
 	return found;
 }
 
-/* The session to talk to: -s, -a, else the newest, else the first agent. */
+/* What a turn with nothing to talk to says. */
+#define NOTHING_NAMED	"no agent: name one with -a AGENT, or a model " \
+	"with -m MODEL (-m mock/echo needs no key), or continue the most " \
+	"recent session with -C"
+
+/*
+ * The session to talk to: -s, -C (the newest), -a (a new session), -m (a
+ * new session of the built-in chat agent); else, for -c, piped lines and
+ * the REPL, the newest session.  A PROMPT never goes to a session it did
+ * not name, and no agent is ever picked for the user.
+ */
 static void
 choose(struct shell *sh)
 {
@@ -322,6 +365,12 @@ choose(struct shell *sh)
 	if (sh->o->session != NULL) {
 		if (shell_switch(sh, sh->o->session) == -1)
 			exit(ART_EXIT_FAIL);
+		return;
+	}
+	if (sh->o->cont) {
+		if (!most_recent(sh))
+			art_die(ART_EXIT_FAIL, "no session to continue (-C): "
+			    "start one with -a AGENT or -m MODEL");
 		return;
 	}
 	if (sh->o->agent != NULL) {
@@ -335,16 +384,19 @@ choose(struct shell *sh)
 		snprintf(sh->agent, sizeof(sh->agent), "%s", sh->o->agent);
 		return;
 	}
-	if (most_recent(sh))
-		return;
-	v = shell_agents(sh);
-	if (jv_array_length(jv_copy(v)) > 0) {
+	if (sh->o->model != NULL) {
+		v = shell_builtin_config(sh, &err);
+		if (!jv_is_valid(v))
+			art_die(ART_EXIT_USAGE, "-m %s: %s", sh->o->model,
+			    err.msg);
 		jv_free(v);
-		v = jv_array_get(shell_agents(sh), 0);
-		snprintf(sh->agent, sizeof(sh->agent), "%s",
-		    jv_string_value(v));
+		snprintf(sh->agent, sizeof(sh->agent), "chat");
+		sh->builtin = true;
+		return;
 	}
-	jv_free(v);
+	if (sh->o->prompt != NULL)
+		art_die(ART_EXIT_USAGE, NOTHING_NAMED);
+	most_recent(sh);
 }
 
 /* --- the three ways to run ------------------------------------------------ */
@@ -357,7 +409,7 @@ one_turn(struct shell *sh, const char *text)
 	int st;
 
 	if (sh->agent[0] == '\0' && sh->sid[0] == '\0')
-		art_die(ART_EXIT_FAIL, "no agent: name one with -a AGENT");
+		art_die(ART_EXIT_USAGE, NOTHING_NAMED);
 	st = shell_send(sh, &t, &reply);
 	/* On a terminal the reply was drawn as it came. */
 	if (st == ART_EXIT_OK && jv_get_kind(reply) == JV_KIND_STRING &&
@@ -373,14 +425,18 @@ one_turn(struct shell *sh, const char *text)
 #define MAX_MESSAGE	(128 * 1024 - 1)
 
 /*
- * -c's message: when the standard input is no terminal and gives any
- * text, that text (its last newlines cut) and a blank line, then TEXT, so
- * `cat notes.md | agentrt-shell -c summarise` sends both in the order
- * llm(1) does.  The caller frees it.
+ * A one-shot turn's message: when the standard input is no terminal and
+ * gives any text, that text (its last newlines cut), then, when there is
+ * a command (-c TEXT or the PROMPT, named by what), a blank line and it,
+ * so `cat notes.md | agentrt-shell -m MODEL 'sum up'` sends both in the
+ * order llm(1) does.  With no command, the text alone, which must not be
+ * empty.  The caller frees it.
  */
 static char *
-command_text(const char *command)
+command_text(const char *what, const char *command)
 {
+	const char *from = what != NULL ? what : "the standard input";
+
 	struct art_buf in = ART_BUF_INIT, msg = ART_BUF_INIT;
 	struct art_err err;
 	char *out;
@@ -389,8 +445,8 @@ command_text(const char *command)
 	    art_buf_read_fd(&in, STDIN_FILENO, MAX_MESSAGE, "stdin", &err)
 	    == -1) {
 		if (art_err_is(&err, "too_big"))
-			art_die(ART_EXIT_USAGE, "the text piped to -c is too "
-			    "long: more than %d bytes", MAX_MESSAGE);
+			art_die(ART_EXIT_USAGE, "the text piped to %s is too "
+			    "long: more than %d bytes", from, MAX_MESSAGE);
 		art_die(ART_EXIT_FAIL, "read the standard input: %s",
 		    err.msg);
 	}
@@ -398,16 +454,21 @@ command_text(const char *command)
 	    in.p[in.len - 1] == '\r'))
 		in.len--;
 	if (in.len > 0 && memchr(in.p, '\0', in.len) != NULL)
-		art_die(ART_EXIT_USAGE, "the text piped to -c holds a NUL "
-		    "byte: send text, not a binary file");
+		art_die(ART_EXIT_USAGE, "the text piped to %s holds a NUL "
+		    "byte: send text, not a binary file", from);
+	if (command == NULL && in.len == 0)
+		art_die(ART_EXIT_USAGE, "nothing to send: the standard input "
+		    "is empty (give a PROMPT)");
 	if ((in.len > 0 && (art_buf_add(&msg, in.p, in.len) == -1 ||
-	    art_buf_addstr(&msg, "\n\n") == -1)) ||
-	    art_buf_addstr(&msg, command) == -1)
+	    (command != NULL && art_buf_addstr(&msg, "\n\n") == -1))) ||
+	    (command != NULL && art_buf_addstr(&msg, command) == -1))
 		art_die(ART_EXIT_FAIL, "out of memory");
 	art_buf_release(&in);
 	if (msg.len > MAX_MESSAGE)
-		art_die(ART_EXIT_USAGE, "-c TEXT and the text piped to it are "
-		    "too long: %zu bytes, at most %d", msg.len, MAX_MESSAGE);
+		art_die(ART_EXIT_USAGE, "%s%s and the text piped to it are "
+		    "too long: %zu bytes, at most %d", from,
+		    command != NULL && what[0] == '-' ? " TEXT" : "", msg.len,
+		    MAX_MESSAGE);
 	if ((out = art_buf_detach(&msg, NULL)) == NULL)
 		art_die(ART_EXIT_FAIL, "out of memory");
 	return out;
@@ -595,20 +656,23 @@ main(int argc, char *argv[])
 	signals();
 	nc = getenv("NO_COLOR");
 	sh.color = isatty(STDOUT_FILENO) && (nc == NULL || *nc == '\0');
-	sh.tty = o.command == NULL && isatty(STDIN_FILENO);
+	sh.tty = o.command == NULL && o.prompt == NULL && !o.lines &&
+	    isatty(STDIN_FILENO);
 	choose(&sh);
 	/* -S makes a session: not the newest, which has its own prompt. */
 	if (o.system != NULL)
 		sh.sid[0] = '\0';
-	if (o.command != NULL) {
-		text = command_text(o.command);
+	if (o.command != NULL || o.prompt != NULL || (!sh.tty && !o.lines)) {
+		text = o.command != NULL ? command_text("-c", o.command) :
+		    o.prompt != NULL ? command_text("the PROMPT", o.prompt) :
+		    command_text(NULL, NULL);
 		status = one_turn(&sh, text);
 		free(text);
-	}
-	else if (!sh.tty)
+	} else if (o.lines)
 		status = lines(&sh);
 	else
 		status = repl(&sh);
+	free(o.prompt);
 	free(sh.dirs);
 	if (sh.events != NULL && fclose(sh.events) == EOF)
 		art_warn("write events '%s': %s", o.events, strerror(errno));

@@ -89,7 +89,8 @@ shell_config(const struct shell *sh)
 	}
 	if (jv_get_kind(c) == JV_KIND_NULL && sh->agent[0] != '\0') {
 		jv_free(c);
-		c = art_agent_load(sh->dirs, sh->ndirs, sh->agent, &err);
+		c = sh->builtin ? shell_builtin_config(sh, &err) :
+		    art_agent_load(sh->dirs, sh->ndirs, sh->agent, &err);
 		if (!jv_is_valid(c))
 			c = (jv_free(c), jv_null());
 	}
@@ -154,6 +155,7 @@ shell_switch(struct shell *sh, const char *id)
 		return -1;
 	}
 	agent = art_json_str(&hit, "agent_id");
+	sh->builtin = false;
 	snprintf(sh->sid, sizeof(sh->sid), "%s", art_json_str(&hit, "id"));
 	snprintf(sh->agent, sizeof(sh->agent), "%s", agent != NULL ? agent :
 	    "");
@@ -494,6 +496,7 @@ cmd_new(struct shell *sh, char *arg)
 		}
 		jv_free(cfg);
 		snprintf(sh->agent, sizeof(sh->agent), "%s", arg);
+		sh->builtin = false;
 	}
 	sh->sid[0] = '\0';
 	printf("new session of %s: it starts with your next message\n",

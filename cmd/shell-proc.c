@@ -198,11 +198,24 @@ struct ring {
 	char	 sysfile[4400];
 };
 
+jv
+shell_builtin_config(const struct shell *sh, struct art_err *err)
+{
+	char *dirs[SHELL_MAX_DIRS + 1];
+	int i;
+
+	for (i = 0; i < sh->o->ntool_dirs; i++)
+		dirs[i] = (char *)sh->o->tool_dirs[i];
+	dirs[i] = NULL;
+	return art_agent_chat(sh->model, dirs, err);
+}
+
 /*
- * -S on a turn that makes a session: the agent's file with "system"
- * replaced, written as NAME.json in a directory of its own that session
- * run looks in first, so the new session's config holds it.  0, or -1
- * (said).
+ * A turn that makes a session of the built-in chat agent, or with -S:
+ * the agent's file (the built-in's config, or the agent file with
+ * "system" replaced), written as NAME.json in a directory of its own
+ * that session run looks in first, so the new session's config holds
+ * it.  0, or -1 (said).
  */
 static int
 system_agent(const struct shell *sh, struct ring *r)
@@ -213,9 +226,10 @@ system_agent(const struct shell *sh, struct ring *r)
 	FILE *f;
 	int bad, n, fits;
 
-	if (sh->o->system == NULL || sh->sid[0] != '\0')
+	if ((sh->o->system == NULL && !sh->builtin) || sh->sid[0] != '\0')
 		return 0;
-	cfg = art_agent_load(sh->dirs, sh->ndirs, sh->agent, &err);
+	cfg = sh->builtin ? shell_builtin_config(sh, &err) :
+	    art_agent_load(sh->dirs, sh->ndirs, sh->agent, &err);
 	if (!jv_is_valid(cfg)) {
 		jv_free(cfg);
 		art_warn("%s", err.msg);
@@ -231,15 +245,17 @@ system_agent(const struct shell *sh, struct ring *r)
 	} else
 		errno = ENAMETOOLONG;
 	if (!fits || mkdtemp(r->sysdir) == NULL) {
-		art_warn("make a directory for -S: %s", strerror(errno));
+		art_warn("make a directory for the new session's agent file: "
+		    "%s", strerror(errno));
 		r->sysdir[0] = '\0';
 		jv_free(cfg);
 		return -1;
 	}
 	snprintf(r->sysfile, sizeof(r->sysfile), "%s/%s.json", r->sysdir,
 	    sh->agent);
-	cfg = jv_object_set(cfg, jv_string("system"),
-	    jv_string(sh->o->system));
+	if (sh->o->system != NULL)
+		cfg = jv_object_set(cfg, jv_string("system"),
+		    jv_string(sh->o->system));
 	text = jv_dump_string(cfg, 0);
 	if ((f = fopen(r->sysfile, "w")) == NULL) {
 		art_warn("write '%s': %s", r->sysfile, strerror(errno));

@@ -25,7 +25,10 @@ struct opts {
 	const char	*db;
 	const char	*agent;
 	const char	*session;
-	const char	*command;
+	const char	*command;	/* -c TEXT */
+	char		*prompt;	/* PROMPT: the words, joined */
+	bool		 cont;		/* -C: the newest session */
+	bool		 lines;		/* --lines: a turn a line of stdin */
 	const char	*agent_dirs[SHELL_MAX_DIRS];
 	int		 nagent_dirs;
 	const char	*tool_dirs[SHELL_MAX_DIRS];
@@ -50,6 +53,8 @@ struct shell {
 	char		 bindir[4096];	/* the siblings' home; "": PATH */
 	char		 sid[64];	/* the session; "" before a turn */
 	char		 agent[256];	/* its agent; "" when there is none */
+	bool		 builtin;	/* agent is the built-in chat agent on
+					   model (-m with no agent file) */
 	char		 model[256];	/* the -m or /model override; "" none */
 	const char	**dirs;		/* where agents are (art_agent_dirs) */
 	size_t		 ndirs;
@@ -115,6 +120,9 @@ int	shell_run(const struct shell *, struct art_strvec *a, int outfd,
 jv	shell_json(const struct shell *, struct art_strvec *a, bool quiet);
 /* Runs one turn on a ring, rendered through r; the session's status. */
 int	shell_turn(struct shell *, const struct turn *, struct render *);
+/* The built-in chat agent's config on sh->model, with the --tools
+ * tools (art_agent_chat()); jv_invalid() with err. */
+jv	shell_builtin_config(const struct shell *, struct art_err *);
 /* Ends the session's turn (agentrt-session cancel); what it did stays. */
 void	shell_cancel(const struct shell *);
 

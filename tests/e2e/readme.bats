@@ -74,6 +74,16 @@ sorted() {
 	assert_eq "$(grep -v '^agentrt-session: ' <<<"$output")" "17*23 = 391"
 }
 
+@test "README prompt: a prompt on a model with no agent file, piped text, -C, an agent" {
+	run_block prompt
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$output" $'hello there\nmilk, eggs\n\nSum it up.\nand again\n17*23 = 391'
+	# Three sessions: -C went on in the second, as it says.
+	assert_eq "$(agentrt-session ls | jq -sc 'sort_by(.created) | map(.agent_id)')" '["chat","chat","calc"]'
+	assert_eq "$(agentrt-tree path "$(agentrt-session ls | jq -rs 'sort_by(.created) | .[1].id')" |
+	    jq -sc 'map(.content)')" '["milk, eggs\n\nSum it up.","milk, eggs\n\nSum it up.","and again","and again"]'
+}
+
 @test "README: a session made first with new, run with -s, then inspected" {
 	run_block inspect
 	[ "$status" -eq 0 ] || fail "status $status: $output"

@@ -69,10 +69,15 @@ P='[0-9a-f]{8}> '
 @test "usage errors and an unknown agent exit 2; an unknown session is one line, exit 1" {
 	run agentrt-shell --bogus
 	[ "$status" -eq 2 ] && [[ $output == *"usage: agentrt-shell"* ]] || fail "$output"
-	run agentrt-shell -a echo extra
-	[ "$status" -eq 2 ] && [[ $output == *"unexpected argument 'extra'"* ]] || fail "$output"
+	run agentrt-shell -a echo -c hi extra
+	[ "$status" -eq 2 ] && [[ $output == *"-c TEXT and a PROMPT: give one"* ]] || fail "$output"
+	run agentrt-shell -a echo --lines extra
+	[ "$status" -eq 2 ] || fail "status $status: $output"
+	assert_eq "$output" "agentrt-shell: --lines reads the turns from the standard input: give no PROMPT"
 	run agentrt-shell -a echo -s x -c hi
-	[ "$status" -eq 2 ] && [[ $output == *"-a and -s: give one"* ]] || fail "$output"
+	[ "$status" -eq 2 ] && [[ $output == *"-a, -s and -C: give one"* ]] || fail "$output"
+	run agentrt-shell -C -s x hi
+	[ "$status" -eq 2 ] && [[ $output == *"-a, -s and -C: give one"* ]] || fail "$output"
 	run agentrt-shell -a nosuch -c hi
 	[ "$status" -eq 2 ] || fail "status $status"
 	[[ $output == "agentrt-shell: no agent 'nosuch' (looked in "* ]] || fail "$output"
@@ -103,13 +108,81 @@ P='[0-9a-f]{8}> '
 	[[ $output == *"is waiting: approval required: calc; resume it in the REPL"*"--resume $iid --payload '{\"approved\":true}'"* ]] || fail "$output"
 }
 
-@test "piped stdin: one turn per line, two replies, one session" {
-	run agentrt-shell -a echo < <(printf 'to Paris\nbook it\n')
+@test "piped stdin with --lines: one turn per line, two replies, one session" {
+	run agentrt-shell -a echo --lines < <(printf 'to Paris\nbook it\n')
 	[ "$status" -eq 0 ] || fail "status $status: $output"
 	assert_eq "$output" $'to Paris\nbook it'
 	assert_eq "$(agentrt-session ls -q | wc -l)" 1
 	assert_eq "$(contents "$(the_session)")" \
 	    '["to Paris","to Paris","book it","book it"]'
+}
+
+@test "a PROMPT and -m with no agent file: the built-in chat agent, a new session each time" {
+	run --separate-stderr agentrt-shell -m mock/echo 'hello there' </dev/null
+	[ "$status" -eq 0 ] || fail "status $status: $stderr"
+	assert_eq "$output" 'hello there'
+	# Nothing but the reply: no session id, no notice.
+	assert_eq "$stderr" ''
+	run --separate-stderr agentrt-shell -m mock/echo how are you </dev/null
+	[ "$status" -eq 0 ] || fail "status $status: $stderr"
+	assert_eq "$output" 'how are you'
+	assert_eq "$(agentrt-session ls | jq -sc 'map(.agent_id)')" '["chat","chat"]'
+	sid=$(sid_of chat)
+	assert_eq "$(agentrt-session show "$sid" | jq -c .config)" '{"model":"mock/echo"}'
+	assert_eq "$(contents "$sid")" '["how are you","how are you"]'
+	# No file of the built-in agent is left behind.
+	run ls "$BATS_TEST_TMPDIR"
+	[[ $output != *agentrt-shell.* ]] || fail "left: $output"
+}
+
+@test "-m with --tools: the built-in agent offers every tool that can run, and calls them" {
+	run agentrt-shell -m mock/echo "${TOOLS[@]}" 'which tools?' </dev/null
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	sid=$(sid_of chat)
+	assert_eq "$(agentrt-session show "$sid" | jq -c '[.config.tools[].name]')" \
+	    "$(agentrt-tool "${TOOLS[@]}" --list | jq -sc 'map(.name)')"
+	assert_eq "$(agentrt-session show "$sid" | jq -c '.config.tools[] | select(.name == "calc") | .input.required')" '["expr"]'
+	# The model sees them: the request it was sent declares them.
+	assert_eq "$(agentrt-session log "$sid" | jq -c 'select(.payload.type == "llm.call.requested") | [.payload.request.tools[]?.name] | index("calc") != null')" true
+}
+
+@test "piped stdin is one message; with a PROMPT it goes first, a blank line between" {
+	run agentrt-shell -m mock/echo < <(printf 'to Paris\nbook it\n')
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$output" $'to Paris\nbook it'
+	assert_eq "$(contents "$(sid_of chat)")" '["to Paris\nbook it","to Paris\nbook it"]'
+	run agentrt-shell -m mock/echo sum up < <(printf 'milk\neggs\n')
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$output" $'milk\neggs\n\nsum up'
+	assert_eq "$(agentrt-session ls -q | wc -l)" 2
+	run --separate-stderr agentrt-shell -m mock/echo </dev/null
+	[ "$status" -eq 2 ] || fail "status $status: $stderr"
+	assert_eq "$stderr" 'agentrt-shell: nothing to send: the standard input is empty (give a PROMPT)'
+	assert_eq "$(agentrt-session ls -q | wc -l)" 2
+}
+
+@test "nothing named: a PROMPT says how to name an agent or a model, and no agent is picked; -C continues the newest" {
+	# Agents are on the path ($AGENTRT_AGENTS), and none is taken.
+	run --separate-stderr agentrt-shell 'hi' </dev/null
+	[ "$status" -eq 2 ] || fail "status $status: $stderr"
+	assert_eq "$stderr" 'agentrt-shell: no agent: name one with -a AGENT, or a model with -m MODEL (-m mock/echo needs no key), or continue the most recent session with -C'
+	run --separate-stderr agentrt-shell -c 'hi' </dev/null
+	[ "$status" -eq 2 ] || fail "status $status: $stderr"
+	[[ $stderr == 'agentrt-shell: no agent: name one with -a AGENT'* ]] || fail "$stderr"
+	run --separate-stderr agentrt-shell -C 'hi' </dev/null
+	[ "$status" -eq 1 ] || fail "status $status: $stderr"
+	assert_eq "$stderr" 'agentrt-shell: no session to continue (-C): start one with -a AGENT or -m MODEL'
+	assert_eq "$(agentrt-session ls -q | wc -l)" 0
+	agentrt-shell -a echo 'to Paris' </dev/null >/dev/null
+	sid=$(sid_of echo)
+	run agentrt-shell -C 'book it' </dev/null
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	assert_eq "$output" 'book it'
+	assert_eq "$(agentrt-session ls -q)" "$sid"
+	assert_eq "$(contents "$sid")" '["to Paris","to Paris","book it","book it"]'
+	# A PROMPT with -a starts a new session, as llm(1) does.
+	agentrt-shell -a echo 'again' </dev/null >/dev/null
+	assert_eq "$(agentrt-session ls -q | wc -l)" 2
 }
 
 @test "REPL: a message shows the streamed reply and the usage line" {
@@ -446,7 +519,7 @@ P='[0-9a-f]{8}> '
 	assert_eq "$(jq -r 'select(.type == "completion") | .text' "$BATS_TEST_TMPDIR/ev.ndjson")" '17*23 = 391'
 	assert_eq "$(jq -r .type "$BATS_TEST_TMPDIR/ev.ndjson" | head -1)" turn.started
 	# Two turns in one file (appended), each a run of its own.
-	printf 'What is 17*23?\nagain\n' | agentrt-shell -a calc "${TOOLS[@]}" \
+	printf 'What is 17*23?\nagain\n' | agentrt-shell --lines -a calc "${TOOLS[@]}" \
 	    --events "$BATS_TEST_TMPDIR/ev.agui" --events-format ag-ui >/dev/null
 	assert_eq "$(jq -r 'select(.type | startswith("RUN_")) | .type' "$BATS_TEST_TMPDIR/ev.agui" | paste -sd' ')" \
 	    'RUN_STARTED RUN_FINISHED RUN_STARTED RUN_FINISHED'
