@@ -49,6 +49,7 @@ struct opts {
 	const char	*record;	/* --record FILE */
 	const char	*replay;	/* --replay FILE */
 	const char	*prices;	/* --prices FILE */
+	bool		 models;	/* --models */
 };
 
 /* An answer held back by its delay. */
@@ -71,7 +72,8 @@ struct stage {
 	struct art_request_reader reader;
 };
 
-enum { OPT_SCRIPT = 256, OPT_MAX_LINE, OPT_RECORD, OPT_REPLAY, OPT_PRICES };
+enum { OPT_SCRIPT = 256, OPT_MAX_LINE, OPT_RECORD, OPT_REPLAY, OPT_PRICES,
+    OPT_MODELS };
 
 /* The models completion offers: those built in, and the providers. */
 #define MODELS	"mock/echo mock/script openai/ anthropic/"
@@ -92,6 +94,9 @@ static const struct art_opt options[] = {
 	{ "prices", OPT_PRICES, "FILE", ART_OPT_FILE, NULL, NULL, 0,
 	    "add the model prices in FILE (JSON, dollars per million "
 	    "tokens) to the built-in ones, for \"cost\"" },
+	{ "models", OPT_MODELS, NULL, ART_OPT_TEXT, NULL, NULL, ART_OPT_EXITS,
+	    "print the models this stage knows, one JSON line each (with "
+	    "their prices, and --prices'), and exit" },
 	{ "max-line", OPT_MAX_LINE, "BYTES", ART_OPT_TEXT, NULL, NULL, 0,
 	    "the longest input line, with an optional K, M or G suffix "
 	    "(default 64M)" },
@@ -150,6 +155,58 @@ completions(const char *context)
 
 
 /* --- output ----------------------------------------------------------- */
+
+/* The prices: the built-in ones, and --prices' (else $AGENTRT_PRICES). */
+static struct art_prices *
+load_prices(const struct opts *o)
+{
+	const char *path = o->prices != NULL ? o->prices :
+	    getenv("AGENTRT_PRICES");
+	struct art_prices *p;
+	struct art_err err;
+
+	if ((p = art_prices_new()) == NULL)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	if (path != NULL && *path != '\0' &&
+	    art_prices_load(p, path, &err) == -1)
+		art_die(ART_EXIT_USAGE, "%s", err.msg);
+	return p;
+}
+
+/*
+ * --models: the mock models, which cost nothing, then every priced
+ * model, as the runtime API's ModelEntry (art_prices_list()).  Any other
+ * model of a provider can be named too: these are the ones it knows.
+ */
+static int
+list_models(const struct opts *o)
+{
+	static const char *const mocks[] = { "echo", "script", NULL };
+	struct art_prices *p = load_prices(o);
+	jv priced = art_prices_list(p), all = jv_array(), e, text;
+	int i, bad = 0;
+
+	art_prices_free(p);
+	if (!jv_is_valid(priced))
+		art_die(ART_EXIT_FAIL, "out of memory");
+	for (i = 0; mocks[i] != NULL; i++) {
+		e = art_json_set(jv_object(), "model",
+		    jv_string_fmt("mock/%s", mocks[i]));
+		e = art_json_set(e, "model_id", jv_string(mocks[i]));
+		all = jv_array_append(all, art_json_set(e, "provider",
+		    jv_string("mock")));
+	}
+	all = jv_array_concat(all, priced);
+	jv_array_foreach(all, j, m) {
+		text = jv_dump_string(m, 0);
+		bad |= puts(jv_string_value(text)) == EOF;
+		jv_free(text);
+	}
+	jv_free(all);
+	if (bad || fflush(stdout) == EOF)
+		art_die(ART_EXIT_FAIL, "write: %s", strerror(errno));
+	return ART_EXIT_OK;
+}
 
 static void
 emit(struct stage *st, jv line)
@@ -483,17 +540,11 @@ run(const struct opts *o, char **argv)
 	struct stage st = { .o = o };
 	struct art_err err;
 	int status;
-	const char *prices = o->prices != NULL ? o->prices :
-	    getenv("AGENTRT_PRICES");
 
 	/* AGENTRT_CLOCK pins the bus's clock, as the engine's. */
 	if (art_clock_init(&bus_clock, getenv("AGENTRT_CLOCK"), &err) == -1)
 		art_die(ART_EXIT_USAGE, "bad AGENTRT_CLOCK: %s", err.msg);
-	if ((lo.prices = art_prices_new()) == NULL)
-		art_die(ART_EXIT_FAIL, "out of memory");
-	if (prices != NULL && *prices != '\0' &&
-	    art_prices_load(lo.prices, prices, &err) == -1)
-		art_die(ART_EXIT_USAGE, "%s", err.msg);
+	lo.prices = load_prices(o);
 	if (o->replay != NULL &&
 	    (lo.replay = art_cassette_load(o->replay, &err)) == NULL)
 		art_die(ART_EXIT_USAGE, "%s", err.msg);
@@ -568,6 +619,9 @@ main(int argc, char *argv[])
 		case OPT_PRICES:
 			o.prices = optarg;
 			break;
+		case OPT_MODELS:
+			o.models = true;
+			break;
 		case 'h':
 			help();
 		case 'V':
@@ -578,7 +632,7 @@ main(int argc, char *argv[])
 			usage();
 		}
 	}
-	status = run(&o, argv + optind);
+	status = o.models ? list_models(&o) : run(&o, argv + optind);
 	jv_free(o.script);
 	return status;
 }

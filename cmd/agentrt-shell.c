@@ -28,6 +28,7 @@
 #include "opt.h"
 #include "ring.h"
 #include "tools.h"
+#include "userconf.h"
 
 volatile sig_atomic_t shell_sigint;
 volatile sig_atomic_t shell_sigwinch;
@@ -345,9 +346,41 @@ most_recent(struct shell *sh)
 	return found;
 }
 
+/* A new session of the built-in chat agent on sh->model. */
+static void
+chat(struct shell *sh)
+{
+	struct art_err err;
+	jv v = shell_builtin_config(sh, &err);
+
+	if (!jv_is_valid(v))
+		art_die(ART_EXIT_USAGE, "-m %s: %s", sh->model, err.msg);
+	jv_free(v);
+	snprintf(sh->agent, sizeof(sh->agent), "chat");
+	sh->builtin = true;
+}
+
+/* The user's settings, or a one-line error naming the file. */
+static jv
+settings(void)
+{
+	char path[4096];
+	struct art_err err;
+	jv conf;
+
+	if (art_userconf_path(getenv("XDG_CONFIG_HOME"), getenv("HOME"), path,
+	    sizeof(path)) == -1)
+		return jv_object();
+	conf = art_userconf_load(path, &err);
+	if (!jv_is_valid(conf))
+		art_die(ART_EXIT_FAIL, "%s", err.msg);
+	return conf;
+}
+
 /* What a turn with nothing to talk to says. */
 #define NOTHING_NAMED	"no agent: name one with -a AGENT, or a model " \
-	"with -m MODEL (-m mock/echo needs no key), or continue the most " \
+	"with -m MODEL (-m mock/echo needs no key; a default \"model\" goes " \
+	"in $XDG_CONFIG_HOME/agentrt/config.json), or continue the most " \
 	"recent session with -C"
 
 /*
@@ -360,6 +393,7 @@ static void
 choose(struct shell *sh)
 {
 	struct art_err err;
+	const char *def;
 	jv v;
 
 	if (sh->o->session != NULL) {
@@ -385,18 +419,19 @@ choose(struct shell *sh)
 		return;
 	}
 	if (sh->o->model != NULL) {
-		v = shell_builtin_config(sh, &err);
-		if (!jv_is_valid(v))
-			art_die(ART_EXIT_USAGE, "-m %s: %s", sh->o->model,
-			    err.msg);
-		jv_free(v);
-		snprintf(sh->agent, sizeof(sh->agent), "chat");
-		sh->builtin = true;
+		chat(sh);
+		return;
+	}
+	if (sh->o->prompt == NULL && most_recent(sh))
+		return;
+	/* Nothing named, nothing to go on with: the user's default model. */
+	if ((def = art_userconf_default(&sh->conf)) != NULL) {
+		snprintf(sh->model, sizeof(sh->model), "%s", def);
+		chat(sh);
 		return;
 	}
 	if (sh->o->prompt != NULL)
 		art_die(ART_EXIT_USAGE, NOTHING_NAMED);
-	most_recent(sh);
 }
 
 /* --- the three ways to run ------------------------------------------------ */
@@ -645,8 +680,10 @@ main(int argc, char *argv[])
 	std_fds();
 	if (o.db != NULL && setenv("AGENTRT_DB", o.db, 1) == -1)
 		art_die(ART_EXIT_FAIL, "setenv: %s", strerror(errno));
+	sh.conf = settings();
 	if (o.model != NULL)
-		snprintf(sh.model, sizeof(sh.model), "%s", o.model);
+		snprintf(sh.model, sizeof(sh.model), "%s",
+		    art_userconf_model(&sh.conf, o.model));
 	/* The siblings live where we do: a build tree, or the install's bin. */
 	art_ring_bindir(sh.bindir, sizeof(sh.bindir));
 	agent_dirs(&sh);
@@ -674,6 +711,7 @@ main(int argc, char *argv[])
 		status = repl(&sh);
 	free(o.prompt);
 	free(sh.dirs);
+	jv_free(sh.conf);
 	if (sh.events != NULL && fclose(sh.events) == EOF)
 		art_warn("write events '%s': %s", o.events, strerror(errno));
 	return status;

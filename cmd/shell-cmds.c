@@ -21,6 +21,7 @@
 #include "diag.h"
 #include "err.h"
 #include "json.h"
+#include "userconf.h"
 
 struct slash {
 	const char	*name;
@@ -691,11 +692,78 @@ static void
 cmd_model(struct shell *sh, char *arg)
 {
 	if (*arg != '\0')
-		snprintf(sh->model, sizeof(sh->model), "%s", arg);
+		snprintf(sh->model, sizeof(sh->model), "%s",
+		    art_userconf_model(&sh->conf, arg));
 	if (sh->model[0] != '\0')
 		printf("model: %s\n", sh->model);
 	else
 		printf("model: the agent's (no override)\n");
+}
+
+/* A price in dollars, as few digits as it needs ("0.075", "10"). */
+static void
+print_price(const jv *pricing, const char *key)
+{
+	jv p = art_json_field(pricing, key);
+
+	if (jv_get_kind(p) == JV_KIND_NUMBER)
+		printf("$%.9g", jv_number_value(p));
+	else
+		printf("?");
+	jv_free(p);
+}
+
+/*
+ * The models the llm stage knows (agentrt-llm --models), with their
+ * prices; the user's aliases; and which model the next turns use.
+ */
+static void
+cmd_models(struct shell *sh, char *arg)
+{
+	struct art_strvec a = ART_STRVEC_INIT;
+	const char *m, *def = art_userconf_default(&sh->conf);
+	jv all, pricing, aliases;
+	bool listed = false, is_def;
+
+	(void)arg;
+	args_add(&a, "agentrt-llm"), args_add(&a, "--models");
+	all = shell_json(sh, &a, false);
+	if (!jv_is_valid(all)) {
+		jv_free(all);
+		return;
+	}
+	jv_array_foreach(all, i, e) {
+		m = art_json_str(&e, "model");
+		pricing = art_json_field(&e, "pricing");
+		printf("%-30s", m != NULL ? m : "?");
+		if (jv_get_kind(pricing) == JV_KIND_OBJECT) {
+			print_price(&pricing, "input_per_million_tokens");
+			printf(" in, ");
+			print_price(&pricing, "output_per_million_tokens");
+			printf(" out a million tokens");
+		} else
+			printf("offline, free");
+		is_def = def != NULL && m != NULL && strcmp(def, m) == 0;
+		listed |= is_def;
+		printf("%s\n", is_def ? " (default)" : "");
+		jv_free(pricing);
+		jv_free(e);
+	}
+	jv_free(all);
+	aliases = art_json_field(&sh->conf, "aliases");
+	if (jv_get_kind(aliases) == JV_KIND_OBJECT)
+		jv_object_foreach(aliases, k, v) {
+			printf("%-30s= %s\n", jv_string_value(k),
+			    jv_string_value(v));
+			jv_free(k);
+			jv_free(v);
+		}
+	else
+		jv_free(aliases);
+	if (def != NULL && !listed)
+		printf("default: %s\n", def);
+	printf("Other models of a provider can be named too (openai/NAME, "
+	    "anthropic/NAME).\n");
 }
 
 static void
@@ -934,7 +1002,9 @@ static const struct slash slashes[] = {
 	{ "edit", cmd_edit, "[TEXT]", "edit the last message and fork" },
 	{ "agent", cmd_agent, "", "show the agent and its model" },
 	{ "model", cmd_model, "[MODEL]", "show or set the model of the next "
-	    "turns" },
+	    "turns (a model or an alias)" },
+	{ "models", cmd_models, "", "list the models known, their prices, "
+	    "and your aliases" },
 	{ "tools", cmd_tools, "", "list the agent's tools" },
 	{ "state", cmd_state, "", "show the session's status and state" },
 	{ "log", cmd_log, "[json]", "print the session's event log, one "

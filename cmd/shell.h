@@ -56,6 +56,7 @@ struct shell {
 	bool		 builtin;	/* agent is the built-in chat agent on
 					   model (-m with no agent file) */
 	char		 model[256];	/* the -m or /model override; "" none */
+	jv		 conf;		/* the user's settings (userconf.h) */
 	const char	**dirs;		/* where agents are (art_agent_dirs) */
 	size_t		 ndirs;
 	bool		 tty;		/* an interactive REPL on a terminal */

@@ -192,6 +192,60 @@ fail:
 	return -1;
 }
 
+/* A price held as 1e-9 dollars, as dollars. */
+static jv
+dollars(uint64_t p)
+{
+	return jv_number((double)(p / 1000000000u) +
+	    (double)(p % 1000000000u) / 1e9);
+}
+
+static int
+by_model(const void *a, const void *b)
+{
+	return strcmp((*(const struct entry *const *)a)->model,
+	    (*(const struct entry *const *)b)->model);
+}
+
+jv
+art_prices_list(const struct art_prices *t)
+{
+	static const char *const names[NPRICES] = {
+	    "input_per_million_tokens", "output_per_million_tokens",
+	    "cache_read_per_million_tokens", "cache_write_per_million_tokens" };
+	const struct entry **sorted;
+	const char *slash;
+	jv out = jv_array(), e, pricing;
+	size_t i;
+	int k;
+
+	if ((sorted = calloc(t->n + 1, sizeof(*sorted))) == NULL) {
+		jv_free(out);
+		return jv_invalid();
+	}
+	for (i = 0; i < t->n; i++)
+		sorted[i] = &t->e[i];
+	qsort(sorted, t->n, sizeof(*sorted), by_model);
+	for (i = 0; i < t->n; i++) {
+		slash = strchr(sorted[i]->model, '/');
+		e = art_json_set(jv_object(), "model",
+		    jv_string(sorted[i]->model));
+		e = art_json_set(e, "model_id", jv_string(slash != NULL ?
+		    slash + 1 : sorted[i]->model));
+		e = art_json_set(e, "provider", slash != NULL ?
+		    jv_string_sized(sorted[i]->model,
+		    (int)(slash - sorted[i]->model)) : jv_string(""));
+		pricing = jv_object();
+		for (k = 0; k < NPRICES; k++)
+			pricing = art_json_set(pricing, names[k],
+			    dollars(sorted[i]->price[k]));
+		out = jv_array_append(out, art_json_set(e, "pricing",
+		    pricing));
+	}
+	free(sorted);
+	return out;
+}
+
 struct art_prices *
 art_prices_new(void)
 {

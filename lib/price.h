@@ -46,6 +46,17 @@ jv	art_prices_cost(const struct art_prices *, const char *model,
 	    const jv *usage);
 
 /*
+ * The table's entries, sorted by model, as the runtime API's ModelEntry
+ * has them: {"model": "openai/gpt-4o" (what -m takes), "model_id":
+ * "gpt-4o", "provider": "openai", "pricing":
+ * {"input_per_million_tokens": 2.5, "output_per_million_tokens": 10,
+ * "cache_read_per_million_tokens": 1.25,
+ * "cache_write_per_million_tokens": 2.5}} (a cache price not given is the
+ * input price).  A new array; jv_invalid() when out of memory.
+ */
+jv	art_prices_list(const struct art_prices *);
+
+/*
  * The exact sum of two costs, decimal strings of dollars ("0.00000255",
  * "3"), with no trailing zeros, as a new string; a digit is never lost,
  * however many places either has.  A cost that is not such a string (a

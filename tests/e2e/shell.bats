@@ -165,7 +165,7 @@ P='[0-9a-f]{8}> '
 	# Agents are on the path ($AGENTRT_AGENTS), and none is taken.
 	run --separate-stderr agentrt-shell 'hi' </dev/null
 	[ "$status" -eq 2 ] || fail "status $status: $stderr"
-	assert_eq "$stderr" 'agentrt-shell: no agent: name one with -a AGENT, or a model with -m MODEL (-m mock/echo needs no key), or continue the most recent session with -C'
+	assert_eq "$stderr" 'agentrt-shell: no agent: name one with -a AGENT, or a model with -m MODEL (-m mock/echo needs no key; a default "model" goes in $XDG_CONFIG_HOME/agentrt/config.json), or continue the most recent session with -C'
 	run --separate-stderr agentrt-shell -c 'hi' </dev/null
 	[ "$status" -eq 2 ] || fail "status $status: $stderr"
 	[[ $stderr == 'agentrt-shell: no agent: name one with -a AGENT'* ]] || fail "$stderr"
@@ -182,6 +182,31 @@ P='[0-9a-f]{8}> '
 	assert_eq "$(contents "$sid")" '["to Paris","to Paris","book it","book it"]'
 	# A PROMPT with -a starts a new session, as llm(1) does.
 	agentrt-shell -a echo 'again' </dev/null >/dev/null
+	assert_eq "$(agentrt-session ls -q | wc -l)" 2
+}
+
+@test "config.json: a default model for a prompt with nothing named, and aliases for -m" {
+	mkdir -p "$XDG_CONFIG_HOME/agentrt"
+	echo '{"model": "mock/echo", "aliases": {"parrot": "mock/echo"}}' \
+	    >"$XDG_CONFIG_HOME/agentrt/config.json"
+	run --separate-stderr agentrt-shell 'hello there' </dev/null
+	[ "$status" -eq 0 ] || fail "status $status: $stderr"
+	assert_eq "$output" 'hello there'
+	assert_eq "$(agentrt-session show "$(sid_of chat)" | jq -c .config)" '{"model":"mock/echo"}'
+	run --separate-stderr agentrt-shell -m parrot 'once more' </dev/null
+	[ "$status" -eq 0 ] || fail "status $status: $stderr"
+	assert_eq "$output" 'once more'
+	assert_eq "$(agentrt-session ls | jq -sc 'map(.agent_id)')" '["chat","chat"]'
+	assert_eq "$(agentrt-session show "$(sid_of chat)" | jq -r .config.model)" mock/echo
+	# A file with a mistake stops the shell before anything runs.
+	echo '{"modle": "mock/echo"}' >"$XDG_CONFIG_HOME/agentrt/config.json"
+	run --separate-stderr agentrt-shell -m mock/echo hi </dev/null
+	[ "$status" -eq 1 ] || fail "status $status: $stderr"
+	assert_eq "$stderr" "agentrt-shell: $XDG_CONFIG_HOME/agentrt/config.json: unknown key 'modle' (it may hold model and aliases)"
+	echo '{"aliases": {"fast": "gpt-4o"}}' >"$XDG_CONFIG_HOME/agentrt/config.json"
+	run --separate-stderr agentrt-shell -m mock/echo hi </dev/null
+	[ "$status" -eq 1 ] || fail "status $status: $stderr"
+	assert_eq "$stderr" "agentrt-shell: $XDG_CONFIG_HOME/agentrt/config.json: aliases.fast: expected a model, provider/name"
 	assert_eq "$(agentrt-session ls -q | wc -l)" 2
 }
 
@@ -231,6 +256,45 @@ P='[0-9a-f]{8}> '
 	wait 0
 	EOF
 	[ "$status" -eq 0 ] || fail "$output"
+}
+
+@test "REPL: -m with no agent is the built-in chat agent; /models lists the models, prices and aliases; /model takes an alias" {
+	mkdir -p "$XDG_CONFIG_HOME/agentrt"
+	echo '{"aliases": {"cheap": "openai/gpt-4o-mini"}}' \
+	    >"$XDG_CONFIG_HOME/agentrt/config.json"
+	pty agentrt-shell -m mock/echo <<-EOF
+	expect new session of chat
+	expect chat \(new\)> 
+	send /models\r
+	expect mock/echo +offline, free
+	expect openai/gpt-4o-mini +\\\$0.15 in, \\\$0.6 out a million tokens
+	expect cheap += openai/gpt-4o-mini
+	expect chat \(new\)> 
+	send /model cheap\r
+	expect model: openai/gpt-4o-mini
+	expect chat \(new\)> 
+	send /model mock/echo\r
+	expect model: mock/echo
+	send hello there\r
+	expect chat $P
+	send /quit\r
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(contents "$(sid_of chat)")" '["hello there","hello there"]'
+	# The catalogue is agentrt-llm's, as JSON lines: every model once.
+	run agentrt-llm --models
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -sc 'map(.model) | .[0:3]' <<<"$output")" '["mock/echo","mock/script","anthropic/claude-3-5-haiku"]'
+	assert_eq "$(jq -s 'map(.model) | unique | length' <<<"$output")" "$(wc -l <<<"$output")"
+	assert_eq "$(jq -c 'select(.model == "openai/gpt-4o") | .pricing' <<<"$output")" \
+	    '{"input_per_million_tokens":2.5,"output_per_million_tokens":10,"cache_read_per_million_tokens":1.25,"cache_write_per_million_tokens":2.5}'
+	echo '{"openai/new-model": {"input": "1", "output": "2"}}' >"$BATS_TEST_TMPDIR/prices.json"
+	run agentrt-llm --models --prices "$BATS_TEST_TMPDIR/prices.json"
+	[[ $output == *'"model":"openai/new-model","model_id":"new-model","provider":"openai"'* ]] || fail "$output"
+	echo '{"openai/x": {"input": "one"}}' >"$BATS_TEST_TMPDIR/prices.json"
+	run agentrt-llm --models --prices "$BATS_TEST_TMPDIR/prices.json"
+	[ "$status" -eq 2 ] || fail "status $status: $output"
 }
 
 @test "REPL: with neither -a nor -s it continues the newest session" {

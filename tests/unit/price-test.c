@@ -83,6 +83,41 @@ test_costs_add_up_exactly(void)
 	jv_free(s1);
 }
 
+static void
+test_the_table_lists(void)
+{
+	struct art_prices *t = art_prices_new();
+	struct art_err err;
+	jv all, extra;
+
+	all = art_prices_list(t);
+	ok(is_json(jv_array_get(jv_copy(all), 0), "{\"model\":"
+	    "\"anthropic/claude-3-5-haiku\",\"model_id\":\"claude-3-5-haiku\","
+	    "\"provider\":\"anthropic\",\"pricing\":{"
+	    "\"input_per_million_tokens\":0.8,\"output_per_million_tokens\":4,"
+	    "\"cache_read_per_million_tokens\":0.08,"
+	    "\"cache_write_per_million_tokens\":1}}"),
+	    "an entry as the runtime API's ModelEntry, sorted first");
+	ok(jv_array_length(jv_copy(all)) == 9, "the nine built in");
+	jv_free(all);
+	extra = jv_parse("{\"openai/aaa\":{\"input\":\"0.000000001\","
+	    "\"output\":\"1000\"}}");
+	ok(art_prices_add(t, &extra, &err) == 0, "one more added");
+	jv_free(extra);
+	all = art_prices_list(t);
+	ok(is_json(jv_array_get(jv_copy(all), 4), "{\"model\":"
+	    "\"openai/aaa\",\"model_id\":\"aaa\",\"provider\":\"openai\","
+	    "\"pricing\":{\"input_per_million_tokens\":1e-09,"
+	    "\"output_per_million_tokens\":1000,"
+	    "\"cache_read_per_million_tokens\":1e-09,"
+	    "\"cache_write_per_million_tokens\":1e-09}}") &&
+	    jv_array_length(jv_copy(all)) == 10,
+	    "an added model takes its place in the order; cache prices not "
+	    "given are the input's");
+	jv_free(all);
+	art_prices_free(t);
+}
+
 int
 main(void)
 {
@@ -161,5 +196,6 @@ main(void)
 	art_prices_free(t);
 	art_prices_free(NULL);
 	test_costs_add_up_exactly();
+	test_the_table_lists();
 	return tap_done();
 }
