@@ -17,6 +17,7 @@
 #include "retry.h"
 #include "schema.h"
 #include "security.h"
+#include "spell.h"
 #include "tools.h"
 
 /* --- where to look ------------------------------------------------------ */
@@ -566,46 +567,6 @@ static const char *const known_keys[] = {
 	"execution_mode", "autonomous", "answer", NULL
 };
 
-/* The edit distance of a and b, or more than max once it must be. */
-static size_t
-distance(const char *a, const char *b, size_t max)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, row[64], prev, t;
-
-	if (lb >= sizeof(row) / sizeof(row[0]) || (la > lb ? la - lb :
-	    lb - la) > max)
-		return max + 1;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			t = row[j];
-			row[j] = a[i - 1] == b[j - 1] ? prev : 1 + (prev <
-			    row[j] ? (prev < row[j - 1] ? prev : row[j - 1]) :
-			    (row[j] < row[j - 1] ? row[j] : row[j - 1]));
-			prev = t;
-		}
-	}
-	return row[lb];
-}
-
-/* The known key nearest key, within 2 edits, or NULL. */
-static const char *
-nearest_key(const char *key)
-{
-	const char *best = NULL;
-	size_t i, d, bd = 3;
-
-	for (i = 0; known_keys[i] != NULL; i++)
-		if ((d = distance(key, known_keys[i], 2)) < bd) {
-			bd = d;
-			best = known_keys[i];
-		}
-	return best;
-}
-
 jv
 art_agent_key_notes(const jv *config)
 {
@@ -622,7 +583,7 @@ art_agent_key_notes(const jv *config)
 		    strcmp(known_keys[i], k) != 0; i++)
 			;
 		if (known_keys[i] == NULL) {
-			near = nearest_key(k);
+			near = art_spell_nearest(k, known_keys, 2);
 			notes = jv_array_append(notes, near != NULL ?
 			    jv_string_fmt("unknown key '%s' (did you mean "
 			    "'%s'?)", k, near) : jv_string_fmt("unknown key "
@@ -718,9 +679,10 @@ art_agent_load(const char *const *dirs, size_t ndirs, const char *name,
     struct art_err *err)
 {
 	char path[4096], searched[200] = "";
+	const char *near;
 	size_t i;
 	FILE *f;
-	jv v;
+	jv v, names;
 
 	if (!art_id_is_valid(name)) {
 		art_err_set(err, "bad_agent", "bad agent name '%s'", name);
@@ -740,8 +702,13 @@ art_agent_load(const char *const *dirs, size_t ndirs, const char *name,
 		fclose(f);
 		return v;
 	}
-	art_err_set(err, "no_agent", "no agent '%s' (looked in %s)", name,
-	    *searched != '\0' ? searched : "no directory");
+	names = art_agent_names(dirs, ndirs);
+	near = art_spell_nearest_jv(name, &names, 2);
+	art_err_set(err, "no_agent", "no agent '%s' (looked in %s)%s%s%s", name,
+	    *searched != '\0' ? searched : "no directory", near != NULL ?
+	    "; did you mean '" : "", near != NULL ? near : "", near != NULL ?
+	    "'?" : "");
+	jv_free(names);
 	return jv_invalid();
 }
 
