@@ -27,6 +27,7 @@
 #include "json.h"
 #include "opt.h"
 #include "ring.h"
+#include "spell.h"
 #include "tools.h"
 #include "userconf.h"
 
@@ -627,20 +628,55 @@ greet(struct shell *sh)
 		printf("start a session with /new AGENT\n");
 }
 
+/*
+ * A line that is one of the words a person types to a terminal to leave,
+ * get help or clear it (exit, quit, help, clear, alone but for blanks):
+ * the slash command that does it, else NULL.  Sent to a model, such a
+ * word would only puzzle it.
+ */
+static const char *
+bare_word(const char *text)
+{
+	static const char *const words[][2] = { { "exit", "/quit" },
+	    { "quit", "/quit" }, { "help", "/help" }, { "clear", "/clear" } };
+	size_t i, skip = strspn(text, " \t"), n = strcspn(text + skip, " \t");
+
+	if (text[skip + n + strspn(text + skip + n, " \t")] != '\0')
+		return NULL;
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strlen(words[i][0]) == n &&
+		    strncmp(text + skip, words[i][0], n) == 0)
+			return words[i][1];
+	return NULL;
+}
+
 static void
 dispatch(struct shell *sh, char *text)
 {
 	struct turn t = { .message = text };
+	char word[64], cmd[16];
+	const char *near, *as = bare_word(text);
 	size_t n;
 
+	if (as != NULL) {
+		snprintf(cmd, sizeof(cmd), "%s", as);
+		shell_slash(sh, cmd);
+		return;
+	}
 	if (text[0] != '/') {
 		shell_send(sh, &t, NULL);
 		return;
 	}
 	if (!shell_slash(sh, text)) {
 		n = strcspn(text, " \t");
-		render_error(sh, "unknown command '%.*s': /help lists them",
-		    (int)n, text);
+		snprintf(word, sizeof(word), "%.*s", (int)(n - 1), text + 1);
+		near = art_spell_nearest(word, shell_slash_names(), 2);
+		if (near != NULL)
+			render_error(sh, "unknown command '%.*s': did you mean "
+			    "/%s?", (int)n, text, near);
+		else
+			render_error(sh, "unknown command '%.*s': /help lists "
+			    "them", (int)n, text);
 	}
 }
 

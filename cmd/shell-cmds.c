@@ -984,6 +984,15 @@ cmd_help(struct shell *sh, char *arg)
 	shell_slash_help(stdout, "  ");
 }
 
+/* Clears a terminal, as clear(1) does; nothing on anything else. */
+static void
+cmd_clear(struct shell *sh, char *arg)
+{
+	(void)sh, (void)arg;
+	if (isatty(STDOUT_FILENO))
+		fputs("\033[H\033[2J", stdout);
+}
+
 static void
 cmd_quit(struct shell *sh, char *arg)
 {
@@ -1013,8 +1022,9 @@ static const struct slash slashes[] = {
 	    "Markdown, else NDJSON)" },
 	{ "resume", cmd_resume, "[ID] [PAYLOAD]", "go on from the open "
 	    "interrupt (or ID): answer it, or call the model again" },
-	{ "help", cmd_help, "", "list the commands" },
-	{ "quit", cmd_quit, "", "leave (so does Ctrl-D)" },
+	{ "clear", cmd_clear, "", "clear the screen (so does clear)" },
+	{ "help", cmd_help, "", "list the commands (so does help)" },
+	{ "quit", cmd_quit, "", "leave (so do exit, quit and Ctrl-D)" },
 	{ NULL, NULL, NULL, NULL }
 };
 

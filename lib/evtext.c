@@ -443,17 +443,18 @@ on_error(struct art_evtext *t, const jv *ev, struct art_buf *out,
 	    err);
 }
 
+/* " · $0.0001", or "" when the cost is not known: nothing is guessed. */
 static void
 cost_text(const jv *c, char *buf, size_t n)
 {
 	jv cost = art_json_field(c, "cost");
 
 	if (jv_get_kind(cost) == JV_KIND_STRING)
-		snprintf(buf, n, "$%s", jv_string_value(cost));
+		snprintf(buf, n, " " DOT " $%s", jv_string_value(cost));
 	else if (jv_get_kind(cost) == JV_KIND_NUMBER)
-		snprintf(buf, n, "$%g", jv_number_value(cost));
+		snprintf(buf, n, " " DOT " $%g", jv_number_value(cost));
 	else
-		snprintf(buf, n, "$?");
+		buf[0] = '\0';
 	jv_free(cost);
 }
 
@@ -473,7 +474,7 @@ usage_line(struct art_evtext *t, const jv *c, struct art_buf *out)
 	if (jv_get_kind(ms) == JV_KIND_NUMBER)
 		snprintf(time, sizeof(time), " " DOT " %.0f ms",
 		    jv_number_value(ms));
-	r = addf(out, "%s[%lld in " DOT " %lld out " DOT " %s%s]%s\n",
+	r = addf(out, "%s[%lld in " DOT " %lld out%s%s]%s\n",
 	    sgr(t->o.color, ART_EVTEXT_DIM), (long long)in, (long long)outn,
 	    cost, time, sgr(t->o.color, ART_EVTEXT_RESET));
 	jv_free(usage);

@@ -98,8 +98,12 @@ P='[0-9a-f]{8}> '
 @test "a misspelt agent exits 2, as in the ring, naming it and where it looked" {
 	run --separate-stderr agentrt-shell -a cacl -c hi
 	[ "$status" -eq 2 ] || fail "status $status: $stderr"
-	[[ $stderr == "agentrt-shell: no agent 'cacl' (looked in $fixtures/agents, $top_srcdir/examples/agents, "* ]] || fail "$stderr"
+	[[ $stderr == "agentrt-shell: no agent 'cacl' (looked in $fixtures/agents, $top_srcdir/examples/agents, "*"); did you mean 'calc'?" ]] || fail "$stderr"
 	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ] || fail "$stderr"
+	# Nothing near: no guess.
+	run --separate-stderr agentrt-shell -a zzzzzz -c hi
+	[ "$status" -eq 2 ] || fail "status $status: $stderr"
+	[[ $stderr == *"agents)" ]] || fail "$stderr"
 	run agentrt-session run -a cacl </dev/null
 	[ "$status" -eq 2 ] || fail "the ring's status changed: $status"
 	assert_eq "$(agentrt-session ls -q | wc -l)" 0

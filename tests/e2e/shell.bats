@@ -297,6 +297,29 @@ P='[0-9a-f]{8}> '
 	[ "$status" -eq 2 ] || fail "status $status: $output"
 }
 
+@test "REPL: help, clear and exit typed bare do what they say; a misspelt command gets a guess" {
+	pty agentrt-shell -a echo <<-EOF
+	expect echo \(new\)> 
+	send /hepl\r
+	expect unknown command '/hepl': did you mean /help\?
+	expect echo \(new\)> 
+	send /frobnicate\r
+	expect unknown command '/frobnicate': /help lists them
+	expect echo \(new\)> 
+	send help\r
+	expect /checkout NODE +move the head to NODE
+	expect echo \(new\)> 
+	send   clear \r
+	expect \x1b\[H\x1b\[2J
+	expect echo \(new\)> 
+	send exit\r
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	# None of them went to the model: no session was made.
+	assert_eq "$(agentrt-session ls -q | wc -l)" 0
+}
+
 @test "REPL: with neither -a nor -s it continues the newest session" {
 	agentrt-shell -a echo -c one >/dev/null
 	agentrt-shell -a stream -c two >/dev/null

@@ -465,10 +465,10 @@ test_a_stop_is_said_once(void)
 	    "\"error\":\"stalled: no progress in the last 3 steps\"}\n",
 	    stalled_turn);
 	ok(same(draw(ALL, ev), "error: stalled: no progress in the last 3 "
-	    "steps\n[0 in \xc2\xb7 0 out \xc2\xb7 $?]\n"),
+	    "steps\n[0 in \xc2\xb7 0 out]\n"),
 	    "a stalled turn that ends: its completion's error says it");
 	ok(same(draw(ALL & ~ART_EVTEXT_ENDED, ev),
-	    "[0 in \xc2\xb7 0 out \xc2\xb7 $?]\n"),
+	    "[0 in \xc2\xb7 0 out]\n"),
 	    "beside the session's stderr: not said twice");
 	snprintf(ev, sizeof(ev), "%s{\"type\":\"status\",\"session_id\":\"S\","
 	    "\"status\":\"suspended\",\"reason\":\"stalled\","
