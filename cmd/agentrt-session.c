@@ -47,7 +47,7 @@ struct cmd {
 
 static volatile sig_atomic_t stopping;
 
-enum { OPT_ID = 256, OPT_IDENTITY, OPT_AFTER, OPT_TURN_ID, OPT_INPUT,
+enum { OPT_ID = 256, OPT_IDENTITY, OPT_AFTER, OPT_SEARCH, OPT_TURN_ID, OPT_INPUT,
     OPT_EVENTS, OPT_AGENTS, OPT_TOOLS, OPT_MAX_LINE, OPT_RESUME, OPT_PAYLOAD,
     OPT_CHILDREN, OPT_AS, OPT_HASH, OPT_POLICY, OPT_EVENTS_FORMAT, OPT_ACKS,
     OPT_CLIENTS };
@@ -65,6 +65,8 @@ static const struct art_opt options[] = {
 	    "it from FILE, @- from stdin" },
 	{ "quiet", 'q', NULL, ART_OPT_TEXT, NULL, "ls", 0,
 	    "print only the ids" },
+	{ "search", OPT_SEARCH, "TEXT", ART_OPT_TEXT, NULL, "ls", 0,
+	    "only the sessions a message of which holds TEXT (case aside)" },
 	{ "after", OPT_AFTER, "SEQ", ART_OPT_TEXT, NULL, "log", 0,
 	    "start after event SEQ" },
 	{ "follow", 'f', NULL, ART_OPT_TEXT, NULL, "log", 0,
@@ -373,47 +375,59 @@ cmd_new(struct env *e, const struct opts *o, int argc, char **argv)
 
 /* --- ls, show ------------------------------------------------------- */
 
+struct list {
+	const char	*search;	/* --search TEXT, or NULL */
+	jv		 rows;
+};
+
+/* The rows ls prints (art_session_row), those --search finds. */
 static int
 list_fn(struct art_txn *t, void *ctx, struct art_err *err)
 {
-	jv *all = ctx;
+	struct list *l = ctx;
+	jv all = art_session_list(t, err), row;
+	int r = 0, hit;
 
-	*all = art_session_list(t, err);
-	return jv_is_valid(*all) ? 0 : -1;
-}
-
-static jv
-ls_row(jv s)
-{
-	static const char *const keys[] = { "id", "agent_id", "created",
-	    "status", "head", "turn" };
-	jv row = jv_object();
-	size_t i;
-
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		row = jv_object_set(row, jv_string(keys[i]),
-		    art_json_field(&s, keys[i]));
-	jv_free(s);
-	return row;
+	if (!jv_is_valid(all))
+		return -1;
+	l->rows = jv_array();
+	jv_array_foreach(all, i, s) {
+		hit = r == 0 && l->search != NULL ? art_session_mentions(t,
+		    art_json_str(&s, "id"), l->search, err) : 1;
+		if (r == 0 && hit == -1)
+			r = -1;
+		else if (r == 0 && hit == 1) {
+			row = art_session_row(t, &s, err);
+			if (jv_is_valid(row))
+				l->rows = jv_array_append(l->rows, row);
+			else
+				r = -1;
+		}
+		jv_free(s);
+	}
+	jv_free(all);
+	return r;
 }
 
 static int
 cmd_ls(struct env *e, const struct opts *o, int argc, char **argv)
 {
+	struct list l = { o->search, jv_null() };
 	struct art_err err;
 	int r = 0;
-	jv all;
 
 	(void)argc, (void)argv;
-	if (art_store_read(e->store, list_fn, &all, &err) == -1)
+	if (art_store_read(e->store, list_fn, &l, &err) == -1) {
+		jv_free(l.rows);
 		return session_failed(&err);
-	jv_array_foreach(all, i, s) {
+	}
+	jv_array_foreach(l.rows, i, s) {
 		if (r == 0)
 			r = o->quiet ? emit_text(art_json_str(&s, "id")) :
-			    emit(ls_row(jv_copy(s)));
+			    emit(jv_copy(s));
 		jv_free(s);
 	}
-	jv_free(all);
+	jv_free(l.rows);
 	return r == 0 ? ART_EXIT_OK : ART_EXIT_FAIL;
 }
 
@@ -659,7 +673,7 @@ static const struct cmd cmds[] = {
 	{ "new", cmd_new, "new [-a AGENT [--agents DIR]] [--id ID] "
 	    "[--identity JSON]", NULL,
 	    "create a session and print its id", true, 0, 0 },
-	{ "ls", cmd_ls, "ls [-q]", NULL,
+	{ "ls", cmd_ls, "ls [-q] [--search TEXT]", NULL,
 	    "list sessions, one JSON object per line", false, 0, 0 },
 	{ "show", cmd_show, "show SESSION", "session",
 	    "print one session as JSON", false, 1, 1 },
@@ -790,6 +804,7 @@ parse(int argc, char **argv, const struct cmd *c, struct opts *o)
 		case OPT_IDENTITY: o->identity = optarg; break;
 		case 'q': o->quiet = true; break;
 		case OPT_AFTER: o->after = optarg; break;
+		case OPT_SEARCH: o->search = optarg; break;
 		case 'f': o->follow = true; break;
 		case 's': o->session = optarg; break;
 		case 'm': o->message = optarg; break;

@@ -22,6 +22,7 @@ struct opts {
 	const char	*id;
 	const char	*identity;
 	const char	*after;
+	const char	*search;	/* ls --search TEXT */
 	bool		 quiet;
 	bool		 follow;
 	jv		 identity_v;	/* --identity, parsed */

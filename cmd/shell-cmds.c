@@ -508,7 +508,7 @@ static void
 cmd_sessions(struct shell *sh, char *arg)
 {
 	jv all = shell_sessions(sh);
-	const char *sid, *agent, *status;
+	const char *sid, *agent, *status, *title;
 
 	(void)arg;
 	if (jv_array_length(jv_copy(all)) == 0)
@@ -517,10 +517,11 @@ cmd_sessions(struct shell *sh, char *arg)
 		sid = art_json_str(&s, "id");
 		agent = art_json_str(&s, "agent_id");
 		status = art_json_str(&s, "status");
-		printf("%c %s  %-12s %s\n", sid != NULL &&
+		title = art_json_str(&s, "title");
+		printf("%c %s  %-12s %-7s %s\n", sid != NULL &&
 		    strcmp(sid, sh->sid) == 0 ? '*' : ' ', sid != NULL ? sid :
 		    "?", agent != NULL ? agent : "-", status != NULL ? status :
-		    "");
+		    "", title != NULL ? title : "");
 		jv_free(s);
 	}
 	jv_free(all);

@@ -2,9 +2,11 @@
 #include "session.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "json.h"
 #include "log.h"
+#include "parts.h"
 #include "tree.h"
 #include "views.h"
 
@@ -813,4 +815,156 @@ art_session_remove(struct art_txn *t, const char *sid, struct art_err *err)
 		return -1;
 	jv_free(s);
 	return art_store_del_session(t, sid, err) == -1 ? -1 : 0;
+}
+
+/* --- what ls shows --------------------------------------------------- */
+
+/* A message's text: its content's, parts joined (art_parts_join). */
+static jv
+message_text(const jv *node)
+{
+	jv m = art_json_field(node, "message"), c, text;
+
+	c = art_json_field(&m, "content");
+	text = art_parts_join(&c);
+	jv_free(c);
+	jv_free(m);
+	return text;
+}
+
+/* The first user message's text, found in node order (ids are v7). */
+static int
+first_user_fn(const void *sub, size_t sublen, jv v, void *ctx,
+    struct art_err *err)
+{
+	jv *title = ctx, m = art_json_field(&v, "message");
+	const char *role = art_json_str(&m, "role");
+	int found = role != NULL && strcmp(role, "user") == 0;
+
+	(void)sub, (void)sublen, (void)err;
+	if (found) {
+		jv_free(*title);
+		*title = message_text(&v);
+	}
+	jv_free(m);
+	jv_free(v);
+	return found;
+}
+
+/* text (consumed)'s first line, cut to max bytes at a character's end. */
+static jv
+cut_title(jv text, size_t max)
+{
+	const char *s;
+	size_t n;
+	jv out;
+
+	if (jv_get_kind(text) != JV_KIND_STRING)
+		return (jv_free(text), jv_null());
+	s = jv_string_value(text);
+	s += strspn(s, " \t\r\n");
+	n = strcspn(s, "\r\n");
+	if (n <= max) {
+		out = jv_string_sized(s, (int)n);
+		jv_free(text);
+		return out;
+	}
+	/* Back to the start of a UTF-8 character. */
+	n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	out = jv_string_append_str(jv_string_sized(s, (int)n), "\u2026");
+	jv_free(text);
+	return out;
+}
+
+jv
+art_session_row(struct art_txn *t, const jv *s, struct art_err *err)
+{
+	static const char *const keys[] = { "id", "agent_id", "created",
+	    "status", "head", "turn" };
+	const char *sid = art_json_str(s, "id"), *st;
+	jv row = jv_object(), title = jv_null(), last, ints, ev;
+	int64_t seq;
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		row = jv_object_set(row, jv_string(keys[i]),
+		    art_json_field(s, keys[i]));
+	if (sid == NULL)
+		return row;
+	ints = art_json_field(s, "interrupts");
+	st = art_json_str(s, "status");
+	if (st != NULL && strcmp(st, "running") == 0 &&
+	    jv_get_kind(ints) == JV_KIND_OBJECT &&
+	    jv_object_length(jv_copy(ints)) > 0)
+		row = jv_object_set(row, jv_string("status"),
+		    jv_string("parked"));
+	jv_free(ints);
+	if (art_store_scan(t, ART_DB_NODES, sid, NULL, 0, NULL, 0, 0,
+	    first_user_fn, &title, err) == -1 ||
+	    (seq = art_log_last_seq(t, sid, err)) == -1) {
+		jv_free(title);
+		jv_free(row);
+		return jv_invalid();
+	}
+	row = jv_object_set(row, jv_string("title"), cut_title(title,
+	    ART_SESSION_TITLE_MAX));
+	last = seq > 0 ? art_log_read(t, sid, (uint64_t)seq - 1, 1, err) :
+	    jv_array();
+	if (!jv_is_valid(last)) {
+		jv_free(row);
+		return last;
+	}
+	ev = jv_array_length(jv_copy(last)) > 0 ? jv_array_get(jv_copy(last),
+	    0) : jv_null();
+	row = jv_object_set(row, jv_string("updated"), art_json_field(&ev,
+	    "occurred_at"));
+	jv_free(ev);
+	jv_free(last);
+	return row;
+}
+
+struct mention {
+	const char	*text;
+	int		 found;
+};
+
+/* strcasestr(3), ASCII only, for any libc. */
+static int
+has_text(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay != '\0'; hay++)
+		if (strncasecmp(hay, needle, n) == 0)
+			return 1;
+	return n == 0;
+}
+
+static int
+mention_fn(const void *sub, size_t sublen, jv v, void *ctx,
+    struct art_err *err)
+{
+	struct mention *m = ctx;
+	jv text = message_text(&v);
+
+	(void)sub, (void)sublen, (void)err;
+	m->found = jv_get_kind(text) == JV_KIND_STRING &&
+	    has_text(jv_string_value(text), m->text);
+	jv_free(text);
+	jv_free(v);
+	return m->found;
+}
+
+int
+art_session_mentions(struct art_txn *t, const char *sid, const char *text,
+    struct art_err *err)
+{
+	struct mention m = { text, 0 };
+
+	if (art_store_scan(t, ART_DB_NODES, sid, NULL, 0, NULL, 0, 0,
+	    mention_fn, &m, err) == -1)
+		return -1;
+	return m.found;
 }

@@ -56,6 +56,24 @@ jv	art_session_show(struct art_txn *, const char *sid, struct art_err *);
  * session.created event), ids breaking ties.
  */
 jv	art_session_list(struct art_txn *, struct art_err *);
+/*
+ * What ls shows of a session, from its summary s (borrowed): id,
+ * agent_id, created, status, head and turn as the summary has them, but
+ * status "parked" for a session whose turn waits on an open interrupt
+ * (an approval, a question, a client's tool); "title", its first user
+ * message's text, its first line cut to ART_SESSION_TITLE_MAX bytes at a
+ * character's end ("…" after a cut; null before any message); and
+ * "updated", when its last event was recorded (null with none).
+ * jv_invalid() with err when the store cannot be read.
+ */
+#define ART_SESSION_TITLE_MAX	60
+jv	art_session_row(struct art_txn *, const jv *s, struct art_err *);
+/*
+ * Whether a message of session sid holds text, case aside (ASCII): 1 or
+ * 0, -1 with err.  Every message is read, the tree's branches too.
+ */
+int	art_session_mentions(struct art_txn *, const char *sid,
+	    const char *text, struct art_err *);
 /* Deletes the session, its log and its views; "not_found" when absent. */
 int	art_session_remove(struct art_txn *, const char *sid,
 	    struct art_err *);

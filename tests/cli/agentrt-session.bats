@@ -203,9 +203,42 @@ an_agent() {
 	run agentrt-session ls
 	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -eq 2 ]
-	assert_eq "$(jq -c 'keys' <<<"${lines[0]}")" '["agent_id","created","head","id","status","turn"]'
-	assert_eq "$(jq -c '[.id, .agent_id, .status, .head, .turn]' <<<"${lines[0]}")" '["one","calc","idle",null,null]'
+	assert_eq "$(jq -c 'keys' <<<"${lines[0]}")" '["agent_id","created","head","id","status","title","turn","updated"]'
+	assert_eq "$(jq -c '[.id, .agent_id, .status, .head, .turn, .title]' <<<"${lines[0]}")" '["one","calc","idle",null,null,null]'
+	# Made, not run: its one event is when it was made.
+	assert_eq "$(jq -r '.updated == .created' <<<"${lines[0]}")" true
 	assert_eq "$(jq -r .id <<<"${lines[1]}")" two
+}
+
+@test "ls: a title from the first user message, when it was last used, parked, and --search" {
+	mkdir -p "$BATS_TEST_TMPDIR/agents"
+	echo '{"model": "mock/echo"}' >"$BATS_TEST_TMPDIR/agents/echo.json"
+	cp "$top_srcdir/tests/fixtures/agents/asker.json" "$BATS_TEST_TMPDIR/agents/"
+	ring_run() {
+		agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" "$@" \
+		    <"$BATS_TEST_TMPDIR/r" | agentrt-decide | agentrt-llm |
+		    agentrt-tool >"$BATS_TEST_TMPDIR/r"
+	}
+	mkfifo "$BATS_TEST_TMPDIR/r"
+	ring_run -a echo -m "$(printf 'Plan a trip to Paris\nin May, please')" 2>/dev/null
+	long=$(printf 'é%.0s' $(seq 1 40))
+	ring_run -a echo -m "$long" 2>/dev/null
+	ring_run -a asker -m 'pick a colour' 2>/dev/null || true
+	run agentrt-session ls
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(jq -sc 'map(.title)' <<<"$output")" \
+	    "[\"Plan a trip to Paris\",\"$(printf 'é%.0s' $(seq 1 30))…\",\"pick a colour\"]"
+	# Parked on the question: not "running".
+	assert_eq "$(jq -sc 'map(.status)' <<<"$output")" '["idle","idle","parked"]'
+	first=$(jq -rs '.[0].id' <<<"$output")
+	assert_eq "$(jq -rs '.[0].updated' <<<"$output")" \
+	    "$(agentrt-session log "$first" | jq -rs 'last | .occurred_at')"
+	# --search reads every message, the replies too, case aside.
+	assert_eq "$(agentrt-session ls -q --search PARIS)" "$first"
+	assert_eq "$(agentrt-session ls -q --search 'in may')" "$first"
+	assert_eq "$(agentrt-session ls --search colour | jq -r .status)" parked
+	run agentrt-session ls --search 'no such words'
+	[ "$status" -eq 0 ] && [ -z "$output" ] || fail "$output"
 }
 
 @test "ls on an empty store prints nothing and succeeds" {
