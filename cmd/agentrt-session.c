@@ -65,6 +65,8 @@ static const struct art_opt options[] = {
 	    "it from FILE, @- from stdin" },
 	{ "quiet", 'q', NULL, ART_OPT_TEXT, NULL, "ls", 0,
 	    "print only the ids" },
+	{ "verbose", 'v', NULL, ART_OPT_TEXT, NULL, "run", 0,
+	    "say the id of the session run -a makes on stderr" },
 	{ "search", OPT_SEARCH, "TEXT", ART_OPT_TEXT, NULL, "ls", 0,
 	    "only the sessions a message of which holds TEXT (case aside)" },
 	{ "after", OPT_AFTER, "SEQ", ART_OPT_TEXT, NULL, "log", 0,
@@ -705,7 +707,7 @@ static const struct cmd cmds[] = {
 	    "run an export's client inputs again in a new session, every "
 	    "model and tool call answered from the recording; print the "
 	    "first divergence", true, 0, 1 },
-	{ "run", session_run, "run [-a AGENT | -s SESSION] [-m TEXT] "
+	{ "run", session_run, "run [-v] [-a AGENT | -s SESSION] [-m TEXT] "
 	    "[--turn-id ID] [--input JSON] [--events FILE [--events-format "
 	    "FORMAT]] [--resume ID "
 	    "[--payload JSON]]", NULL,
@@ -803,6 +805,7 @@ parse(int argc, char **argv, const struct cmd *c, struct opts *o)
 		case OPT_ID: o->id = optarg; break;
 		case OPT_IDENTITY: o->identity = optarg; break;
 		case 'q': o->quiet = true; break;
+		case 'v': o->verbose = true; break;
 		case OPT_AFTER: o->after = optarg; break;
 		case OPT_SEARCH: o->search = optarg; break;
 		case 'f': o->follow = true; break;

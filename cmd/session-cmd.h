@@ -24,6 +24,7 @@ struct opts {
 	const char	*after;
 	const char	*search;	/* ls --search TEXT */
 	bool		 quiet;
+	bool		 verbose;	/* run -v: say the new session's id */
 	bool		 follow;
 	jv		 identity_v;	/* --identity, parsed */
 	uint64_t	 after_seq;	/* --after, parsed */

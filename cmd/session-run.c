@@ -694,7 +694,9 @@ session_run(struct env *e, const struct opts *o, int argc, char **argv)
 	    r.sid, &err) == -1) {
 		status = start_failed(&r, o, &err);
 	} else {
-		if (o->session == NULL)
+		/* Said where it is needed: a turn that does not complete says
+		 * the id in its own message, to resume it. */
+		if (o->session == NULL && o->verbose)
 			art_warn("session %s", r.sid);
 		status = send_inputs(&r, inputs);
 		inputs = jv_null();

@@ -299,7 +299,9 @@ ring_cmd(const struct shell *sh, const struct turn *t, const struct ring *r,
 		.mcps = sh->o->mcps, .nmcps = (size_t)sh->o->nmcps,
 		.tool_envs = sh->o->tool_envs,
 		.ntool_envs = (size_t)sh->o->ntool_envs,
-		.verb = "run", .agent_dirs = dirs, .events = r->evpath,
+		/* -v: the new session's id, which names the turn's root. */
+		.verb = "run", .verbose = true, .agent_dirs = dirs,
+		.events = r->evpath,
 		.message = t->message, .input = t->input, .resume = t->resume,
 		.payload = t->payload,
 	};

@@ -194,6 +194,8 @@ session_argv(struct art_strvec *a, const struct art_ring_opts *o)
 {
 	opt(a, "-d", o->db);
 	art_strvec_push(a, o->verb != NULL ? o->verb : "run");
+	if (o->verbose)
+		art_strvec_push(a, "-v");
 	opt(a, "-s", o->sid);
 	opt(a, "-a", o->agent);
 	opts(a, "--agents", o->agent_dirs, o->nagent_dirs);

@@ -120,6 +120,7 @@ struct art_ring_opts {
 	/* agentrt-session [-d DB] VERB */
 	const char	*db;		/* -d DIR */
 	const char	*verb;		/* "run", "serve"; NULL: "run" */
+	bool		 verbose;	/* -v: run says a new session's id */
 	const char	*sid;		/* -s ID */
 	const char	*agent;		/* -a NAME */
 	const char *const *agent_dirs;	/* --agents DIR each */

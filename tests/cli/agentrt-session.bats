@@ -651,8 +651,17 @@ bad_line_2() {
 	echo '{"model":"mock/echo"}' >"$BATS_TEST_TMPDIR/agents/e.json"
 	run agentrt-session run --agents "$BATS_TEST_TMPDIR/agents" -a e -m hi </dev/null
 	[ "$status" -eq 1 ]
-	[[ "${lines[0]}" == "agentrt-session: session "* ]]
+	# No notice of the new session: the message that says how to go on
+	# names it.
+	[[ "${lines[0]}" == '{"type":"decision.request"'* ]] || fail "$output"
 	[[ "$output" == *'"type":"decision.request"'*'"trigger":{"type":"session.start"}'* ]]
+	[[ "$output" != *"agentrt-session: session "* ]] || fail "$output"
+	sid=$(agentrt-session ls -q)
+	[[ "$output" == *"the ring closed with session"*"$sid"*"run again with -s"* ]] || fail "$output"
+	# -v says it first.
+	run agentrt-session run -v --agents "$BATS_TEST_TMPDIR/agents" -a e -m hi </dev/null
+	[ "$status" -eq 1 ]
+	assert_eq "${lines[0]}" "agentrt-session: session $(agentrt-session ls -q | tail -1)"
 	[[ "$output" == *"the ring closed with session"*"run again with -s"* ]]
 }
 

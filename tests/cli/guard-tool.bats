@@ -136,7 +136,8 @@ PASS_TOOLS='if .trigger.type == "tool.execute" then empty else .proposed end'
 	assert_eq "$(grep -c 'unknown key' <<<"$output")" 3
 	[[ "$output" == *"agentrt-session: agent 'typo': unknown key 'tols' (did you mean 'tools'?)"* ]]
 	[[ "$output" == *"agentrt-session: agent 'typo': unknown key 'max_loop' (did you mean 'max_loops'?)"* ]]
-	[[ "$output" == *"agentrt-session: agent 'typo': unknown key 'zzzzzzzz'"$'\n'* ]]
+	# Nothing near it: no guess, the line ends there.
+	grep -qxF "agentrt-session: agent 'typo': unknown key 'zzzzzzzz'" <<<"$output" || fail "$output"
 	# It is a warning: the turn ran.
 	assert_eq "$(completion)" '"hi"'
 }
@@ -152,7 +153,7 @@ PASS_TOOLS='if .trigger.type == "tool.execute" then empty else .proposed end'
 		    --tools "$top_srcdir/examples/tools" \
 		    --tools "$top_srcdir/tests/fixtures/tools" -a "$n" </dev/null
 		# With no ring it writes the first decision and says so.
-		[[ "$output" == *"agentrt-session: session "* ]] ||
+		[[ "$output" == *"the ring closed with session"* ]] ||
 		    fail "$f did not load: $output"
 		! grep -q 'unknown key' <<<"$output" || fail "$f: $output"
 		count=$((count + 1))

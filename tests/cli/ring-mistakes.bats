@@ -78,7 +78,7 @@ EOF
 	# ring's stages take Ctrl-C as they would at a prompt.
 	pty bash -c 'trap "true" INT
 	    agentrt-decide <"$1" | agentrt-llm | agentrt-tool |
-	    agentrt-session run --agents "$2" -a sleepy -m go >"$1"' _ \
+	    agentrt-session run -v --agents "$2" -a sleepy -m go >"$1"' _ \
 	    "$BATS_TEST_TMPDIR/ring" "$BATS_TEST_TMPDIR/agents" <<'EOF'
 expect agentrt-session: session [0-9a-f-]+
 sendnow \x03
@@ -118,7 +118,7 @@ EOF
 @test "a ring with no agentrt-llm fails the turn and says so" {
 	ring agentrt-decide "$tools" -- -a calc -m '17*23'
 	[ "$status" -eq 1 ] || fail "$output"
-	[[ "${lines[1]}" =~ ^agentrt-session:\ no\ agentrt-llm\ in\ the\ ring:\ the\ llm\.request\ for\ call\ [0-9a-f-]+\ came\ back\ unanswered$ ]] ||
+	[[ "${lines[0]}" =~ ^agentrt-session:\ no\ agentrt-llm\ in\ the\ ring:\ the\ llm\.request\ for\ call\ [0-9a-f-]+\ came\ back\ unanswered$ ]] ||
 	    fail "$output"
 	assert_eq "$(agentrt-session show "$(the_session)" | jq -r .turn_status)" failed
 	assert_eq "$(jq -r 'select(.type == "completion") | .code' "$BATS_TEST_TMPDIR/events.ndjson")" no_stage
@@ -127,7 +127,7 @@ EOF
 @test "a ring with no agentrt-decide fails the turn and says so" {
 	ring cat agentrt-llm "$tools" -- -a calc -m '17*23'
 	[ "$status" -eq 1 ] || fail "$output"
-	[[ "${lines[1]}" =~ ^agentrt-session:\ no\ agentrt-decide\ in\ the\ ring:\ the\ decision\.request\ [0-9a-f-]+\ \(trigger\ session\.start\)\ came\ back\ unanswered$ ]] ||
+	[[ "${lines[0]}" =~ ^agentrt-session:\ no\ agentrt-decide\ in\ the\ ring:\ the\ decision\.request\ [0-9a-f-]+\ \(trigger\ session\.start\)\ came\ back\ unanswered$ ]] ||
 	    fail "$output"
 	assert_eq "$(agentrt-session show "$(the_session)" | jq -r .turn_status)" failed
 }
@@ -135,7 +135,7 @@ EOF
 @test "a ring with no agentrt-tool fails the turn: the model reads no made-up result" {
 	ring agentrt-decide agentrt-llm -- -a calc -m '17*23'
 	[ "$status" -eq 1 ] || fail "$output"
-	[[ "${lines[1]}" =~ ^agentrt-session:\ no\ agentrt-tool\ in\ the\ ring:\ the\ decision\.request\ for\ tool\ call\ [^\ ]+\ \(\'calc\'\)\ came\ back\ unanswered$ ]] ||
+	[[ "${lines[0]}" =~ ^agentrt-session:\ no\ agentrt-tool\ in\ the\ ring:\ the\ decision\.request\ for\ tool\ call\ [^\ ]+\ \(\'calc\'\)\ came\ back\ unanswered$ ]] ||
 	    fail "$output"
 	assert_eq "$(agentrt-session show "$(the_session)" | jq -r .turn_status)" failed
 	# One model call only, and no tool message was ever written.
@@ -164,7 +164,7 @@ http_ring() {
 		http_ring "$code"
 		stop_server
 		[ "$status" -eq 1 ] || fail "$code: exit $status: $output"
-		assert_eq "${lines[1]}" \
+		assert_eq "${lines[0]}" \
 		    "agentrt-session: turn failed (provider_error): openai $code: scripted $code"
 		assert_eq "$(agentrt-session show "$(the_session)" | jq -c '[.turn_status, (.interrupts | length)]')" \
 		    '["failed",0]'
@@ -199,7 +199,7 @@ EOF
 	[ "$status" -eq 3 ] || fail "$output"
 	id=$(the_session)
 	iid=$(agentrt-session show "$id" | jq -r '.interrupts | keys[0]')
-	assert_eq "${lines[1]}" "agentrt-session: session '$id' is parked on interrupt $iid (approval required: calc): resume it with agentrt-session run -s $id --resume $iid --payload '{\"approved\":true}' >ring"
+	assert_eq "${lines[0]}" "agentrt-session: session '$id' is parked on interrupt $iid (approval required: calc): resume it with agentrt-session run -s $id --resume $iid --payload '{\"approved\":true}' >ring"
 	ring agentrt-decide agentrt-llm "$tools" -- -s "$id" --resume "$iid" \
 	    --payload '{"approved":true}'
 	[ "$status" -eq 0 ] || fail "$output"
@@ -212,7 +212,7 @@ EOF
 	[ "$status" -eq 3 ] || fail "$output"
 	id=$(the_session)
 	iid=$(agentrt-session show "$id" | jq -r '.interrupts | keys[0]')
-	assert_eq "${lines[1]}" "agentrt-session: session '$id' is parked on interrupt $iid (llm call failed: overloaded): resume it with agentrt-session run -s $id --resume $iid >ring"
+	assert_eq "${lines[0]}" "agentrt-session: session '$id' is parked on interrupt $iid (llm call failed: overloaded): resume it with agentrt-session run -s $id --resume $iid >ring"
 }
 
 @test "-s X -a AGENT on a session another ring drives names that process" {

@@ -268,7 +268,7 @@ test_cmd_shell(void)
 		.tool_dirs = tools, .ntool_dirs = 1, .mcps = mcps, .nmcps = 1,
 		.tool_envs = envs, .ntool_envs = 1,
 		.agent = "helper", .agent_dirs = agents, .nagent_dirs = 2,
-		.events = "/dev/fd/9", .message = "hi there",
+		.events = "/dev/fd/9", .message = "hi there", .verbose = true,
 	};
 	struct art_ring_cmd cmd = ART_RING_CMD_INIT;
 	struct art_err err;
@@ -288,10 +288,11 @@ test_cmd_shell(void)
 	ok(strcmp(joined(&cmd.argv[2]), "agentrt-tool --tools /t --mcp "
 	    "fs=mcp-fs --env HOME") == 0, "tool's directories, servers, "
 	    "environment (%s)", joined(&cmd.argv[2]));
-	ok(strcmp(joined(&cmd.argv[3]), "agentrt-session run -a helper "
+	ok(strcmp(joined(&cmd.argv[3]), "agentrt-session run -v -a helper "
 	    "--agents /sys --agents /a --tools /t --events /dev/fd/9 -m hi "
-	    "there") == 0 && cmd.argv[3].n == 14, "the session runs one "
-	    "turn, the message one argument (%s)", joined(&cmd.argv[3]));
+	    "there") == 0 && cmd.argv[3].n == 15, "the session runs one "
+	    "turn, saying its id, the message one argument (%s)",
+	    joined(&cmd.argv[3]));
 	snprintf(llm, sizeof(llm), "%s/agentrt-llm", test_dir);
 	ok(strcmp(cmd.file[1], llm) == 0 && strcmp(cmd.file[2],
 	    "agentrt-tool") == 0 && strcmp(cmd.file[0], "agentrt-decide") ==
