@@ -340,9 +340,17 @@ stderr_line(struct render *r, char *line)
 {
 	static const char notice[] = "agentrt-session: session ";
 	static const char failed[] = "agentrt-session: turn failed (";
+	static const char parked[] = "' is parked on interrupt ";
 
 	/* The completion's error says it (lib/evtext). */
 	if (strncmp(line, failed, sizeof(failed) - 1) == 0)
+		return;
+	/*
+	 * The shell says how to go on from a parked turn itself, or asks
+	 * at once (shell-cmds.c): one recipe, not the ring's too.
+	 */
+	if (strncmp(line, notice, sizeof(notice) - 1) == 0 &&
+	    strstr(line, parked) != NULL)
 		return;
 	if (strncmp(line, notice, sizeof(notice) - 1) == 0 &&
 	    strchr(line + sizeof(notice) - 1, ' ') == NULL) {

@@ -106,6 +106,9 @@ P='[0-9a-f]{8}> '
 	[ "$status" -eq 3 ] || fail "status $status: $output"
 	iid=$(agentrt-session show "$(the_session)" | jq -r '.interrupts | keys[0]')
 	[[ $output == *"is waiting: approval required: calc; resume it in the REPL"*"--resume $iid --payload '{\"approved\":true}'"* ]] || fail "$output"
+	# One recipe: the ring's own "is parked" line is not shown too.
+	assert_eq "$(grep -c -- '--resume' <<<"$output")" 1
+	[[ $output != *"is parked on interrupt"* ]] || fail "$output"
 }
 
 @test "piped stdin with --lines: one turn per line, two replies, one session" {
