@@ -437,7 +437,7 @@ ring_loop(struct ring *r, struct render *rn, bool *stopped)
 		art_die(ART_EXIT_FAIL, "out of memory");
 	while (r->evfd >= 0 || live > 0) {
 		if (shell_sigint)
-			*stopped = true, shell_sigint = 0;
+			*stopped = rn->stopped = true, shell_sigint = 0;
 		if (*stopped && live > 0)
 			stop(r, &deadline, &killed);
 		n = 0;

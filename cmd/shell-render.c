@@ -296,6 +296,18 @@ keep_event(struct render *r, const jv *ev, bool end)
 	art_buf_release(&b);
 }
 
+/* Is ev the completion of a turn that was cancelled? */
+static bool
+stopped_completion(const jv *ev)
+{
+	const char *type = art_json_str(ev, "type"),
+	    *e = art_json_str(ev, "error"), *code = art_json_str(ev, "code");
+
+	return type != NULL && strcmp(type, "completion") == 0 &&
+	    ((e != NULL && strcmp(e, "cancelled") == 0) ||
+	    (code != NULL && strcmp(code, "cancelled") == 0));
+}
+
 void
 render_event(struct render *r, jv ev)
 {
@@ -304,7 +316,9 @@ render_event(struct render *r, jv ev)
 	    *sid = art_json_str(&ev, "session_id");
 
 	keep_event(r, &ev, false);
-	if (art_evtext_event(r->text, &ev, &out, r->sh->tty ? &out : &err) ==
+	/* A turn Ctrl-C stopped ends in one line, render_end()'s. */
+	if (!(r->stopped && stopped_completion(&ev)) &&
+	    art_evtext_event(r->text, &ev, &out, r->sh->tty ? &out : &err) ==
 	    -1)
 		art_die(ART_EXIT_FAIL, "out of memory");
 	if (r->root[0] == '\0')
@@ -341,6 +355,7 @@ stderr_line(struct render *r, char *line)
 	static const char notice[] = "agentrt-session: session ";
 	static const char failed[] = "agentrt-session: turn failed (";
 	static const char parked[] = "' is parked on interrupt ";
+	static const char interrupted[] = "agentrt-session: interrupted (";
 
 	/* The completion's error says it (lib/evtext). */
 	if (strncmp(line, failed, sizeof(failed) - 1) == 0)
@@ -351,6 +366,10 @@ stderr_line(struct render *r, char *line)
 	 */
 	if (strncmp(line, notice, sizeof(notice) - 1) == 0 &&
 	    strstr(line, parked) != NULL)
+		return;
+	/* Ctrl-C here stopped the ring: render_end() says so, once. */
+	if (r->stopped && strncmp(line, interrupted,
+	    sizeof(interrupted) - 1) == 0)
 		return;
 	if (strncmp(line, notice, sizeof(notice) - 1) == 0 &&
 	    strchr(line + sizeof(notice) - 1, ' ') == NULL) {
@@ -392,5 +411,9 @@ render_end(struct render *r, int status)
 	newline(r);
 	if (r->sh->tty && status == SHELL_STOPPED)
 		render_dim(r->sh, "[stopped]");
+	else if (status == SHELL_STOPPED)
+		art_warn("stopped: the turn%s%s%s is cancelled", r->root[0] !=
+		    '\0' ? " of session '" : "", r->root, r->root[0] != '\0' ?
+		    "'" : "");
 	fflush(stdout);
 }

@@ -90,6 +90,7 @@ struct render {
 	struct art_evtext *text;	/* the events as text (lib/evtext) */
 	struct art_agui	*agui;		/* --events-format ag-ui (lib/agui) */
 	bool		 events_failed;	/* a write to --events failed */
+	bool		 stopped;	/* Ctrl-C stopped the turn */
 	char		 agent[256];	/* a sub-agent's, as lib/evtext asks */
 	bool		 screen;	/* stdout is a terminal: the spinner */
 	bool		 spinning;	/* the spinner is on the screen */

@@ -494,6 +494,11 @@ P='[0-9a-f]{8}> '
 	EOF
 	[ "$status" -eq 0 ] || fail "$output"
 	[[ "$output" != *turn_already_active* ]] || fail "$output"
+	# The stop is one line, [stopped]: not the cancelled turn's error,
+	# its usage line and the ring's "interrupted" besides.
+	! grep -q 'error: cancelled' "$PTY_LOG" || fail "$(cat "$PTY_LOG")"
+	! grep -q 'interrupted (SIG' "$PTY_LOG" || fail "$(cat "$PTY_LOG")"
+	assert_eq "$(grep -c 'stopped' "$PTY_LOG")" 1
 	run pgrep -f "$BATS_TEST_TMPDIR/tools"
 	[ "$status" -ne 0 ] || fail "a stage is still running: $(ps -fp ${output//$'\n'/,})"
 	# The stopped turn was cancelled: it ended, failed, saying so, and
@@ -501,6 +506,24 @@ P='[0-9a-f]{8}> '
 	assert_eq "$(agentrt-session log "$(sid_of slow)" | jq -sc '[.[].payload |
 	    select(.type == "turn.completed") | .error]')" '["cancelled",null]'
 	assert_eq "$(agentrt-session show "$(sid_of slow)" | jq -c '[.status, (.open | length)]')" '["idle",0]'
+}
+
+@test "-c stopped by SIGINT: exit 130 and one line saying so" {
+	ln -s "$fixtures/tools" "$BATS_TEST_TMPDIR/tools"
+	agentrt-shell -a slow --tools "$BATS_TEST_TMPDIR/tools" -c hi \
+	    </dev/null >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	# Once its tool runs, the turn is under way.
+	for i in $(seq 1 100); do
+		pgrep -f "$BATS_TEST_TMPDIR/tools/nap" >/dev/null && break
+		sleep 0.1
+	done
+	kill -INT "$pid"
+	st=0
+	wait "$pid" || st=$?
+	assert_eq "$st" 130
+	assert_eq "$(cat "$BATS_TEST_TMPDIR/err")" "agentrt-shell: stopped: the turn of session '$(sid_of slow)' is cancelled"
+	assert_eq "$(cat "$BATS_TEST_TMPDIR/out")" ''
 }
 
 @test "REPL: Ctrl-C at the prompt clears the line; Ctrl-D exits 0" {
