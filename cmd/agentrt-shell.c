@@ -25,6 +25,7 @@
 #include "diag.h"
 #include "err.h"
 #include "json.h"
+#include "mdterm.h"
 #include "opt.h"
 #include "ring.h"
 #include "spell.h"
@@ -36,7 +37,7 @@ volatile sig_atomic_t shell_sigwinch;
 
 enum { OPT_AGENTS = 256, OPT_TOOLS, OPT_MCP, OPT_TOOL_ENV, OPT_DECIDE_JQ,
     OPT_EXEC, OPT_URL, OPT_RECORD, OPT_REPLAY, OPT_EVENTS,
-    OPT_EVENTS_FORMAT, OPT_LINES };
+    OPT_EVENTS_FORMAT, OPT_LINES, OPT_COLOR };
 
 /* The models completion offers: those built in, and the providers. */
 #define MODELS	"mock/echo mock/script openai/ anthropic/"
@@ -86,6 +87,9 @@ static const struct art_opt options[] = {
 	    "answer model calls from the cassette FILE" },
 	{ "events", OPT_EVENTS, "FILE", ART_OPT_FILE, NULL, NULL, 0,
 	    "append each turn's client events to FILE too" },
+	{ "color", OPT_COLOR, "WHEN", ART_OPT_WORDS, "auto always never", NULL,
+	    0, "colour, and replies drawn from their Markdown: auto (on a "
+	    "terminal, without NO_COLOR; the default), always, never" },
 	{ "events-format", OPT_EVENTS_FORMAT, "FORMAT", ART_OPT_WORDS,
 	    "ndjson ag-ui", NULL, 0,
 	    "how --events writes them: ndjson (default) or ag-ui, AG-UI's "
@@ -222,6 +226,14 @@ parse(int argc, char **argv, struct opts *o)
 		case OPT_REPLAY: o->replay = optarg; break;
 		case OPT_EVENTS: o->events = optarg; break;
 		case OPT_EVENTS_FORMAT: o->events_format = optarg; break;
+		case OPT_COLOR:
+			if (strcmp(optarg, "auto") != 0 &&
+			    strcmp(optarg, "always") != 0 &&
+			    strcmp(optarg, "never") != 0)
+				art_die(ART_EXIT_USAGE, "bad --color '%s': use "
+				    "auto, always or never", optarg);
+			o->color = optarg;
+			break;
 		case 'h': help();
 		case 'V': version();
 		case ART_OPT_COMPLETIONS: completions(argv[optind]);
@@ -437,6 +449,23 @@ choose(struct shell *sh)
 
 /* --- the three ways to run ------------------------------------------------ */
 
+/* A reply printed whole: drawn from its Markdown with colour, else raw. */
+static void
+print_reply(const struct shell *sh, const char *text)
+{
+	struct art_buf b = ART_BUF_INIT;
+
+	if (!sh->color) {
+		printf("%s\n", text);
+		return;
+	}
+	if (art_mdterm_render(text, strlen(text), render_columns() > 0 ?
+	    render_columns() : 80, &b) == -1)
+		art_die(ART_EXIT_FAIL, "out of memory");
+	fwrite(b.p != NULL ? b.p : "", 1, b.len, stdout);
+	art_buf_release(&b);
+}
+
 static int
 one_turn(struct shell *sh, const char *text)
 {
@@ -450,7 +479,7 @@ one_turn(struct shell *sh, const char *text)
 	/* On a terminal the reply was drawn as it came. */
 	if (st == ART_EXIT_OK && jv_get_kind(reply) == JV_KIND_STRING &&
 	    !render_streams(sh))
-		printf("%s\n", jv_string_value(reply));
+		print_reply(sh, jv_string_value(reply));
 	jv_free(reply);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		art_die(ART_EXIT_FAIL, "write: %s", strerror(errno));
@@ -728,7 +757,9 @@ main(int argc, char *argv[])
 		    strerror(errno));
 	signals();
 	nc = getenv("NO_COLOR");
-	sh.color = isatty(STDOUT_FILENO) && (nc == NULL || *nc == '\0');
+	sh.color = o.color != NULL && strcmp(o.color, "always") == 0 ? true :
+	    o.color != NULL && strcmp(o.color, "never") == 0 ? false :
+	    isatty(STDOUT_FILENO) && (nc == NULL || *nc == '\0');
 	sh.tty = o.command == NULL && o.prompt == NULL && !o.lines &&
 	    isatty(STDIN_FILENO);
 	choose(&sh);

@@ -77,6 +77,8 @@ render_init(struct render *r, struct shell *sh)
 	    .agent_of = agent_of, .ctx = r };
 
 	*r = (struct render){ .sh = sh, .doing = "waiting" };
+	/* Colour is for a person: so is Markdown drawn, not shown raw. */
+	eo.markdown = sh->color;
 	/* The session's "turn failed" line is not passed on: this says it. */
 	eo.show = ART_EVTEXT_ENDED;
 	if (sh->tty)

@@ -45,6 +45,7 @@ struct opts {
 	const char	*replay;
 	const char	*events;	/* --events FILE */
 	const char	*events_format;	/* ndjson (NULL) or ag-ui */
+	const char	*color;		/* --color: auto (NULL), always, never */
 	const char	*system;	/* -S: the new sessions' system prompt */
 };
 

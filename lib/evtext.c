@@ -8,6 +8,7 @@
 
 #include "answer.h"
 #include "json.h"
+#include "mdterm.h"
 #include "utf8.h"
 
 #define ARROW_OUT	"\xe2\x86\x92"	/* → */
@@ -24,6 +25,9 @@ struct art_evtext {
 	jv		 names;		/* sub-agent session id -> agent */
 	char		 lasterr[256];	/* the last error, said once */
 	char		 stop[256];	/* why the root's plan stopped */
+	struct art_buf	 md;		/* markdown: streamed text, not a
+					   whole block yet */
+	bool		 md_drawn;	/* a block of that reply was drawn */
 };
 
 struct art_evtext *
@@ -50,6 +54,7 @@ art_evtext_free(struct art_evtext *t)
 	jv_free(t->streamed);
 	jv_free(t->held);
 	jv_free(t->names);
+	art_buf_release(&t->md);
 	free(t);
 }
 
@@ -127,6 +132,17 @@ art_evtext_line(const char *s, size_t used, size_t width)
 int
 art_evtext_break(struct art_evtext *t, struct art_buf *out)
 {
+	int r;
+
+	/* What is held of a streamed reply is drawn before anything else. */
+	if (t->md.len > 0) {
+		r = t->md_drawn && art_buf_addc(out, '\n') == -1 ? -1 :
+		    art_mdterm_render(t->md.p, t->md.len, t->o.width, out);
+		art_buf_clear(&t->md);
+		t->md_drawn = t->midline = false;
+		return r;
+	}
+	t->md_drawn = false;
 	if (!t->midline)
 		return 0;
 	t->midline = false;
@@ -268,6 +284,9 @@ show_assistant(struct art_evtext *t, struct art_buf *out, const char *pre,
 		;
 	else if (was_streamed(t, art_json_str(m, "id")) || is_answer(t, m))
 		r = art_evtext_break(t, out);
+	else if (text != NULL && *text != '\0' && t->o.markdown && *pre == '\0')
+		r = art_evtext_break(t, out) == -1 ? -1 :
+		    art_mdterm_render(text, strlen(text), t->o.width, out);
 	else if (text != NULL && *text != '\0')
 		r = art_evtext_break(t, out) == -1 ? -1 : addf(out, "%s%s\n",
 		    pre, text);
@@ -353,6 +372,30 @@ hold_token(struct art_evtext *t, const char *id, const char *text, jv *pre)
 	return false;
 }
 
+/*
+ * Markdown: a streamed reply is held until it holds whole blocks
+ * (art_mdterm_cut), which are drawn; the rest when the reply ends or
+ * anything else is drawn (art_evtext_break).
+ */
+static int
+md_token(struct art_evtext *t, const char *text, size_t n,
+    struct art_buf *out)
+{
+	size_t cut;
+	int r;
+
+	if (art_buf_add(&t->md, text, n) == -1)
+		return -1;
+	if ((cut = art_mdterm_cut(t->md.p, t->md.len)) == 0)
+		return 0;
+	/* Blocks drawn apart are set apart, as in one drawing. */
+	r = t->md_drawn && art_buf_addc(out, '\n') == -1 ? -1 :
+	    art_mdterm_render(t->md.p, cut, t->o.width, out);
+	art_buf_consume(&t->md, cut);
+	t->md_drawn = true;
+	return r;
+}
+
 static int
 on_token(struct art_evtext *t, const jv *ev, bool child, struct art_buf *out)
 {
@@ -377,6 +420,8 @@ on_token(struct art_evtext *t, const jv *ev, bool child, struct art_buf *out)
 		jv_free(pre);
 	}
 	n = strlen(text);
+	if (t->o.markdown)
+		return md_token(t, text, n, out);
 	t->midline = text[n - 1] != '\n';
 	return art_buf_add(out, text, n);
 }

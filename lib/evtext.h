@@ -71,6 +71,11 @@
 struct art_evtext_opts {
 	unsigned	 show;		/* ART_EVTEXT_* */
 	bool		 color;		/* ANSI colour */
+	/*
+	 * The root's replies drawn as Markdown (lib/mdterm), a streamed one
+	 * a block at a time as its blocks are whole; else as written.
+	 */
+	bool		 markdown;
 	size_t		 width;		/* the terminal's columns; < 20: 80 */
 	/*
 	 * The agent of sub-agent session sid, for the "[alpha] " before its

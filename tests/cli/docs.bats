@@ -480,7 +480,7 @@ make_agents() {
 	run bash_complete agentrt-tool --l
 	[ "$output" = --list ]
 	run bash_complete agentrt-shell --
-	[ "${lines[*]}" = "--db --agent --session --continue --command --lines --system --agents --tools --mcp --tool-env --decide-jq --exec --url --model --record --replay --events --events-format --help --version" ]
+	[ "${lines[*]}" = "--db --agent --session --continue --command --lines --system --agents --tools --mcp --tool-env --decide-jq --exec --url --model --record --replay --events --color --events-format --help --version" ]
 }
 
 @test "bash completes a SESSION from the store named by -d" {
@@ -579,7 +579,7 @@ make_agents() {
 	[ "$status" -eq 0 ]
 	run zsh_complete 'agentrt-shell --'
 	[ "$status" -eq 0 ]
-	[ "${lines[*]}" = "--agent --agents --command --continue --db --decide-jq --events --events-format --exec --help --lines --mcp --model --record --replay --session --system --tool-env --tools --url --version" ]
+	[ "${lines[*]}" = "--agent --agents --color --command --continue --db --decide-jq --events --events-format --exec --help --lines --mcp --model --record --replay --session --system --tool-env --tools --url --version" ]
 }
 
 @test "zsh completes run -a with the agents of the directories run searches" {
@@ -635,7 +635,7 @@ make_agents() {
 	run fish_complete 'agentrt-llm -m '
 	[ "${lines[*]}" = "anthropic/ mock/echo mock/script openai/" ]
 	run fish_complete 'agentrt-shell --'
-	[ "${lines[*]}" = "--agent --agents --command --continue --db --decide-jq --events --events-format --exec --help --lines --mcp --model --record --replay --session --system --tools --tool-env --url --version" ]
+	[ "${lines[*]}" = "--agent --agents --color --command --continue --db --decide-jq --events --events-format --exec --help --lines --mcp --model --record --replay --session --system --tools --tool-env --url --version" ]
 }
 
 @test "fish completes run -a with the agents of the directories run searches" {

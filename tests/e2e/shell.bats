@@ -323,6 +323,42 @@ P='[0-9a-f]{8}> '
 	assert_eq "$(agentrt-session ls -q | wc -l)" 0
 }
 
+@test "REPL: a reply is drawn from its Markdown on a terminal; NO_COLOR and --color=never show it raw" {
+	pty agentrt-shell -a echo <<-EOF
+	expect echo \(new\)> 
+	send **bold** and \`code\`\r
+	expect \x1b\[1mbold\x1b\[22m and \x1b\[36mcode\x1b\[39m
+	expect echo $P
+	send /quit\r
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	for how in "env NO_COLOR=1" "env"; do
+		pty $how agentrt-shell -a echo $([ "$how" = env ] && echo --color=never) <<-EOF
+		expect echo \(new\)> 
+		send **raw** text\r
+		expect \*\*raw\*\* text
+		expect echo $P
+		send /quit\r
+		wait 0
+		EOF
+		[ "$status" -eq 0 ] || fail "$how: $output"
+	done
+}
+
+@test "--color: always draws a piped reply's Markdown, never and auto (piped) do not; a bad value is refused" {
+	run agentrt-shell -m mock/echo --color=always '# Title' </dev/null
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$output" $'\e[1m\e[4mTitle\e[0m'
+	run agentrt-shell -m mock/echo --color=never '# Title' </dev/null
+	assert_eq "$output" '# Title'
+	run agentrt-shell -m mock/echo '# Title' </dev/null
+	assert_eq "$output" '# Title'
+	run agentrt-shell -m mock/echo --color=sometimes hi </dev/null
+	[ "$status" -eq 2 ] || fail "status $status: $output"
+	assert_eq "$output" "agentrt-shell: bad --color 'sometimes': use auto, always or never"
+}
+
 @test "REPL: with neither -a nor -s it continues the newest session" {
 	agentrt-shell -a echo -c one >/dev/null
 	agentrt-shell -a stream -c two >/dev/null

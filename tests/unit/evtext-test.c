@@ -492,6 +492,48 @@ test_a_stop_is_said_once(void)
 	    "a plan going on says nothing, even when the turn parks");
 }
 
+/* Tokens fed one by one: what is drawn after each. */
+static void
+test_markdown_is_drawn_a_block_at_a_time(void)
+{
+	struct art_evtext_opts o = { .show = ART_EVTEXT_TEXT, .markdown = true,
+	    .width = 60 };
+	struct art_evtext *t = art_evtext_new(&o);
+	struct art_buf out = ART_BUF_INIT;
+	char *got;
+
+	feed(t, "{\"type\":\"turn.started\",\"session_id\":\"S\"}\n"
+	    "{\"type\":\"token\",\"session_id\":\"S\",\"id\":\"m\","
+	    "\"text\":\"# Ti\"}\n", &out, &out);
+	ok(out.len == 0, "half a heading: nothing drawn yet");
+	feed(t, "{\"type\":\"token\",\"session_id\":\"S\",\"id\":\"m\","
+	    "\"text\":\"tle\\n\\nSome **b\"}\n", &out, &out);
+	art_buf_addstr(&out, "");
+	ok(same(strdup(out.p), "\033[1m\033[4mTitle\033[0m\n"),
+	    "a whole block is drawn as soon as it is whole");
+	art_buf_clear(&out);
+	feed(t, "{\"type\":\"token\",\"session_id\":\"S\",\"id\":\"m\","
+	    "\"text\":\"old** text\"}\n"
+	    "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{"
+	    "\"id\":\"m\",\"role\":\"assistant\",\"content\":"
+	    "\"# Title\\n\\nSome **bold** text\"}}\n", &out, &out);
+	art_buf_addstr(&out, "");
+	ok(same(strdup(out.p), "\nSome \033[1mbold\033[22m text\n"),
+	    "the rest when the reply ends, its bold whole though it came in "
+	    "two tokens");
+	art_evtext_free(t);
+	art_buf_release(&out);
+	o.markdown = false;
+	t = art_evtext_new(&o);
+	feed(t, "{\"type\":\"message\",\"session_id\":\"S\",\"message\":{"
+	    "\"id\":\"m\",\"role\":\"assistant\",\"content\":"
+	    "\"**raw**\"}}\n", &out, &out);
+	art_buf_addstr(&out, "");
+	got = art_buf_detach(&out, NULL);
+	ok(same(got, "**raw**\n"), "without markdown, a reply as written");
+	art_evtext_free(t);
+}
+
 int
 main(void)
 {
@@ -509,5 +551,6 @@ main(void)
 	test_a_plan_is_drawn_and_ticked_off();
 	test_a_plan_in_colour();
 	test_a_stop_is_said_once();
+	test_markdown_is_drawn_a_block_at_a_time();
 	return tap_done();
 }
