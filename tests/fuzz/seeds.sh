@@ -11,7 +11,7 @@ set -eu
 src=$1/tests/fixtures
 out=$2
 rm -rf "$out"
-for t in ndjson sse openai anthropic schema reconcile mcp; do
+for t in ndjson sse openai anthropic schema reconcile mcp mdterm; do
 	mkdir -p "$out/$t"
 done
 
@@ -113,7 +113,21 @@ for f in "$src"/agents/*.json; do
 	rm "$out/mcp/$n.ndjson"
 done
 
-for t in ndjson sse openai anthropic schema reconcile mcp; do
+# Markdown: the project's own README files, a width byte before each
+# 2 KB piece of them (a model's reply is as long).
+n=0
+for f in "$1/README.md" "$1/examples/README.md" "$1/tests/crash/README.md" \
+    "$1/tests/fuzz/README.md"; do
+	[ -f "$f" ] || continue
+	split -b 2048 "$f" "$out/mdterm/piece-$n-"
+	for p in "$out/mdterm/piece-$n-"*; do
+		prefixed 120 "$p" "$p.md"
+		rm "$p"
+	done
+	n=$((n + 1))
+done
+
+for t in ndjson sse openai anthropic schema reconcile mcp mdterm; do
 	[ -n "$(ls "$out/$t")" ] || { echo "seeds.sh: no seeds for $t" >&2;
 	    exit 1; }
 done
