@@ -394,7 +394,9 @@ list_fn(struct art_txn *t, void *ctx, struct art_err *err)
 		return -1;
 	l->rows = jv_array();
 	jv_array_foreach(all, i, s) {
-		hit = r == 0 && l->search != NULL ? art_session_mentions(t,
+		/* A summary with no id names no session to search. */
+		hit = art_json_str(&s, "id") == NULL ? 0 : r == 0 &&
+		    l->search != NULL ? art_session_mentions(t,
 		    art_json_str(&s, "id"), l->search, err) : 1;
 		if (r == 0 && hit == -1)
 			r = -1;

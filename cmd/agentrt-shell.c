@@ -246,9 +246,9 @@ parse(int argc, char **argv, struct opts *o)
 		art_warn("-c TEXT and a PROMPT: give one");
 		usage();
 	}
-	if (o->prompt != NULL && o->lines)
+	if ((o->prompt != NULL || o->command != NULL) && o->lines)
 		art_die(ART_EXIT_USAGE, "--lines reads the turns from the "
-		    "standard input: give no PROMPT");
+		    "standard input: give no PROMPT or -c");
 	if ((o->agent != NULL) + (o->session != NULL) + o->cont > 1) {
 		art_warn("-a, -s and -C: give one");
 		usage();
@@ -367,7 +367,7 @@ chat(struct shell *sh)
 	jv v = shell_builtin_config(sh, &err);
 
 	if (!jv_is_valid(v))
-		art_die(ART_EXIT_USAGE, "-m %s: %s", sh->model, err.msg);
+		art_die(ART_EXIT_USAGE, "model %s: %s", sh->model, err.msg);
 	jv_free(v);
 	snprintf(sh->agent, sizeof(sh->agent), "chat");
 	sh->builtin = true;
@@ -524,6 +524,9 @@ command_text(const char *what, const char *command)
 	if (command == NULL && in.len == 0)
 		art_die(ART_EXIT_USAGE, "nothing to send: the standard input "
 		    "is empty (give a PROMPT)");
+	if (command != NULL && command[strspn(command, " \t\r\n")] == '\0' &&
+	    in.len == 0)
+		art_die(ART_EXIT_USAGE, "nothing to send: %s is empty", from);
 	if ((in.len > 0 && (art_buf_add(&msg, in.p, in.len) == -1 ||
 	    (command != NULL && art_buf_addstr(&msg, "\n\n") == -1))) ||
 	    (command != NULL && art_buf_addstr(&msg, command) == -1))

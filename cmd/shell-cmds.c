@@ -126,6 +126,36 @@ shell_node_ids(const struct shell *sh)
 	return ids;
 }
 
+/*
+ * A session of the built-in chat agent (no chat.json on the agent path)
+ * stays one: /new or -S makes the next of it on its model, which the
+ * shell then uses, unless -m or /model named another.
+ */
+static void
+builtin_again(struct shell *sh)
+{
+	struct art_err err;
+	const char *model;
+	jv file, c;
+
+	sh->builtin = false;
+	if (strcmp(sh->agent, "chat") != 0)
+		return;
+	file = art_agent_load(sh->dirs, sh->ndirs, "chat", &err);
+	if (jv_is_valid(file)) {
+		jv_free(file);
+		return;
+	}
+	jv_free(file);
+	c = shell_config(sh);
+	if ((model = art_json_str(&c, "model")) != NULL) {
+		if (sh->model[0] == '\0')
+			snprintf(sh->model, sizeof(sh->model), "%s", model);
+		sh->builtin = true;
+	}
+	jv_free(c);
+}
+
 int
 shell_switch(struct shell *sh, const char *id)
 {
@@ -156,11 +186,11 @@ shell_switch(struct shell *sh, const char *id)
 		return -1;
 	}
 	agent = art_json_str(&hit, "agent_id");
-	sh->builtin = false;
 	snprintf(sh->sid, sizeof(sh->sid), "%s", art_json_str(&hit, "id"));
 	snprintf(sh->agent, sizeof(sh->agent), "%s", agent != NULL ? agent :
 	    "");
 	jv_free(hit);
+	builtin_again(sh);
 	return 0;
 }
 
@@ -759,8 +789,7 @@ cmd_models(struct shell *sh, char *arg)
 			jv_free(k);
 			jv_free(v);
 		}
-	else
-		jv_free(aliases);
+	jv_free(aliases);
 	if (def != NULL && !listed)
 		printf("default: %s\n", def);
 	printf("Other models of a provider can be named too (openai/NAME, "

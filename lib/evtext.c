@@ -413,7 +413,10 @@ on_token(struct art_evtext *t, const jv *ev, bool child, struct art_buf *out)
 			return 0;
 		t->streamed = jv_object_set(t->streamed, jv_string(id),
 		    jv_true());
-		if (art_buf_addstr(out, jv_string_value(pre)) == -1) {
+		/* Blanks held before the reply are the reply's, in Markdown
+		 * too. */
+		if (art_buf_addstr(t->o.markdown ? &t->md : out,
+		    jv_string_value(pre)) == -1) {
 			jv_free(pre);
 			return -1;
 		}

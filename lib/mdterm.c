@@ -90,7 +90,7 @@ prefix(struct md *m, struct art_buf *b, bool first)
 
 	for (i = 0; i < m->quotes && i < MAX_DEPTH; i++)
 		adds(m, b, DIM "\xe2\x94\x82 " UNBOLD);
-	for (i = 1; i < lists; i++)
+	for (i = 1; i < lists && i < MAX_DEPTH; i++)
 		adds(m, b, "  ");
 	if (lists > 0 && first && m->marker[0] != '\0')
 		adds(m, b, m->marker);
@@ -555,11 +555,39 @@ art_mdterm_render(const char *s, size_t n, size_t width, struct art_buf *out)
 	return r != 0 || m.nomem ? -1 : 0;
 }
 
+/*
+ * The fence a line s[0..n) holds: its character and length (a run of 3
+ * or more of one of '`' and '~' after blanks; any indent, since a list
+ * item's fence is indented), with closing set when only blanks follow
+ * it.  0 when it holds none.
+ */
+static size_t
+fence_of(const char *s, size_t n, char *ch, bool *closing)
+{
+	size_t i = 0, run, k;
+
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (i == n || (s[i] != '`' && s[i] != '~'))
+		return 0;
+	for (run = 0; i + run < n && s[i + run] == s[i]; run++)
+		;
+	if (run < 3)
+		return 0;
+	*ch = s[i];
+	for (k = i + run; k < n && (s[k] == ' ' || s[k] == '\t' ||
+	    s[k] == '\r'); k++)
+		;
+	*closing = k == n;
+	return run;
+}
+
 size_t
 art_mdterm_cut(const char *s, size_t n)
 {
-	size_t i = 0, j, k, cut = 0;
-	char fence = 0;
+	size_t i = 0, j, k, cut = 0, open = 0, run;
+	char fence = 0, ch = 0;
+	bool closing = false;
 
 	while (i < n) {
 		const char *nl = memchr(s + i, '\n', n - i);
@@ -567,16 +595,18 @@ art_mdterm_cut(const char *s, size_t n)
 		if (nl == NULL)
 			break;
 		j = (size_t)(nl - s);
-		for (k = i; k < j && k < i + 3 && s[k] == ' '; k++)
-			;
-		if (k + 3 <= j && (s[k] == '`' || s[k] == '~') &&
-		    s[k + 1] == s[k] && s[k + 2] == s[k] &&
-		    (fence == 0 || fence == s[k]))
-			fence = fence == 0 ? s[k] : 0;
+		run = fence_of(s + i, j - i, &ch, &closing);
+		/* Closed by a run of its own character as long, alone. */
+		if (open > 0 && run >= open && ch == fence && closing)
+			open = 0;
+		else if (open == 0 && run > 0) {
+			open = run;
+			fence = ch;
+		}
 		for (k = i; k < j && (s[k] == ' ' || s[k] == '\t' ||
 		    s[k] == '\r'); k++)
 			;
-		if (k == j && fence == 0 && i > 0)
+		if (k == j && open == 0 && i > 0)
 			cut = j + 1;
 		i = j + 1;
 	}

@@ -53,7 +53,7 @@ check(const jv *conf, const char *path, struct art_err *err)
 	const char *m;
 	jv v;
 
-	jv_object_foreach(jv_copy(*conf), k, x) {
+	jv_object_foreach(*conf, k, x) {
 		const char *key = jv_string_value(k);
 		int bad = 0;
 
@@ -99,11 +99,13 @@ check(const jv *conf, const char *path, struct art_err *err)
 			    "model, provider/name");
 			jv_free(k);
 			jv_free(x);
+			jv_free(v);
 			return -1;
 		}
 		jv_free(k);
 		jv_free(x);
 	}
+	jv_free(v);
 	return 0;
 }
 

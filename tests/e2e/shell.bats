@@ -73,7 +73,12 @@ P='[0-9a-f]{8}> '
 	[ "$status" -eq 2 ] && [[ $output == *"-c TEXT and a PROMPT: give one"* ]] || fail "$output"
 	run agentrt-shell -a echo --lines extra
 	[ "$status" -eq 2 ] || fail "status $status: $output"
-	assert_eq "$output" "agentrt-shell: --lines reads the turns from the standard input: give no PROMPT"
+	assert_eq "$output" "agentrt-shell: --lines reads the turns from the standard input: give no PROMPT or -c"
+	run agentrt-shell -a echo --lines -c hi
+	[ "$status" -eq 2 ] || fail "status $status: $output"
+	run agentrt-shell -a echo '  ' </dev/null
+	[ "$status" -eq 2 ] || fail "status $status: $output"
+	assert_eq "$output" "agentrt-shell: nothing to send: the PROMPT is empty"
 	run agentrt-shell -a echo -s x -c hi
 	[ "$status" -eq 2 ] && [[ $output == *"-a, -s and -C: give one"* ]] || fail "$output"
 	run agentrt-shell -C -s x hi
@@ -136,6 +141,30 @@ P='[0-9a-f]{8}> '
 	# No file of the built-in agent is left behind.
 	run ls "$BATS_TEST_TMPDIR"
 	[[ $output != *agentrt-shell.* ]] || fail "left: $output"
+}
+
+@test "a session of the built-in agent stays one: -S and /new make the next on its model" {
+	agentrt-shell -m mock/echo 'first' </dev/null >/dev/null
+	# No -a, no -m: -S starts a new session of the newest one's agent,
+	# which has no file.
+	run --separate-stderr agentrt-shell -S 'Be brief.' -c second </dev/null
+	[ "$status" -eq 0 ] || fail "status $status: $stderr"
+	assert_eq "$output" second
+	assert_eq "$(agentrt-session ls | jq -sc 'map(.agent_id)')" '["chat","chat"]'
+	assert_eq "$(agentrt-session show "$(sid_of chat)" | jq -c '.config')" '{"model":"mock/echo","system":"Be brief."}'
+	pty agentrt-shell -C <<-EOF
+	expect chat $P
+	send /new\r
+	expect new session of chat
+	send third\r
+	expect third
+	expect chat $P
+	send /quit\r
+	wait 0
+	EOF
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_eq "$(agentrt-session ls -q | wc -l)" 3
+	assert_eq "$(contents "$(sid_of chat)")" '["third","third"]'
 }
 
 @test "-m with --tools: the built-in agent offers every tool that can run, and calls them" {

@@ -132,6 +132,15 @@ test_cut(void)
 	    "after the fence closes, it is");
 	ok(art_mdterm_cut("~~~\n```\n\n~~~\n\nz", 15) == 14,
 	    "a fence is closed by its own character only");
+	s = "````md\n```python\nx\n\n```\n\n````\n\nafter";
+	ok(art_mdterm_cut(s, strlen(s)) == strlen(s) - 5,
+	    "a longer fence holds a shorter one and its blank lines");
+	s = "```\n```python\n\n```\n\nz";
+	ok(art_mdterm_cut(s, strlen(s)) == strlen(s) - 1,
+	    "a run with an info string does not close a fence");
+	s = "1. step\n\n   ```sh\n   a\n\n   b\n   ```\n\nz";
+	ok(art_mdterm_cut(s, strlen(s)) == strlen(s) - 1,
+	    "a list item's indented fence is a fence too");
 }
 
 int
