@@ -386,7 +386,9 @@ md_token(struct art_evtext *t, const char *text, size_t n,
 
 	if (art_buf_add(&t->md, text, n) == -1)
 		return -1;
-	if ((cut = art_mdterm_cut(t->md.p, t->md.len)) == 0)
+	/* A block ends at a line's end: a token with none ends none. */
+	if (memchr(text, '\n', n) == NULL ||
+	    (cut = art_mdterm_cut(t->md.p, t->md.len)) == 0)
 		return 0;
 	/* Blocks drawn apart are set apart, as in one drawing. */
 	r = t->md_drawn && art_buf_addc(out, '\n') == -1 ? -1 :
