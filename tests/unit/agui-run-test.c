@@ -9,6 +9,7 @@
 #include "err.h"
 #include "json.h"
 #include "tap.h"
+#include "testjv.h"
 
 static struct art_err e_;
 
@@ -151,7 +152,7 @@ run(const char *ndjson, int how, const char *why, const char **outcome)
 	struct art_agui_run *r = art_agui_run_new("S", "R", &o);
 	struct art_buf out = ART_BUF_INIT;
 	const char *p = ndjson, *nl;
-	jv ev, all = jv_array();
+	jv ev, all;
 
 	if (r == NULL || art_agui_run_start(r, &out) == -1 ||
 	    art_agui_run_start(r, &out) == -1)
@@ -173,13 +174,7 @@ run(const char *ndjson, int how, const char *why, const char **outcome)
 	    &out) == -1)
 		exit(1);
 	*outcome = art_agui_run_outcome(r);
-	p = out.p != NULL ? out.p : "";
-	for (; *p != '\0'; p = *nl != '\0' ? nl + 1 : nl) {
-		nl = p + strcspn(p, "\n");
-		if (nl > p)
-			all = jv_array_append(all, art_json_parse(p,
-			    (size_t)(nl - p), &e_));
-	}
+	all = json_lines(out.p);
 	art_buf_release(&out);
 	art_agui_run_free(r);
 	return all;

@@ -9,6 +9,7 @@
 #include "err.h"
 #include "json.h"
 #include "tap.h"
+#include "testjv.h"
 
 static struct art_err e_;
 
@@ -48,7 +49,7 @@ encode(const char *ndjson, bool end, jv (*path_of)(void *, const char *,
 	struct art_buf out = ART_BUF_INIT;
 	const char *p = ndjson, *nl;
 	char line[4096];
-	jv ev, all = jv_array();
+	jv ev, all;
 
 	for (; *p != '\0'; p = *nl != '\0' ? nl + 1 : nl) {
 		nl = p + strcspn(p, "\n");
@@ -65,13 +66,7 @@ encode(const char *ndjson, bool end, jv (*path_of)(void *, const char *,
 	if (end && art_agui_end(t, NULL, &out) == -1)
 		exit(1);
 	art_agui_free(t);
-	p = out.p != NULL ? out.p : "";
-	for (; *p != '\0'; p = *nl != '\0' ? nl + 1 : nl) {
-		nl = p + strcspn(p, "\n");
-		if (nl > p)
-			all = jv_array_append(all, art_json_parse(p,
-			    (size_t)(nl - p), &e_));
-	}
+	all = json_lines(out.p);
 	art_buf_release(&out);
 	return all;
 }

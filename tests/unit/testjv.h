@@ -3,6 +3,7 @@
 #define ART_TESTJV_H
 
 #include <stdio.h>
+#include <string.h>
 
 #include "json.h"
 
@@ -22,5 +23,21 @@ is_json(jv v, const char *text)
 	jv_free(want);
 	jv_free(v);
 	return eq;
+}
+/* Each non-empty line of text (NULL: none) parsed, as one array. */
+static jv __attribute__((unused))
+json_lines(const char *text)
+{
+	struct art_err err;
+	const char *p = text != NULL ? text : "", *nl;
+	jv all = jv_array();
+
+	for (; *p != '\0'; p = *nl != '\0' ? nl + 1 : nl) {
+		nl = p + strcspn(p, "\n");
+		if (nl > p)
+			all = jv_array_append(all, art_json_parse(p,
+			    (size_t)(nl - p), &err));
+	}
+	return all;
 }
 #endif
